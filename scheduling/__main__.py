@@ -1,0 +1,5 @@
+import sys
+
+from scheduling.cli import main
+
+sys.exit(main())

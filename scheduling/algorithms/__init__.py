@@ -1,0 +1,3 @@
+"""Algorithm modules; importing this package registers every algorithm in scheduling.registry."""
+
+from scheduling.algorithms import baselines  # noqa: F401

@@ -1,0 +1,170 @@
+"""Shared baselines: fifo, srtf, tiresias (list schedulers by sort key) and drf.
+
+Their exact semantics are in each registry entry's ``semantics`` text (and so in
+docs/algorithms.md, which is generated from it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from scheduling.algorithms.common import Config
+from scheduling.algorithms.drf import Drf
+from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
+from scheduling.engine import JobView, View
+from scheduling.errors import InputError
+from scheduling.model import Instance
+from scheduling.registry import AlgorithmSpec, Param, register
+from scheduling.speed import Allocation, demand_of
+
+RIGID_NOTE = (
+    " Rigid jobs (imported production traces) always get exactly the GPUs the trace requested, as "
+    "one-GPU workers, and run for their recorded duration."
+)
+
+WORKER_PARAMS = (
+    Param("workers_min", int, 1, "Fewest workers an elastic job is given (drawn per job).", min=1, max=1000),
+    Param("workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000),
+    Param("ps", int, 1, "Parameter servers per PS-architecture job.", min=1, max=100),
+)
+
+
+def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
+    lo, hi = params["workers_min"], params["workers_max"]
+    if lo > hi:
+        raise InputError(f"workers_min {lo} is above workers_max {hi}", field="param workers_min")
+    return FixedConfigs(instance, rng, lo, hi, params["ps"])
+
+
+def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
+    return ListScheduler(instance, _configs(instance, params, rng), fifo_key, preemptive=False, backfill=params["backfill"])
+
+
+def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
+    key = srtf_key(remaining_time(instance))
+    return ListScheduler(instance, _configs(instance, params, rng), key, preemptive=True, backfill=True)
+
+
+def parse_thresholds(raw: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) for x in raw.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"{raw!r} is not a comma-separated list of numbers", field="param queue_thresholds") from None
+    if any(b <= a for a, b in zip(values, values[1:], strict=False)) or any(v <= 0 for v in values):
+        raise InputError(f"{raw!r} must be positive and increasing", field="param queue_thresholds")
+    return values
+
+
+def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
+    """2D-LAS (Tiresias, NSDI'19 Sec. 4.2): queue = number of thresholds the attained GPU-time passed."""
+    slot = instance.cluster.slot_seconds
+    thresholds = tuple(x / slot for x in parse_thresholds(params["queue_thresholds"]))  # GPU-slots
+
+    def queue(jv: JobView) -> int:
+        return sum(1 for x in thresholds if jv.attained_gpu_slots >= x - 1e-9)
+
+    def key(jv: JobView, cfg: Config, t: int) -> tuple[float, ...]:
+        return (queue(jv), jv.start if jv.start is not None else jv.job.arrival, jv.job.arrival)
+
+    def wake(view: View, decided: tuple[Allocation, ...]) -> int | None:
+        # Decide again when a running job's attained service crosses its next queue threshold.
+        gpus: dict[str, float] = {}
+        jobs = {jv.job.job_id: jv for jv in view.jobs}
+        for a in decided:
+            d = demand_of(view.cluster, jobs[a.job_id].job, a.role, a.type) or {}
+            gpus[a.job_id] = gpus.get(a.job_id, 0.0) + a.count * d.get("gpu", 0.0)
+        best: int | None = None
+        for job_id, g in gpus.items():
+            jv = jobs[job_id]
+            nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
+            if g > 0 and nxt is not None:
+                at = view.t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / g - 1e-9))
+                best = at if best is None else min(best, at)
+        return best
+
+    return ListScheduler(instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, wake=wake)
+
+
+def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
+    return Drf(instance, _configs(instance, params, rng))
+
+
+register(
+    AlgorithmSpec(
+        name="fifo",
+        summary="First in, first out; fixed worker count per job; non-preemptive.",
+        semantics=(
+            "Jobs start in arrival order (ties by job id). Each elastic job gets the ideal-case "
+            "configuration (fastest worker type, fastest PS type) with a worker count drawn once "
+            "per job uniformly in [workers_min, workers_max] (capped at D_j and at what an empty "
+            "cluster holds) and `ps` PSs; placement is all-or-nothing, on one server if possible, "
+            "else first-fit. Re-decides at arrivals and completions. Never preempts. Without "
+            "backfill the queue head blocks the jobs behind it." + RIGID_NOTE
+        ),
+        reference="Zhou et al. (TCC'23) Sec. 7, baseline (i); OASiS Sec. V-A",
+        factory=make_fifo,
+        params=(*WORKER_PARAMS, Param("backfill", bool, False, "Let later jobs start when the head does not fit.")),
+    )
+)
+
+register(
+    AlgorithmSpec(
+        name="srtf",
+        summary="Preemptive shortest remaining time first.",
+        semantics=(
+            "At every arrival and completion, jobs are ordered by remaining time (remaining work "
+            "divided by the rate of the job's fixed configuration when not co-located), ties by "
+            "arrival; each is booked in that order with its fixed configuration (as in fifo). A "
+            "running job keeps its servers when it still fits; one that no longer fits is suspended "
+            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped."
+            + RIGID_NOTE
+        ),
+        reference="Edge-cloud paper Sec. V-A baseline SRTF",
+        factory=make_srtf,
+        params=WORKER_PARAMS,
+    )
+)
+
+register(
+    AlgorithmSpec(
+        name="tiresias",
+        summary="Tiresias 2D-LAS: discretised priority queues on attained GPU-time, preemptive.",
+        semantics=(
+            "A job's queue is the number of `queue_thresholds` (GPU-seconds) its attained service "
+            "(GPUs held x time) has passed; lower queues go first, FIFO by first start (then "
+            "arrival) within a queue. Re-decides at arrivals, completions and whenever a running "
+            "job crosses a threshold; lower-priority jobs are suspended (preempted) to make room. "
+            "Configurations are fixed per job as in fifo. Jobs whose workers hold no GPUs never "
+            "leave the first queue. No starvation promotion." + RIGID_NOTE
+        ),
+        reference="Gu et al., Tiresias, NSDI'19 Sec. 4.2; Zhou et al. Sec. 7 baseline (iv)",
+        factory=make_tiresias,
+        params=(
+            *WORKER_PARAMS,
+            Param("queue_thresholds", str, "3600,36000", "Queue limits in GPU-seconds, comma-separated, increasing."),
+        ),
+    )
+)
+
+register(
+    AlgorithmSpec(
+        name="drf",
+        summary="Dominant resource fairness, recomputed at arrivals and completions.",
+        semantics=(
+            "Elastic jobs: at every arrival and completion, workers are handed out one at a time "
+            "(progressive filling) to the job with the smallest dominant share (its largest share "
+            "of any cluster resource; ties by arrival), up to D_j workers per job, with the "
+            "ideal-case worker and PS types and `ps` PSs per PS job; a job keeps the servers it "
+            "had where they still fit. A job left with no worker is suspended (a preemption). "
+            "Rigid jobs are not resized: waiting jobs start, non-preemptively, in order of their "
+            "group's dominant share (DRF across groups/users), ties by arrival."
+        ),
+        reference="Ghodsi et al., DRF, NSDI'11; Zhou et al. Sec. 7 baseline (ii); OASiS Sec. V-A",
+        factory=make_drf,
+        params=WORKER_PARAMS,
+    )
+)

@@ -1,0 +1,121 @@
+"""Dominant resource fairness (Ghodsi et al., NSDI'11) as the papers' DRF baseline.
+
+Elastic jobs are resized by progressive filling at every arrival and completion; rigid jobs are
+started whole, in order of their group's dominant share. See the registry entry for the semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduling.algorithms.common import Config, keep, place
+from scheduling.algorithms.priority import FixedConfigs
+from scheduling.capacity import Ledger
+from scheduling.engine import Decision, JobView, View
+from scheduling.model import Amounts, Instance, Job
+from scheduling.speed import Allocation, demand_of
+
+
+class Drf:
+    def __init__(self, instance: Instance, configs: FixedConfigs) -> None:
+        self.cluster = instance.cluster
+        self.configs = configs
+        self.capacity = {r: self.cluster.total_capacity(r) for r in self.cluster.resource_names()}
+
+    def share(self, usage: Mapping[str, float]) -> float:
+        """Dominant share: the largest fraction of any (finite) cluster resource in ``usage``."""
+        return max((a / self.capacity[r] for r, a in usage.items() if self.capacity.get(r, 0) > 0), default=0.0)
+
+    def decide(self, view: View) -> Decision:
+        ledger = view.ledger()
+        current: dict[str, list[Allocation]] = {}
+        for a in view.allocations:
+            current.setdefault(a.job_id, []).append(a)
+        rigid = [jv for jv in view.jobs if jv.job.rigid]
+        elastic = [jv for jv in view.jobs if not jv.job.rigid]
+        chosen = self._rigid(ledger, rigid, current)
+        chosen += self._elastic(ledger, elastic, current)
+        return Decision(allocations=tuple(chosen))
+
+    def _rigid(self, ledger: Ledger, jobs: list[JobView], current: dict[str, list[Allocation]]) -> list[Allocation]:
+        chosen: list[Allocation] = []
+        group_usage: dict[str, dict[str, float]] = {}
+        for jv in jobs:
+            if jv.running and keep(ledger, jv.job, current[jv.job.job_id]):
+                chosen.extend(current[jv.job.job_id])
+                _add(group_usage.setdefault(_group(jv.job), {}), self._usage(jv.job, current[jv.job.job_id]))
+        waiting = [jv for jv in jobs if not jv.running]
+        while waiting:
+            waiting.sort(key=lambda jv: (self.share(group_usage.get(_group(jv.job), {})), jv.job.arrival, jv.job.job_id))
+            jv = waiting.pop(0)
+            placed = place(ledger, jv.job, self.configs[jv.job.job_id])
+            if placed is not None:
+                chosen.extend(placed)
+                _add(group_usage.setdefault(_group(jv.job), {}), self._usage(jv.job, placed))
+        return chosen
+
+    def _elastic(self, ledger: Ledger, jobs: list[JobView], current: dict[str, list[Allocation]]) -> list[Allocation]:
+        # Start every job from nothing, then hand out one worker at a time to the lowest share.
+        held: dict[str, list[Allocation]] = {jv.job.job_id: [] for jv in jobs}
+        usage: dict[str, dict[str, float]] = {jv.job.job_id: {} for jv in jobs}
+        active = list(jobs)
+        while active:
+            active.sort(key=lambda jv: (self.share(usage[jv.job.job_id]), jv.job.arrival, jv.job.job_id))
+            jv = active[0]
+            job = jv.job
+            cfg = self.configs[job.job_id]
+            allocs = held[job.job_id]
+            step = self._grow(ledger, job, cfg, allocs, current.get(job.job_id, []))
+            if step is None:
+                active.pop(0)  # cannot grow any further
+                continue
+            allocs.extend(step)
+            _add(usage[job.job_id], self._usage(job, step))
+            if _workers(allocs) >= job.max_workers():
+                active.pop(0)
+        out: list[Allocation] = []
+        for job_id, allocs in held.items():
+            merged: dict[tuple[str, str, str], int] = {}
+            for a in allocs:
+                merged[(a.server, a.role, a.type)] = merged.get((a.server, a.role, a.type), 0) + a.count
+            out += [Allocation(job_id, s, r, t, n) for (s, r, t), n in merged.items()]
+        return out
+
+    def _grow(
+        self, ledger: Ledger, job: Job, cfg: Config, allocs: list[Allocation], before: list[Allocation]
+    ) -> list[Allocation] | None:
+        """Book one more worker (plus the PSs, for the first one); None if nothing fits."""
+        if not allocs:
+            first = place(ledger, job, Config(cfg.worker_type, 1, cfg.ps_type, cfg.ps))
+            return list(first) if first is not None else None
+        demand = demand_of(self.cluster, job, "worker", cfg.worker_type) or {}
+        # Prefer servers the job already uses (now or before this event), then cluster order.
+        preferred = [a.server for a in allocs] + [a.server for a in before if a.role == "worker"]
+        order = list(dict.fromkeys(preferred)) + [s.id for s in self.cluster.servers]
+        for server in dict.fromkeys(order):
+            if ledger.take(server, "worker", demand, 1):
+                return [Allocation(job.job_id, server, "worker", cfg.worker_type, 1)]
+        return None
+
+    def _usage(self, job: Job, allocs: list[Allocation] | tuple[Allocation, ...]) -> dict[str, float]:
+        total: dict[str, float] = {}
+        for a in allocs:
+            _add(total, {r: x * a.count for r, x in (demand_of(self.cluster, job, a.role, a.type) or {}).items()})
+        return total
+
+    def report(self) -> Mapping[str, Any]:
+        return {}
+
+
+def _add(into: dict[str, float], amounts: Amounts) -> None:
+    for r, a in amounts.items():
+        into[r] = into.get(r, 0.0) + a
+
+
+def _workers(allocs: list[Allocation]) -> int:
+    return sum(a.count for a in allocs if a.role == "worker")
+
+
+def _group(job: Job) -> str:
+    return job.group or job.user or job.job_id

@@ -1,0 +1,206 @@
+"""Command line: ``python -m scheduling COMMAND`` (DESIGN section 4).
+
+Exit codes: 0 success; 1 an invalid schedule (``check``) or an internal error; 2 bad input or an
+instance the algorithm does not support, with a message naming the file, line/field and problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scheduling import api, importers, presets, registry, results
+from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
+from scheduling.validator import validate
+
+SUMMARY_METRICS = ("completed", "avg_jct", "total_weighted_completion", "total_utility", "makespan", "preemptions")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code: int = args.handler(args)
+        return code
+    except (InputError, UnsupportedInstance) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ScheduleError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m scheduling", description="ML-cluster scheduling lab")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    a = sub.add_parser("algorithms", help="list the registered algorithms and their parameters")
+    a.add_argument("--json", action="store_true", help="machine-readable output")
+    a.set_defaults(handler=cmd_algorithms)
+
+    v = sub.add_parser("validate", help="check a cluster spec and a trace")
+    _instance_args(v)
+    v.set_defaults(handler=cmd_validate)
+
+    g = sub.add_parser("generate", help="write a preset's cluster.json and trace to a folder")
+    g.add_argument("--preset", required=True, choices=sorted(presets.PRESETS))
+    g.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
+    g.add_argument("--out", required=True, type=Path)
+    g.set_defaults(handler=cmd_generate)
+
+    i = sub.add_parser("import", help="convert a raw production trace into a job trace or cluster spec")
+    i.add_argument("--format", required=True, choices=sorted(importers.FORMATS))
+    i.add_argument("--input", required=True, type=Path)
+    i.add_argument("--out", required=True, type=Path, help="trace .csv/.json, or cluster .json for node-list")
+    i.add_argument("--seed", type=int, default=0)
+    i.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN", help="column mapping, repeatable")
+    i.add_argument("--slot-seconds", type=float, default=None, help="slot length (default: per format)")
+    i.add_argument("--start", default=None, help="keep jobs submitted at/after this time (seconds or datetime)")
+    i.add_argument("--end", default=None, help="keep jobs submitted before this time (seconds or datetime)")
+    i.add_argument("--limit", type=int, default=None, help="keep at most this many jobs (earliest first)")
+    i.set_defaults(handler=cmd_import)
+
+    s = sub.add_parser("simulate", help="run one algorithm and write its result JSON")
+    _instance_args(s)
+    s.add_argument("--algorithm", required=True)
+    s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--horizon", type=int, default=None, help="stop at this slot (default: the cluster's)")
+    s.add_argument("--out", required=True, type=Path)
+    s.set_defaults(handler=cmd_simulate)
+
+    c = sub.add_parser("compare", help="run several algorithms on one instance")
+    _instance_args(c)
+    c.add_argument("--algorithms", required=True, help="comma-separated names")
+    c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--horizon", type=int, default=None)
+    c.add_argument("--out", required=True, type=Path)
+    c.set_defaults(handler=cmd_compare)
+
+    k = sub.add_parser("check", help="validate a result file against its cluster and trace")
+    _instance_args(k)
+    k.add_argument("--result", required=True, type=Path)
+    k.set_defaults(handler=cmd_check)
+    return p
+
+
+def _instance_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", required=True, type=Path)
+    p.add_argument("--trace", required=True, type=Path)
+
+
+def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"{item!r} is not KEY=VALUE", field=what)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    specs = registry.all_specs()
+    if args.json:
+        print(json.dumps({name: spec.describe() for name, spec in specs.items()}, indent=2))
+        return 0
+    for name, spec in specs.items():
+        print(f"{name:14} {spec.summary}")
+        for p in spec.params:
+            rng = "" if p.min is None and p.max is None else f" [{p.min:g}..{p.max:g}]" if p.min is not None and p.max is not None else ""
+            print(f"{'':14}   {p.name}={p.default!r} ({p.type.__name__}{rng}) {p.help}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    instance = api.load_instance(args.cluster, args.trace)
+    print(f"OK: {len(instance.cluster.servers)} servers, {len(instance.jobs)} jobs")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    written = presets.generate(args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out)
+    for path in written:
+        print(path)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    summary = importers.run(
+        args.format,
+        args.input,
+        args.out,
+        seed=args.seed,
+        mapping=_pairs(args.map, "--map"),
+        slot_seconds=args.slot_seconds,
+        start=args.start,
+        end=args.end,
+        limit=args.limit,
+    )
+    print(summary)
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    instance = api.load_instance(args.cluster, args.trace)
+    doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
+    results.write(doc, args.out)
+    _print_metrics(args.algorithm, doc["metrics"])
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    instance = api.load_instance(args.cluster, args.trace)
+    names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    for name in names:
+        registry.get(name)  # fail on an unknown name before running anything
+    params: dict[str, dict[str, str]] = {n: {} for n in names}
+    for key, value in _pairs(args.param, "--param").items():
+        algo, dot, name = key.partition(".")
+        if not dot or algo not in params:
+            raise InputError(f"{key!r} must be ALGORITHM.KEY with an algorithm from --algorithms", field="--param")
+        params[algo][name] = value
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        try:
+            doc = api.run(instance, name, params[name], args.seed, args.horizon)
+        except UnsupportedInstance as exc:
+            print(f"{name}: skipped: {exc}", file=sys.stderr)
+            continue
+        results.write(doc, args.out / f"{name}.json")
+        rows.append({"algorithm": name, **{k: doc["metrics"][k] for k in SUMMARY_METRICS}})
+        _print_metrics(name, doc["metrics"])
+    with (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS])
+        writer.writeheader()
+        writer.writerows(rows)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    instance = api.load_instance(args.cluster, args.trace)
+    try:
+        doc = results.read(args.result)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read the result: {exc}", file=str(args.result)) from None
+    problems = validate(instance, doc)
+    for problem in problems:
+        print(problem)
+    print("OK: the schedule is valid" if not problems else f"INVALID: {len(problems)} problem(s)")
+    return 0 if not problems else 1
+
+
+def _print_metrics(name: str, metrics: dict[str, Any]) -> None:
+    parts = []
+    for key in SUMMARY_METRICS:
+        value = metrics[key]
+        parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
+    print(f"{name}: " + " ".join(parts))

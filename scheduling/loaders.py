@@ -1,0 +1,481 @@
+"""Loaders for the cluster spec (JSON) and job traces (CSV or JSON); see docs/formats.md.
+
+Every problem raises ``InputError`` naming the file, the line or job id, the field and what is
+wrong. A file is parsed completely before anything is returned, so a malformed file never
+half-loads. Units are converted here, once: seconds -> slots, Gbps -> MB per slot.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scheduling.errors import InputError
+from scheduling.model import (
+    ARCHITECTURES,
+    POOLS,
+    SITES,
+    Cluster,
+    InstanceType,
+    Job,
+    Resource,
+    Server,
+    Stage,
+    Utility,
+    frozen_amounts,
+    gbps_to_mb_per_slot,
+)
+
+MAX_INPUT_BYTES = 32 * 1024 * 1024
+"""Largest cluster spec or trace accepted (uploads included); raw imports have their own limit."""
+
+
+def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """A whole input file as text, refusing empty, oversized and non-UTF-8 files."""
+    path = Path(path)
+    label = name or str(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from exc
+    if size > max_bytes:
+        raise InputError(f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label)
+    return decode(path.read_bytes(), label)
+
+
+def decode(data: bytes, label: str) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=label, line=line) from exc
+    if not text.strip():
+        raise InputError("file is empty", file=label)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Small typed readers for one field; they raise InputError without the file, which callers add.
+
+
+def number(value: Any, field: str, *, minimum: float | None = 0.0, strict: bool = False) -> float:
+    if isinstance(value, bool) or value is None or value == "":
+        raise InputError("missing number" if value in (None, "") else f"{value!r} is not a number", field=field)
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{value!r} is not a number", field=field) from None
+    if not math.isfinite(x):
+        raise InputError(f"{value!r} is not a finite number", field=field)
+    if minimum is not None and (x <= minimum if strict else x < minimum):
+        raise InputError(f"{value!r} must be {'>' if strict else '>='} {minimum:g}", field=field)
+    return x
+
+
+def integer(value: Any, field: str, *, minimum: int = 0) -> int:
+    x = number(value, field, minimum=None)
+    if x != int(x):
+        raise InputError(f"{value!r} is not a whole number", field=field)
+    if x < minimum:
+        raise InputError(f"{value!r} must be >= {minimum}", field=field)
+    return int(x)
+
+
+def text(value: Any, field: str) -> str:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError("missing value", field=field)
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise InputError(f"{value!r} is not a string", field=field)
+    return str(value).strip()
+
+
+def choice(value: Any, field: str, options: tuple[str, ...]) -> str:
+    v = text(value, field)
+    if v not in options:
+        raise InputError(f"{v!r} is not one of {', '.join(options)}", field=field)
+    return v
+
+
+def amounts(value: Any, field: str, resources: set[str] | None = None) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        raise InputError("expected an object of resource amounts", field=field)
+    out = {}
+    for k, v in value.items():
+        if resources is not None and k not in resources:
+            raise InputError(f"unknown resource {k!r} (declared: {', '.join(sorted(resources))})", field=f"{field}.{k}")
+        out[str(k)] = number(v, f"{field}.{k}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Cluster spec
+
+
+def load_cluster(path: Path | str, name: str | None = None) -> Cluster:
+    label = name or str(path)
+    return parse_cluster(read_text(path, label), label)
+
+
+def parse_cluster(content: str, label: str = "cluster.json") -> Cluster:
+    try:
+        doc = json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    try:
+        return cluster_from_dict(doc)
+    except InputError as exc:
+        raise exc.located(label) from None
+
+
+def cluster_from_dict(doc: Any) -> Cluster:
+    if not isinstance(doc, Mapping):
+        raise InputError("expected a JSON object with slot_seconds, resources and servers")
+    for key in ("slot_seconds", "resources", "servers"):
+        if key not in doc:
+            raise InputError("missing", field=key)
+    slot = number(doc["slot_seconds"], "slot_seconds", strict=True)
+    resources = _resources(doc["resources"])
+    names = {r.name for r in resources}
+    servers = _servers(doc["servers"], names, slot)
+    worker_types = _types(doc.get("worker_types", []), "worker_types", names, slot)
+    ps_types = _types(doc.get("ps_types", []), "ps_types", names, slot)
+    horizon = doc.get("horizon")
+    network = doc.get("network", {})
+    if not isinstance(network, Mapping):
+        raise InputError("expected an object", field="network")
+    return Cluster(
+        slot_seconds=slot,
+        resources=resources,
+        servers=servers,
+        worker_types=worker_types,
+        ps_types=ps_types,
+        horizon=None if horizon is None else integer(horizon, "horizon", minimum=1),
+        network=frozen_amounts({str(k): number(v, f"network.{k}", minimum=None) for k, v in network.items()}),
+    )
+
+
+def _resources(value: Any) -> tuple[Resource, ...]:
+    if isinstance(value, Mapping):
+        items = [Resource(text(k, "resources"), str(v or "")) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = []
+        for i, r in enumerate(value):
+            if isinstance(r, str):
+                items.append(Resource(text(r, f"resources[{i}]")))
+            elif isinstance(r, Mapping):
+                items.append(Resource(text(r.get("name"), f"resources[{i}].name"), str(r.get("unit", ""))))
+            else:
+                raise InputError("expected a name or {name, unit}", field=f"resources[{i}]")
+    else:
+        raise InputError("expected a list of resources", field="resources")
+    if not items:
+        raise InputError("at least one resource is needed", field="resources")
+    seen = [r.name for r in items]
+    dup = {n for n in seen if seen.count(n) > 1}
+    if dup:
+        raise InputError(f"duplicate resource {sorted(dup)[0]!r}", field="resources")
+    return tuple(items)
+
+
+def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]:
+    if not isinstance(value, list) or not value:
+        raise InputError("expected a non-empty list of servers", field="servers")
+    out: list[Server] = []
+    for i, s in enumerate(value):
+        f = f"servers[{i}]"
+        if not isinstance(s, Mapping):
+            raise InputError("expected an object", field=f)
+        sid = text(s.get("id"), f"{f}.id")
+        if "capacity" not in s:
+            raise InputError("missing capacity", field=f"{f}.capacity")
+        capacity = amounts(s["capacity"], f"{f}.capacity", resources)
+        unlimited = bool(s.get("unlimited", False))
+        if not capacity and not unlimited:
+            raise InputError("capacity is empty", field=f"{f}.capacity")
+        count = integer(s.get("count", 1), f"{f}.count", minimum=1)
+        nic = s.get("nic_bw_gbps")
+        intra = s.get("intra_bw_gbps")
+        for k in range(count):
+            out.append(
+                Server(
+                    id=sid if count == 1 else f"{sid}-{k}",
+                    capacity=frozen_amounts(capacity),
+                    pool=choice(s.get("pool", "any"), f"{f}.pool", POOLS),
+                    site=choice(s.get("site", "cloud"), f"{f}.site", SITES),
+                    unlimited=unlimited,
+                    upload_delay=integer(s.get("upload_delay", 0), f"{f}.upload_delay"),
+                    intra_bw=None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot),
+                    nic_bw=None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot),
+                    gpu_model=None if s.get("gpu_model") is None else str(s["gpu_model"]),
+                )
+            )
+    ids = [s.id for s in out]
+    if len(set(ids)) != len(ids):
+        dup = next(x for x in ids if ids.count(x) > 1)
+        raise InputError(f"duplicate server id {dup!r} (after expanding count)", field="servers")
+    return tuple(out)
+
+
+def _types(value: Any, field: str, resources: set[str], slot: float) -> tuple[InstanceType, ...]:
+    if not isinstance(value, list):
+        raise InputError("expected a list", field=field)
+    out = []
+    for i, t in enumerate(value):
+        f = f"{field}[{i}]"
+        if not isinstance(t, Mapping):
+            raise InputError("expected an object", field=f)
+        demand = amounts(t.get("demand", {}), f"{f}.demand", resources)
+        gbps = t.get("bandwidth_gbps", demand.get("bw", 0.0))
+        out.append(
+            InstanceType(
+                id=text(t.get("id"), f"{f}.id"),
+                demand=frozen_amounts(demand),
+                bandwidth=gbps_to_mb_per_slot(number(gbps, f"{f}.bandwidth_gbps"), slot),
+            )
+        )
+    ids = [t.id for t in out]
+    if len(set(ids)) != len(ids):
+        raise InputError(f"duplicate type id {next(x for x in ids if ids.count(x) > 1)!r}", field=field)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Job traces
+
+
+def load_trace(path: Path | str, cluster: Cluster, name: str | None = None) -> tuple[Job, ...]:
+    label = name or str(path)
+    content = read_text(path, label)
+    fmt = "json" if str(name or path).lower().endswith(".json") else "csv"
+    return parse_trace(content, cluster, label, fmt)
+
+
+def parse_trace(content: str, cluster: Cluster, label: str = "trace.csv", fmt: str = "csv") -> tuple[Job, ...]:
+    rows = _json_rows(content, label) if fmt == "json" else _csv_rows(content, label)
+    jobs: list[Job] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        try:
+            job = job_from_row(row, cluster)
+            check_job_fits(job, cluster)
+        except InputError as exc:
+            raise InputError(exc.problem, file=label, line=line, job=exc.job or _row_id(row), field=exc.field) from None
+        if job.job_id in seen:
+            raise InputError(f"duplicate job id (first on line {seen[job.job_id]})", file=label, line=line, job=job.job_id, field="job_id")
+        seen[job.job_id] = line
+        jobs.append(job)
+    if not jobs:
+        raise InputError("the trace has no jobs", file=label)
+    return tuple(sorted(jobs, key=lambda j: (j.arrival, j.job_id)))
+
+
+def _row_id(row: Mapping[str, Any]) -> str | None:
+    v = row.get("job_id")
+    return None if v in (None, "") else str(v)
+
+
+def _csv_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
+    reader = csv.reader(io.StringIO(content))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as exc:
+        raise InputError(f"cannot read the CSV header ({exc})", file=label, line=1) from None
+    header = [h.strip() for h in header]
+    for required in ("job_id", "arrival"):
+        if required not in header:
+            raise InputError(f"missing column {required!r} (columns: {', '.join(header)})", file=label, line=1, field=required)
+    rows = []
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not any(c.strip() for c in row):
+                continue
+            if len(row) != len(header):
+                raise InputError(f"{len(row)} values for {len(header)} columns", file=label, line=line)
+            rows.append((line, _unflatten({h: v.strip() for h, v in zip(header, row, strict=True) if v.strip() != ""})))
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc})", file=label, line=reader.line_num) from None
+    return rows
+
+
+def _unflatten(flat: Mapping[str, str]) -> dict[str, Any]:
+    """CSV columns "a.b" become nested {"a": {"b": ...}} (per-type times, per-job demands)."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if "." in key:
+            head, tail = key.split(".", 1)
+            sub = out.setdefault(head, {})
+            if not isinstance(sub, dict):  # scalar column and per-key column side by side
+                sub = out[head] = {"*": sub}
+            sub[tail] = value
+        elif isinstance(out.get(key), dict):
+            out[key]["*"] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
+    try:
+        doc = json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    if isinstance(doc, Mapping) and isinstance(doc.get("jobs"), list):
+        doc = doc["jobs"]
+    if not isinstance(doc, list):
+        raise InputError("expected a list of job objects (or {\"jobs\": [...]})", file=label)
+    rows = []
+    for i, row in enumerate(doc):
+        if not isinstance(row, Mapping):
+            raise InputError(f"job #{i + 1} is not an object", file=label)
+        rows.append((i + 1, dict(row)))
+    return rows
+
+
+def _per_type(value: Any, field: str, known: set[str], slot: float) -> dict[str, float]:
+    """Seconds per type (or one number for every type) -> slots per type, "*" for any type."""
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if k != "*" and k not in known:
+                raise InputError(f"unknown type {k!r} (cluster defines: {', '.join(sorted(known)) or 'none'})", field=f"{field}.{k}")
+            out[str(k)] = number(v, f"{field}.{k}", strict=True) / slot
+        return out
+    return {"*": number(value, field, strict=True) / slot}
+
+
+def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
+    """One job from a trace row (CSV columns unflattened, or a JSON object); units per formats.md."""
+    job_id = text(row.get("job_id"), "job_id")
+    slot = cluster.slot_seconds
+    resources = set(cluster.resource_names())
+    known_columns = set(Job.__dataclass_fields__) | {"priority", "decay", "target", "status"}
+    for key in row:
+        if key not in known_columns:
+            raise InputError(f"unknown field (known: {', '.join(sorted(known_columns))})", job=job_id, field=key)
+    try:
+        kw: dict[str, Any] = {"job_id": job_id, "arrival": integer(row.get("arrival"), "arrival")}
+        if "arch" in row:
+            kw["arch"] = choice(row["arch"], "arch", ARCHITECTURES)
+        if "weight" in row:
+            kw["weight"] = number(row["weight"], "weight")
+        kw["utility"] = _utility(row)
+        for key in ("epochs", "chunks", "minibatches"):
+            if key in row:
+                kw[key] = integer(row[key], key, minimum=1)
+        if "batch_time" in row:
+            kw["batch_time"] = frozen_amounts(_per_type(row["batch_time"], "batch_time", {t.id for t in cluster.worker_types}, slot))
+        if "ps_update" in row:
+            kw["ps_update"] = frozen_amounts(_per_type(row["ps_update"], "ps_update", {t.id for t in cluster.ps_types} | {"*"}, slot))
+        if "gradient_mb" in row:
+            kw["gradient_mb"] = number(row["gradient_mb"], "gradient_mb")
+        for key in ("worker_demand", "ps_demand"):
+            if key in row:
+                kw[key] = frozen_amounts(amounts(row[key], key, resources))
+        if "gpus" in row:
+            kw["gpus"] = integer(row["gpus"], "gpus", minimum=1)
+        if "duration" in row:
+            kw["duration"] = max(1, math.ceil(number(row["duration"], "duration", strict=True) / slot - 1e-9))
+        for key in ("iterations", "predicted_iterations"):
+            if key in row:
+                kw[key] = integer(row[key], key)
+        if "work" in row:
+            kw["work"] = number(row["work"], "work", strict=True)
+        if "stages" in row:
+            kw["stages"] = _stages(row["stages"], slot)
+        for key in ("group", "user", "model"):
+            if row.get(key) not in (None, ""):
+                kw[key] = str(row[key])
+    except InputError as exc:
+        raise InputError(exc.problem, job=job_id, field=exc.field) from None
+    if "duration" in kw and "gpus" not in kw:
+        raise InputError("a job with a recorded duration also needs gpus", job=job_id, field="gpus")
+    return Job(**kw)
+
+
+def _utility(row: Mapping[str, Any]) -> Utility:
+    u = row.get("utility")
+    src: Mapping[str, Any] = u if isinstance(u, Mapping) else row
+    prefix = "utility." if isinstance(u, Mapping) else ""
+    kw = {}
+    for key in ("priority", "decay", "target"):
+        if src.get(key) not in (None, ""):
+            kw[key] = number(src[key], prefix + key)
+    return Utility(**kw)
+
+
+def _stages(value: Any, slot: float) -> tuple[Stage, ...]:
+    if not isinstance(value, list):
+        raise InputError("expected a list of stage objects", field="stages")
+    out = []
+    for i, s in enumerate(value):
+        f = f"stages[{i}]"
+        if not isinstance(s, Mapping):
+            raise InputError("expected an object", field=f)
+        out.append(
+            Stage(
+                replicas=integer(s.get("replicas", 1), f"{f}.replicas", minimum=1),
+                forward=number(s.get("forward", 0), f"{f}.forward") / slot,
+                backward=number(s.get("backward", 0), f"{f}.backward") / slot,
+                activation_in=number(s.get("activation_in", 0), f"{f}.activation_in"),
+                activation_out=number(s.get("activation_out", 0), f"{f}.activation_out"),
+                params=number(s.get("params", 0), f"{f}.params"),
+            )
+        )
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Feasibility: a job that fits nowhere is bad input, not a scheduling outcome.
+
+
+def check_job_fits(job: Job, cluster: Cluster) -> None:
+    """Raise InputError if no allocation of the cluster can ever run ``job``."""
+    from scheduling.speed import demand_of, needs_ps  # local: speed imports model only
+
+    def fits_somewhere(role: str, demand: Mapping[str, float]) -> bool:
+        return any(s.accepts(role) and _fits(s, demand) for s in cluster.servers)
+
+    if job.rigid:
+        assert job.gpus is not None
+        total = sum(
+            (math.inf if s.unlimited else math.floor(s.capacity.get("gpu", 0.0)))
+            for s in cluster.servers
+            if s.accepts("worker")
+        )
+        if total < job.gpus:
+            raise InputError(f"needs {job.gpus} GPUs but the cluster has {total:g}", job=job.job_id, field="gpus")
+        return
+    worker_types = usable_worker_types(job, cluster)
+    demands: list[tuple[str, Mapping[str, float]]] = []
+    if job.worker_demand is not None:
+        demands = [("job", job.worker_demand)]
+    else:
+        if not worker_types:
+            raise InputError("the cluster defines no worker type this job can use", job=job.job_id, field="batch_time")
+        demands = [(t, demand_of(cluster, job, "worker", t) or {}) for t in worker_types]
+    if not any(fits_somewhere("worker", d) for _, d in demands):
+        raise InputError("no worker of this job fits on any server", job=job.job_id, field="worker_demand")
+    if needs_ps(cluster, job):
+        ps_demands = [job.ps_demand] if job.ps_demand is not None else [p.demand for p in cluster.ps_types]
+        if not any(fits_somewhere("ps", d) for d in ps_demands):
+            raise InputError("no parameter server of this job fits on any server", job=job.job_id, field="ps_demand")
+
+
+def usable_worker_types(job: Job, cluster: Cluster) -> list[str]:
+    """Worker types ``job`` can train on: those its ``batch_time`` names, or all when it names none."""
+    if "*" in job.batch_time or not job.batch_time:
+        return [t.id for t in cluster.worker_types]
+    return [t for t in job.batch_time if cluster.worker_type(t) is not None]
+
+
+def _fits(server: Server, demand: Mapping[str, float]) -> bool:
+    if server.unlimited:
+        return True
+    return all(server.capacity.get(r, 0.0) + 1e-9 >= a for r, a in demand.items())
+

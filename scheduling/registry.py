@@ -1,0 +1,154 @@
+"""The one registry of algorithms. The CLI listing, the web forms and docs/algorithms.md derive from it.
+
+Each entry declares its parameters (type, default, range, help) and the model features it needs;
+an instance lacking a feature is rejected with a message saying which and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scheduling.engine import Algorithm
+from scheduling.errors import InputError, UnsupportedInstance
+from scheduling.model import Instance
+
+Factory = Callable[[Instance, Mapping[str, Any], np.random.Generator], Algorithm]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: type  # int, float, bool or str
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def parse(self, raw: Any) -> Any:
+        """A value of the declared type within range, from a CLI/form string or a JSON value."""
+        field_name = f"param {self.name}"
+        try:
+            if self.type is bool:
+                if isinstance(raw, bool):
+                    value: Any = raw
+                elif str(raw).strip().lower() in ("1", "true", "yes", "on"):
+                    value = True
+                elif str(raw).strip().lower() in ("0", "false", "no", "off"):
+                    value = False
+                else:
+                    raise ValueError
+            elif self.type is int:
+                f = float(raw)
+                if f != int(f):
+                    raise ValueError
+                value = int(f)
+            elif self.type is float:
+                value = float(raw)
+            else:
+                value = str(raw)
+        except (TypeError, ValueError):
+            raise InputError(f"{raw!r} is not a {self.type.__name__}", field=field_name) from None
+        if self.min is not None and value < self.min:
+            raise InputError(f"{value!r} is below the minimum {self.min:g}", field=field_name)
+        if self.max is not None and value > self.max:
+            raise InputError(f"{value!r} is above the maximum {self.max:g}", field=field_name)
+        if self.choices and value not in self.choices:
+            raise InputError(f"{value!r} is not one of {', '.join(self.choices)}", field=field_name)
+        return value
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type.__name__,
+            "default": self.default,
+            "min": self.min,
+            "max": self.max,
+            "choices": list(self.choices),
+            "help": self.help,
+        }
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A model feature an algorithm may need; ``missing`` says why an instance lacks it, or None."""
+
+    name: str
+    description: str
+    missing: Callable[[Instance], str | None]
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    summary: str  # one line
+    semantics: str  # exact behaviour: worker/PS counts and types, when it re-decides, preemption
+    reference: str  # paper and section
+    factory: Factory
+    params: tuple[Param, ...] = ()
+    needs: tuple[Feature, ...] = ()
+    kind: str = "baseline"  # "paper" | "baseline" | "reference"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def parse_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        known = {p.name: p for p in self.params}
+        for key in raw:
+            if key not in known:
+                names = ", ".join(known) or "none"
+                raise InputError(f"unknown parameter for {self.name} (parameters: {names})", field=f"param {key}")
+        return {p.name: p.parse(raw[p.name]) if p.name in raw else p.default for p in self.params}
+
+    def unsupported(self, instance: Instance) -> str | None:
+        for feature in self.needs:
+            why = feature.missing(instance)
+            if why:
+                return f"{self.name} needs {feature.description}: {why}"
+        return None
+
+    def build(self, instance: Instance, params: Mapping[str, Any], seed: int) -> Algorithm:
+        why = self.unsupported(instance)
+        if why:
+            raise UnsupportedInstance(why)
+        return self.factory(instance, params, np.random.default_rng(seed))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "summary": self.summary,
+            "semantics": self.semantics,
+            "reference": self.reference,
+            "params": [p.describe() for p in self.params],
+            "needs": [f.name for f in self.needs],
+        }
+
+
+REGISTRY: dict[str, AlgorithmSpec] = {}
+
+
+def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    if spec.name in REGISTRY:
+        raise ValueError(f"algorithm {spec.name!r} registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get(name: str) -> AlgorithmSpec:
+    _load()
+    if name not in REGISTRY:
+        raise InputError(f"unknown algorithm {name!r} (known: {', '.join(sorted(REGISTRY))})", field="algorithm")
+    return REGISTRY[name]
+
+
+def all_specs() -> dict[str, AlgorithmSpec]:
+    _load()
+    return dict(REGISTRY)
+
+
+def _load() -> None:
+    """Import the algorithm modules, which register themselves (one line per module)."""
+    import scheduling.algorithms  # noqa: F401

@@ -1,0 +1,100 @@
+"""The result document (DESIGN section 4, schema ``mlsched.result/1``): build, write, read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scheduling import metrics
+from scheduling.engine import JobRecord, Run
+from scheduling.model import Cluster, Instance
+from scheduling.speed import demand_of
+
+SCHEMA = "mlsched.result/1"
+
+
+def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    cluster = instance.cluster
+    jobs = {j.job_id: j for j in instance.jobs}
+    placements = []
+    for p in run.placements:
+        demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
+        placements.append(
+            {
+                "job_id": p.job_id,
+                "server": p.server,
+                "role": p.role,
+                "type": p.type,
+                "count": p.count,
+                "start": p.start,
+                "end": p.end,
+                "demand": dict(demand),
+            }
+        )
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "algorithm": algorithm,
+        "params": dict(params),
+        "seed": seed,
+        "horizon": run.horizon,
+        "slot_seconds": cluster.slot_seconds,
+        "servers": server_list(cluster),
+        "metrics": {},
+        "jobs": [job_dict(r) for r in run.jobs],
+        "placements": placements,
+        "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
+    }
+    doc.update(run.extra)
+    doc["metrics"] = compute_metrics(cluster, doc)
+    return doc
+
+
+def server_list(cluster: Cluster) -> list[dict[str, Any]]:
+    return [{"id": s.id, "capacity": dict(s.capacity), "unlimited": s.unlimited} for s in cluster.servers]
+
+
+def job_dict(r: JobRecord) -> dict[str, Any]:
+    return {
+        "job_id": r.job_id,
+        "arrival": r.arrival,
+        "admitted": r.admitted,
+        "start": r.start,
+        "completion": r.completion,
+        "weight": r.weight,
+        "utility": r.utility,
+        "work_required": r.work_required,
+        "work_done": r.work_done,
+        "preemptions": r.preemptions,
+    }
+
+
+def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
+    return [JobRecord(**{k: j[k] for k in JobRecord.__dataclass_fields__}) for j in doc["jobs"]]
+
+
+def compute_metrics(cluster: Cluster, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator)."""
+    unlimited = {s.id for s in cluster.servers if s.unlimited}
+    usages = [
+        metrics.Usage(
+            start=p["start"],
+            end=p["end"],
+            demand={r: a * p["count"] for r, a in p["demand"].items()},
+            limited=p["server"] not in unlimited,
+        )
+        for p in doc["placements"]
+    ]
+    capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
+    return metrics.compute(job_records(doc), usages, capacity)
+
+
+def write(doc: Mapping[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+
+
+def read(path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc

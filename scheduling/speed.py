@@ -1,0 +1,119 @@
+"""How fast a job trains on a given allocation: the single source of per-slot work rates.
+
+The engine uses these functions to turn committed placements into work progress, and the validator
+uses them again to check that a result's progress is what its placements allow. Algorithms call
+them too, so that what they plan is what the engine executes.
+
+Work units: mini-batches for elastic jobs (E_j * D_j * K_j in total), slots for rigid jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from scheduling.model import RIGID_WORKER_TYPE, Amounts, Cluster, Job, frozen_amounts, gbps_to_mb_per_slot
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """``count`` instances of one role and type for one job on one server, for the current slot."""
+
+    job_id: str
+    server: str
+    role: str  # "worker" | "ps"
+    type: str  # worker type id, PS type id, or "gpu" for rigid jobs' one-GPU workers
+    count: int
+
+
+_ONE_GPU = frozen_amounts({"gpu": 1.0})
+
+
+def demand_of(cluster: Cluster, job: Job, role: str, type_id: str) -> Amounts | None:
+    """Per-instance demand of one worker/PS of ``job``; None if the type is unknown.
+
+    A job's own demand (OASiS's per-job worker/PS demands) wins over the type's. Rigid jobs run on
+    one-GPU workers of type "gpu" unless the cluster defines a worker type of that name.
+    """
+    if role == "worker":
+        if job.worker_demand is not None:
+            return job.worker_demand
+        wt = cluster.worker_type(type_id)
+        if wt is not None:
+            return wt.demand
+        if type_id == RIGID_WORKER_TYPE:
+            return _ONE_GPU
+        return None
+    if role == "ps":
+        if job.ps_demand is not None:
+            return job.ps_demand
+        pt = cluster.ps_type(type_id)
+        return pt.demand if pt is not None else None
+    return None
+
+
+def needs_ps(cluster: Cluster, job: Job) -> bool:
+    """A PS job needs at least one PS when the cluster offers PS types or the job has a PS demand."""
+    return job.arch == "ps" and not job.rigid and (bool(cluster.ps_types) or job.ps_demand is not None)
+
+
+def worker_bandwidth(cluster: Cluster, job: Job, type_id: str) -> float:
+    """b_m in MB per slot: the job's own worker demand of "bw" (Gbps), else the worker type's."""
+    if job.worker_demand is not None and "bw" in job.worker_demand:
+        return gbps_to_mb_per_slot(float(job.worker_demand["bw"]), cluster.slot_seconds)
+    wt = cluster.worker_type(type_id)
+    return wt.bandwidth if wt is not None else 0.0
+
+
+def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float:
+    """Work units per slot that ``job`` makes on ``allocations`` (all of them the job's own).
+
+    * rigid jobs: 1 per slot once they hold their requested GPUs, else 0;
+    * PS jobs: Zhou et al. eq. (1), W * rho_jm^p with rho = 1/(v_jm + U_j^p) when every worker and
+      PS is on one server (q_j = 1), else 1/(v_jm + U_j^p + 2 pi_j / b_m);
+    * all-reduce jobs: Zhou et al. eq. (14), W * 1/(v_jm + U_j (W-1)/W + 2 pi_j (W-1)/(W b_m)),
+      with no communication term when every worker is on one server;
+    * pipeline jobs: W / v_jm (compute only) until a stage-level model replaces it.
+
+    With workers of several types, synchronous training runs at the slowest type's pace.
+    """
+    workers = [a for a in allocations if a.role == "worker" and a.count > 0]
+    pss = [a for a in allocations if a.role == "ps" and a.count > 0]
+    n_workers = sum(a.count for a in workers)
+    if n_workers == 0:
+        return 0.0
+    if job.rigid:
+        gpus = 0.0
+        for a in workers:
+            demand = demand_of(cluster, job, "worker", a.type) or _ONE_GPU
+            gpus += a.count * float(demand.get("gpu", 0.0))
+        assert job.gpus is not None
+        return 1.0 if gpus + 1e-9 >= job.gpus else 0.0
+    if needs_ps(cluster, job) and not pss:
+        return 0.0
+    servers = {a.server for a in workers} | {a.server for a in pss}
+    colocated = len(servers) == 1
+    per_worker = min(_per_worker_rate(cluster, job, a.type, pss, n_workers, colocated) for a in workers)
+    return n_workers * per_worker
+
+
+def _per_worker_rate(
+    cluster: Cluster,
+    job: Job,
+    worker_type: str,
+    pss: list[Allocation],
+    n_workers: int,
+    colocated: bool,
+) -> float:
+    v = job.batch_time_for(worker_type)
+    b = worker_bandwidth(cluster, job, worker_type)
+    comm = 0.0 if colocated or b <= 0 else 2.0 * job.gradient_mb / b
+    if job.arch == "ps":
+        update = max((job.ps_update_for(p.type) for p in pss), default=job.ps_update_for("*"))
+        step = v + update + comm
+    elif job.arch == "allreduce":
+        share = (n_workers - 1) / n_workers
+        step = v + job.ps_update_for("*") * share + comm * share
+    else:
+        step = v
+    return 1.0 / step  # the loaders reject non-positive mini-batch times

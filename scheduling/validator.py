@@ -1,0 +1,160 @@
+"""The schedule validator (DESIGN section 5): every result is checked before it is stored or shown.
+
+It works on the result *document* (as written to JSON), so the CLI's ``check`` can validate a file
+produced by anyone, and it recomputes everything from the instance rather than trusting the result:
+per-instance demands, work rates and metrics.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from scheduling import metrics
+from scheduling.capacity import TOLERANCE
+from scheduling.model import Instance
+from scheduling.results import SCHEMA, compute_metrics, server_list
+from scheduling.speed import Allocation, demand_of, rate
+
+WORK_TOLERANCE = 1e-6
+
+
+def validate(instance: Instance, doc: Mapping[str, Any], limit: int = 50) -> list[str]:
+    """Problems found in ``doc`` (empty if the schedule is valid); at most ``limit`` of them."""
+    problems: list[str] = []
+    try:
+        _validate(instance, doc, problems)
+    except (KeyError, TypeError, ValueError) as exc:
+        problems.append(f"malformed result: {type(exc).__name__}: {exc}")
+    return problems[:limit]
+
+
+def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
+    cluster = instance.cluster
+    if doc.get("schema") != SCHEMA:
+        problems.append(f"schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
+    if doc["servers"] != server_list(cluster):
+        problems.append("servers differ from the cluster's expanded server list")
+    jobs = {j.job_id: j for j in instance.jobs}
+    records = {r["job_id"]: r for r in doc["jobs"]}
+    if records.keys() != jobs.keys():
+        problems.append("jobs in the result differ from the trace's jobs")
+        return
+    servers = {s.id: s for s in cluster.servers}
+    by_job: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for p in doc["placements"]:
+        job = jobs.get(p["job_id"])
+        server = servers.get(p["server"])
+        where = f"placement of job {p['job_id']!r} on {p['server']!r} [{p['start']}, {p['end']})"
+        if job is None or server is None:
+            problems.append(f"{where}: unknown job or server")
+            continue
+        if p["start"] < job.arrival:
+            problems.append(f"{where}: starts before the job arrives at {job.arrival}")
+        if p["end"] <= p["start"] or p["count"] <= 0:
+            problems.append(f"{where}: empty interval or non-positive count")
+        if not server.accepts(p["role"]):
+            problems.append(f"{where}: a {p['role']} on a {server.pool}-pool server")
+        demand = demand_of(cluster, job, p["role"], p["type"])
+        if demand is None or not metrics.close(dict(demand), p["demand"]):
+            problems.append(f"{where}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
+        by_job[p["job_id"]].append(p)
+    _check_capacity(instance, doc, problems)
+    progress: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for g in doc["progress"]:
+        progress[g["job_id"]].append(g)
+    for job_id, r in records.items():
+        _check_job(instance, r, by_job.get(job_id, []), progress.get(job_id, []), problems)
+    recomputed = compute_metrics(cluster, doc)
+    for key, value in recomputed.items():
+        if not metrics.close(value, doc["metrics"].get(key)):
+            problems.append(f"metric {key}: reported {doc['metrics'].get(key)!r}, recomputed {value!r}")
+
+
+def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
+    """Capacity per server, resource and slot, by a sweep over placement start/end events."""
+    limited = {s.id: s for s in instance.cluster.servers if not s.unlimited}
+    events: dict[str, list[tuple[int, int, Mapping[str, float]]]] = defaultdict(list)
+    for p in doc["placements"]:
+        if p["server"] in limited:
+            total = {r: a * p["count"] for r, a in p["demand"].items()}
+            events[p["server"]].append((p["start"], 1, total))
+            events[p["server"]].append((p["end"], -1, total))
+    for server_id, evs in events.items():
+        capacity = limited[server_id].capacity
+        used: dict[str, float] = defaultdict(float)
+        evs.sort(key=lambda e: (e[0], e[1]))  # ends (-1) before starts (+1) at the same slot
+        for i, (t, sign, total) in enumerate(evs):
+            for resource, amount in total.items():
+                used[resource] += sign * amount
+            last_at_t = i + 1 == len(evs) or evs[i + 1][0] != t
+            if not last_at_t:
+                continue
+            for resource, amount in used.items():
+                if amount > capacity.get(resource, 0.0) + TOLERANCE * max(1.0, amount):
+                    problems.append(
+                        f"server {server_id!r} slot {t}: {resource} used {amount:g} > capacity "
+                        f"{capacity.get(resource, 0.0):g}"
+                    )
+
+
+def _check_job(
+    instance: Instance,
+    r: Mapping[str, Any],
+    placements: list[Mapping[str, Any]],
+    progress: list[Mapping[str, Any]],
+    problems: list[str],
+) -> None:
+    job = instance.job(r["job_id"])
+    name = f"job {job.job_id!r}"
+    if not r["admitted"] and (placements or progress):
+        problems.append(f"{name}: not admitted but holds resources")
+    done = sum((g["end"] - g["start"]) * g["rate"] for g in progress)
+    if not metrics.close(done, r["work_done"], WORK_TOLERANCE):
+        problems.append(f"{name}: work_done {r['work_done']} but progress sums to {done}")
+    if not metrics.close(job.work_required, r["work_required"]):
+        problems.append(f"{name}: work_required {r['work_required']}, the trace says {job.work_required}")
+    first = min((p["start"] for p in placements), default=None)
+    if r["start"] != first:
+        problems.append(f"{name}: start {r['start']} but its first placement starts at {first}")
+    completion = r["completion"]
+    if completion is not None:
+        if done + WORK_TOLERANCE * max(1.0, job.work_required) < job.work_required:
+            problems.append(f"{name}: completed at {completion} with {done} of {job.work_required} work done")
+        last = max((g["end"] for g in progress), default=None)
+        if last != completion:
+            problems.append(f"{name}: completion {completion} but its last progress ends at {last}")
+        if any(p["end"] > completion for p in placements):
+            problems.append(f"{name}: holds resources after completing at {completion}")
+    for g in progress:
+        if g["start"] < job.arrival or g["rate"] <= 0:
+            problems.append(f"{name}: progress [{g['start']}, {g['end']}) before arrival or at rate {g['rate']}")
+            continue
+        # The rate must be what the job's placements allow at every change point inside the segment.
+        points = {g["start"]} | {p["start"] for p in placements if g["start"] < p["start"] < g["end"]}
+        points |= {p["end"] for p in placements if g["start"] < p["end"] < g["end"]}
+        for t in sorted(points):
+            allocs = [
+                Allocation(job.job_id, p["server"], p["role"], p["type"], p["count"])
+                for p in placements
+                if p["start"] <= t < p["end"]
+            ]
+            expected = rate(instance.cluster, job, allocs)
+            if not metrics.close(expected, g["rate"]):
+                problems.append(f"{name}: rate {g['rate']} at slot {t}, its placements give {expected}")
+                break
+    suspensions = _suspensions(placements)
+    if r["preemptions"] < suspensions:
+        problems.append(f"{name}: {r['preemptions']} preemptions reported, {suspensions} suspensions seen")
+
+
+def _suspensions(placements: list[Mapping[str, Any]]) -> int:
+    """Times the job went from holding resources to holding none before it completed."""
+    intervals = sorted((p["start"], p["end"]) for p in placements)
+    count, reach = 0, None
+    for start, end in intervals:
+        if reach is not None and start > reach:
+            count += 1
+        reach = end if reach is None else max(reach, end)
+    return count
