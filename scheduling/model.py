@@ -171,9 +171,9 @@ class Job:
         return float(self.epochs * self.chunks * self.minibatches)
 
     def max_workers(self) -> int:
-        """Most workers the job may use: its GPUs when rigid, else D_j (Zhou et al. (2g))."""
-        if self.rigid:
-            assert self.gpus is not None
+        """Most workers the job may use: its GPUs when it states them (rigid and pipeline jobs,
+        one GPU per worker), else D_j (Zhou et al. (2g): each worker trains at least one chunk)."""
+        if self.gpus is not None:
             return self.gpus
         return self.chunks
 

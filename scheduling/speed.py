@@ -73,7 +73,9 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
       PS is on one server (q_j = 1), else 1/(v_jm + U_j^p + 2 pi_j / b_m);
     * all-reduce jobs: Zhou et al. eq. (14), W * 1/(v_jm + U_j (W-1)/W + 2 pi_j (W-1)/(W b_m)),
       with no communication term when every worker is on one server;
-    * pipeline jobs: W / v_jm (compute only) until a stage-level model replaces it.
+    * pipeline jobs: v_jm is the time of one training iteration of the whole job; with its ``gpus``
+      given the job makes 1/v_jm iterations per slot once it holds them all (else 0); without,
+      W / v_jm. A stage-level model (A-SRPT eqs. (4)-(7)) replaces this with the A-SRPT issue.
 
     With workers of several types, synchronous training runs at the slowest type's pace.
     """
@@ -91,6 +93,9 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
         return 1.0 if gpus + 1e-9 >= job.gpus else 0.0
     if needs_ps(cluster, job) and not pss:
         return 0.0
+    if job.arch == "pipeline" and job.gpus is not None:
+        full = n_workers >= job.gpus
+        return 1.0 / min(job.batch_time_for(a.type) for a in workers) if full else 0.0
     servers = {a.server for a in workers} | {a.server for a in pss}
     colocated = len(servers) == 1
     per_worker = min(_per_worker_rate(cluster, job, a.type, pss, n_workers, colocated) for a in workers)

@@ -46,11 +46,14 @@ def ps_type_for(cluster: Cluster, job: Job) -> str | None:
 def ideal_config(cluster: Cluster, job: Job, workers: int, ps: int = 1) -> Config:
     """The "ideal case" configuration (Zhou et al. Sec. 7): fastest worker type, fastest PS type.
 
-    Rigid jobs get exactly their requested GPUs as one-GPU workers and no PS.
+    Rigid jobs get exactly their requested GPUs as one-GPU workers and no PS; other jobs that
+    state their GPUs (pipeline jobs) get that many workers instead of ``workers``.
     """
     if job.rigid:
         assert job.gpus is not None
         return Config(RIGID_WORKER_TYPE, job.gpus)
+    if job.gpus is not None:
+        workers = job.gpus
     worker_type = worker_types_for(cluster, job)[0]
     ps_type = ps_type_for(cluster, job)
     workers = max(1, min(workers, job.max_workers()))

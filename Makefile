@@ -1,0 +1,53 @@
+# Two commands on a fresh machine: `make run` (the dashboard) and `make test`.
+PYTHON ?= python3
+PORT ?= 8000
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint typecheck pytest browser-deps contract docs clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements-dev.txt
+	touch $@ $(VENV)/.runtime
+
+# The dashboard on http://127.0.0.1:$(PORT): migrates, loads the demo presets, starts a Celery
+# worker and the web server. SQLite and a server-less broker unless DATABASE_URL / REDIS_URL are set.
+run: $(VENV)/.runtime
+	PORT=$(PORT) ./bin/run-local
+
+# Debian's Chromium and ChromeDriver for the browser tests (no browser download at run time).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver >/dev/null; fi; }
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy
+
+pytest: $(VENV)/.dev browser-deps
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck pytest
+
+# The public contracts end to end (DESIGN section 4), with the shared checker.
+contract: $(VENV)/.dev
+	$(BIN)/python ../shared/tools/contract_check.py --python $(BIN)/python
+
+# Regenerate docs/algorithms.md from the registry.
+docs: $(VENV)/.runtime
+	$(BIN)/python -m scheduling.docs > docs/algorithms.md
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
