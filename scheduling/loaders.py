@@ -465,6 +465,22 @@ def check_job_fits(job: Job, cluster: Cluster) -> None:
         ps_demands = [job.ps_demand] if job.ps_demand is not None else [p.demand for p in cluster.ps_types]
         if not any(fits_somewhere("ps", d) for d in ps_demands):
             raise InputError("no parameter server of this job fits on any server", job=job.job_id, field="ps_demand")
+        if not any(_pair_fits(cluster, w, p) for _, w in demands for p in ps_demands):
+            raise InputError(
+                "no server pair holds one worker and one parameter server of this job", job=job.job_id, field="ps_demand"
+            )
+
+
+def _pair_fits(cluster: Cluster, worker: Mapping[str, float], ps: Mapping[str, float]) -> bool:
+    """One worker and one PS fit at once: on two servers, or together on one."""
+    both = {r: worker.get(r, 0.0) + ps.get(r, 0.0) for r in set(worker) | set(ps)}
+    ws = [s.id for s in cluster.servers if s.accepts("worker") and _fits(s, worker)]
+    pss = [s.id for s in cluster.servers if s.accepts("ps") and _fits(s, ps)]
+    if not ws or not pss:
+        return False
+    if len(ws) > 1 or len(pss) > 1 or ws[0] != pss[0]:
+        return True  # two different servers
+    return _fits(cluster.server(ws[0]), both)
 
 
 def usable_worker_types(job: Job, cluster: Cluster) -> list[str]:

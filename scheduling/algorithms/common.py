@@ -44,7 +44,8 @@ def ps_type_for(cluster: Cluster, job: Job) -> str | None:
 
 
 def ideal_config(cluster: Cluster, job: Job, workers: int, ps: int = 1) -> Config:
-    """The "ideal case" configuration (Zhou et al. Sec. 7): fastest worker type, fastest PS type.
+    """The "ideal case" configuration (Zhou et al. Sec. 7): the fastest worker type and the fastest
+    PS type that an empty cluster can hold, ``workers`` workers (at most D_j) and ``ps`` PSs.
 
     Rigid jobs get exactly their requested GPUs as one-GPU workers and no PS; other jobs that
     state their GPUs (pipeline jobs) get that many workers instead of ``workers``.
@@ -54,10 +55,20 @@ def ideal_config(cluster: Cluster, job: Job, workers: int, ps: int = 1) -> Confi
         return Config(RIGID_WORKER_TYPE, job.gpus)
     if job.gpus is not None:
         workers = job.gpus
-    worker_type = worker_types_for(cluster, job)[0]
-    ps_type = ps_type_for(cluster, job)
     workers = max(1, min(workers, job.max_workers()))
-    return Config(worker_type, workers, ps_type, ps if ps_type is not None else 0)
+    ps_type = ps_type_for(cluster, job)
+    ps_count = ps if ps_type is not None else 0
+    candidates = [Config(t, 1, p, ps_count) for t in worker_types_for(cluster, job) for p in _ps_options(cluster, job)]
+    fitting = next((c for c in candidates if place(Ledger(cluster), job, c) is not None), candidates[0])
+    return Config(fitting.worker_type, workers, fitting.ps_type, fitting.ps)
+
+
+def _ps_options(cluster: Cluster, job: Job) -> list[str | None]:
+    """PS types fastest first (None when the job needs no PS)."""
+    first = ps_type_for(cluster, job)
+    if first is None or first == OWN_DEMAND_TYPE:
+        return [first]
+    return sorted((p.id for p in cluster.ps_types), key=job.ps_update_for)
 
 
 def planned_rate(cluster: Cluster, job: Job, cfg: Config) -> float:

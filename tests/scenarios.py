@@ -1,0 +1,36 @@
+"""Tiny literal clusters and traces for the core tests (importable helpers, not fixtures)."""
+
+from __future__ import annotations
+
+from scheduling.loaders import cluster_from_dict, parse_trace
+from scheduling.model import Instance
+
+TINY_CLUSTER = {
+    "slot_seconds": 60,
+    "resources": ["gpu", "cpu", "bw"],
+    "servers": [{"id": "s", "count": 2, "capacity": {"gpu": 4, "cpu": 16, "bw": 20}}],
+    "worker_types": [
+        {"id": "w1", "demand": {"gpu": 1, "cpu": 2, "bw": 1}},
+        {"id": "w2", "demand": {"gpu": 2, "cpu": 4, "bw": 2}},
+    ],
+    "ps_types": [{"id": "p1", "demand": {"cpu": 2, "bw": 5}}],
+}
+
+ELASTIC_TRACE = """job_id,arrival,epochs,chunks,minibatches,batch_time,ps_update,gradient_mb,weight
+a,0,2,4,10,6,1,100,1
+b,1,1,8,20,3,1,100,2
+c,1,3,2,5,6,1,50,1
+d,5,1,3,10,6,0.5,10,3
+"""
+
+RIGID_TRACE = """job_id,arrival,gpus,duration
+r1,0,4,600
+r2,0,8,300
+r3,2,6,120
+r4,3,1,60
+"""
+
+
+def instance(trace: str = ELASTIC_TRACE, cluster: dict | None = None, fmt: str = "csv") -> Instance:
+    c = cluster_from_dict(cluster or TINY_CLUSTER)
+    return Instance(c, parse_trace(trace, c, "trace." + fmt, fmt))

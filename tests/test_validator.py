@@ -1,0 +1,110 @@
+"""The validator accepts real schedules and catches each kind of tampering."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from scheduling import api
+from scheduling.validator import validate
+from tests.scenarios import RIGID_TRACE, instance
+
+
+@pytest.fixture(scope="module")
+def good():
+    inst = instance(RIGID_TRACE)
+    return inst, api.run(inst, "fifo", seed=1)
+
+
+def tampered(doc, change):
+    doc = copy.deepcopy(doc)
+    change(doc)
+    return doc
+
+
+def test_a_fifo_schedule_is_valid(good):
+    inst, doc = good
+    assert validate(inst, doc) == []
+
+
+def test_an_overbooked_server_is_caught(good):
+    inst, doc = good
+
+    def overbook(d):
+        d["placements"].append(dict(d["placements"][0], job_id="r4", count=8, start=3, end=4))
+
+    assert any("gpu used" in p for p in validate(inst, tampered(doc, overbook)))
+
+
+def test_a_placement_before_arrival_is_caught(good):
+    inst, doc = good
+    r3 = next(p for p in doc["placements"] if p["job_id"] == "r3")
+
+    def early(d):
+        next(p for p in d["placements"] if p["job_id"] == "r3")["start"] = 0
+
+    assert r3["start"] >= 2
+    assert any("before the job arrives" in p for p in validate(inst, tampered(doc, early)))
+
+
+def test_a_completed_job_without_its_work_is_caught(good):
+    inst, doc = good
+
+    def short(d):
+        g = next(g for g in d["progress"] if g["job_id"] == "r1")
+        g["end"] -= 1
+        next(j for j in d["jobs"] if j["job_id"] == "r1")["work_done"] -= g["rate"]
+
+    problems = validate(inst, tampered(doc, short))
+    assert any("'r1': completed" in p for p in problems)
+
+
+def test_a_job_not_admitted_must_hold_nothing(good):
+    inst, doc = good
+
+    def unadmit(d):
+        next(j for j in d["jobs"] if j["job_id"] == "r2")["admitted"] = False
+
+    assert any("not admitted but holds" in p for p in validate(inst, tampered(doc, unadmit)))
+
+
+def test_reported_metrics_must_match_the_jobs(good):
+    inst, doc = good
+
+    def inflate(d):
+        d["metrics"]["avg_jct"] *= 0.5
+
+    assert any(p.startswith("metric avg_jct") for p in validate(inst, tampered(doc, inflate)))
+
+
+def test_a_rate_faster_than_the_placement_allows_is_caught(good):
+    inst, doc = good
+
+    def faster(d):
+        for g in d["progress"]:
+            if g["job_id"] == "r4":
+                g["rate"] *= 2
+
+    assert any("'r4': rate" in p for p in validate(inst, tampered(doc, faster)))
+
+
+def test_a_wrong_per_instance_demand_is_caught(good):
+    inst, doc = good
+
+    def cheaper(d):
+        d["placements"][0]["demand"] = {"gpu": 0.5}
+
+    assert any("demand" in p for p in validate(inst, tampered(doc, cheaper)))
+
+
+def test_a_hidden_suspension_is_caught(good):
+    inst, doc = good
+
+    def split(d):
+        p = next(p for p in d["placements"] if p["job_id"] == "r4")
+        later = dict(p, start=p["end"] + 2, end=p["end"] + 3)
+        d["placements"].append(later)
+
+    problems = validate(inst, tampered(doc, split))
+    assert any("suspensions seen" in p for p in problems)
