@@ -44,7 +44,7 @@ class Ledger:
         for resource, amount in demand.items():
             if amount <= 0:
                 continue
-            best = min(best, int(math.floor((self.free(server_id, resource) + TOLERANCE) / amount)))
+            best = min(best, math.floor((self.free(server_id, resource) + TOLERANCE) / amount))
         return max(best, 0)
 
     def fits(self, server_id: str, role: str, demand: Amounts, count: int = 1) -> bool:

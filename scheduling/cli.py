@@ -114,7 +114,13 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     for name, spec in specs.items():
         print(f"{name:14} {spec.summary}")
         for p in spec.params:
-            rng = "" if p.min is None and p.max is None else f" [{p.min:g}..{p.max:g}]" if p.min is not None and p.max is not None else ""
+            rng = (
+                ""
+                if p.min is None and p.max is None
+                else f" [{p.min:g}..{p.max:g}]"
+                if p.min is not None and p.max is not None
+                else ""
+            )
             print(f"{'':14}   {p.name}={p.default!r} ({p.type.__name__}{rng}) {p.help}")
     return 0
 

@@ -53,7 +53,9 @@ def decode(data: bytes, label: str) -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=label, line=line) from exc
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", file=label, line=line
+        ) from exc
     if not text.strip():
         raise InputError("file is empty", file=label)
     return text
@@ -266,7 +268,13 @@ def parse_trace(content: str, cluster: Cluster, label: str = "trace.csv", fmt: s
         except InputError as exc:
             raise InputError(exc.problem, file=label, line=line, job=exc.job or _row_id(row), field=exc.field) from None
         if job.job_id in seen:
-            raise InputError(f"duplicate job id (first on line {seen[job.job_id]})", file=label, line=line, job=job.job_id, field="job_id")
+            raise InputError(
+                f"duplicate job id (first on line {seen[job.job_id]})",
+                file=label,
+                line=line,
+                job=job.job_id,
+                field="job_id",
+            )
         seen[job.job_id] = line
         jobs.append(job)
     if not jobs:
@@ -288,7 +296,9 @@ def _csv_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     header = [h.strip() for h in header]
     for required in ("job_id", "arrival"):
         if required not in header:
-            raise InputError(f"missing column {required!r} (columns: {', '.join(header)})", file=label, line=1, field=required)
+            raise InputError(
+                f"missing column {required!r} (columns: {', '.join(header)})", file=label, line=1, field=required
+            )
     rows = []
     try:
         for row in reader:
@@ -328,7 +338,7 @@ def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     if isinstance(doc, Mapping) and isinstance(doc.get("jobs"), list):
         doc = doc["jobs"]
     if not isinstance(doc, list):
-        raise InputError("expected a list of job objects (or {\"jobs\": [...]})", file=label)
+        raise InputError('expected a list of job objects (or {"jobs": [...]})', file=label)
     rows = []
     for i, row in enumerate(doc):
         if not isinstance(row, Mapping):
@@ -343,7 +353,9 @@ def _per_type(value: Any, field: str, known: set[str], slot: float) -> dict[str,
         out = {}
         for k, v in value.items():
             if k != "*" and k not in known:
-                raise InputError(f"unknown type {k!r} (cluster defines: {', '.join(sorted(known)) or 'none'})", field=f"{field}.{k}")
+                raise InputError(
+                    f"unknown type {k!r} (cluster defines: {', '.join(sorted(known)) or 'none'})", field=f"{field}.{k}"
+                )
             out[str(k)] = number(v, f"{field}.{k}", strict=True) / slot
         return out
     return {"*": number(value, field, strict=True) / slot}
@@ -369,9 +381,13 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             if key in row:
                 kw[key] = integer(row[key], key, minimum=1)
         if "batch_time" in row:
-            kw["batch_time"] = frozen_amounts(_per_type(row["batch_time"], "batch_time", {t.id for t in cluster.worker_types}, slot))
+            kw["batch_time"] = frozen_amounts(
+                _per_type(row["batch_time"], "batch_time", {t.id for t in cluster.worker_types}, slot)
+            )
         if "ps_update" in row:
-            kw["ps_update"] = frozen_amounts(_per_type(row["ps_update"], "ps_update", {t.id for t in cluster.ps_types} | {"*"}, slot))
+            kw["ps_update"] = frozen_amounts(
+                _per_type(row["ps_update"], "ps_update", {t.id for t in cluster.ps_types} | {"*"}, slot)
+            )
         if "gradient_mb" in row:
             kw["gradient_mb"] = number(row["gradient_mb"], "gradient_mb")
         for key in ("worker_demand", "ps_demand"):
@@ -467,7 +483,9 @@ def check_job_fits(job: Job, cluster: Cluster) -> None:
             raise InputError("no parameter server of this job fits on any server", job=job.job_id, field="ps_demand")
         if not any(_pair_fits(cluster, w, p) for _, w in demands for p in ps_demands):
             raise InputError(
-                "no server pair holds one worker and one parameter server of this job", job=job.job_id, field="ps_demand"
+                "no server pair holds one worker and one parameter server of this job",
+                job=job.job_id,
+                field="ps_demand",
             )
 
 
@@ -494,4 +512,3 @@ def _fits(server: Server, demand: Mapping[str, float]) -> bool:
     if server.unlimited:
         return True
     return all(server.capacity.get(r, 0.0) + 1e-9 >= a for r, a in demand.items())
-

@@ -47,7 +47,9 @@ def compute(
         "avg_jct": total_jct / len(jcts) if jcts else None,
         "total_jct": total_jct,
         "total_weighted_completion": float(sum(j.weight * j.completion for j in done if j.completion is not None)),
-        "total_weighted_jct": float(sum(j.weight * (j.completion - j.arrival) for j in done if j.completion is not None)),
+        "total_weighted_jct": float(
+            sum(j.weight * (j.completion - j.arrival) for j in done if j.completion is not None)
+        ),
         "makespan": makespan,
         "total_utility": float(sum(j.utility for j in done)),
         "preemptions": sum(j.preemptions for j in jobs),
@@ -56,7 +58,7 @@ def compute(
 
 
 def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: int) -> dict[str, float]:
-    used: dict[str, float] = {r: 0.0 for r in capacity}
+    used: dict[str, float] = dict.fromkeys(capacity, 0.0)
     end = start
     for u in usages:
         end = max(end, u.end)
@@ -66,9 +68,7 @@ def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: i
             if resource in used:
                 used[resource] += amount * (u.end - u.start)
     span = end - start
-    return {
-        r: (used[r] / (capacity[r] * span) if capacity[r] > 0 and span > 0 else 0.0) for r in sorted(capacity)
-    }
+    return {r: (used[r] / (capacity[r] * span) if capacity[r] > 0 and span > 0 else 0.0) for r in sorted(capacity)}
 
 
 def close(a: object, b: object, rel: float = 1e-6) -> bool:

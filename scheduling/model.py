@@ -56,7 +56,7 @@ class Server:
     gpu_model: str | None = None  # GPU type name, informational (imported node lists)
 
     def accepts(self, role: str) -> bool:
-        return self.pool == "any" or self.pool == role
+        return self.pool in ("any", role)
 
 
 @dataclass(frozen=True)

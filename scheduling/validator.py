@@ -78,7 +78,7 @@ def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[s
     events: dict[str, list[tuple[int, int, Mapping[str, float]]]] = defaultdict(list)
     for p in doc["placements"]:
         if p["server"] in limited:
-            total = {r: a * p["count"] for r, a in p["demand"].items()}
+            total: Mapping[str, float] = {r: a * p["count"] for r, a in p["demand"].items()}
             events[p["server"]].append((p["start"], 1, total))
             events[p["server"]].append((p["end"], -1, total))
     for server_id, evs in events.items():

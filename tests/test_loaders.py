@@ -86,7 +86,7 @@ def test_an_empty_trace_is_refused():
     ],
 )
 def test_bad_server_entries_are_named(servers, expected):
-    with pytest.raises(InputError, match="cluster.json") as exc:
+    with pytest.raises(InputError, match=r"cluster\.json") as exc:
         parse_cluster(cluster_text(servers=servers), "cluster.json")
     assert expected in str(exc.value)
 
@@ -102,7 +102,7 @@ def test_empty_and_non_utf8_files_are_refused(tmp_path):
     binary = tmp_path / "bin.csv"
     binary.write_bytes(b"job_id,arrival\nx\xff,0\n")
     cluster = parse_cluster(cluster_text())
-    with pytest.raises(InputError, match="empty.csv: file is empty"):
+    with pytest.raises(InputError, match=r"empty\.csv: file is empty"):
         load_trace(empty, cluster)
     with pytest.raises(InputError, match=r"bin.csv, line 2: not UTF-8"):
         load_trace(binary, cluster)

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from scheduling import api, registry
 from scheduling.errors import InputError, UnsupportedInstance
-from scheduling.loaders import cluster_from_dict, job_from_row
-from scheduling.loaders import check_job_fits
+from scheduling.loaders import check_job_fits, cluster_from_dict, job_from_row
 from scheduling.model import Instance
 from scheduling.validator import validate
 

@@ -6,6 +6,7 @@ docs/algorithms.md, which is generated from it).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -28,7 +29,9 @@ RIGID_NOTE = (
 
 WORKER_PARAMS = (
     Param("workers_min", int, 1, "Fewest workers an elastic job is given (drawn per job).", min=1, max=1000),
-    Param("workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000),
+    Param(
+        "workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000
+    ),
     Param("ps", int, 1, "Parameter servers per PS-architecture job.", min=1, max=100),
 )
 
@@ -41,7 +44,9 @@ def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Gener
 
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
-    return ListScheduler(instance, _configs(instance, params, rng), fifo_key, preemptive=False, backfill=params["backfill"])
+    return ListScheduler(
+        instance, _configs(instance, params, rng), fifo_key, preemptive=False, backfill=params["backfill"]
+    )
 
 
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
@@ -54,7 +59,7 @@ def parse_thresholds(raw: str) -> tuple[float, ...]:
         values = tuple(float(x) for x in raw.split(",") if x.strip())
     except ValueError:
         raise InputError(f"{raw!r} is not a comma-separated list of numbers", field="param queue_thresholds") from None
-    if any(b <= a for a, b in zip(values, values[1:], strict=False)) or any(v <= 0 for v in values):
+    if any(b <= a for a, b in itertools.pairwise(values)) or any(v <= 0 for v in values):
         raise InputError(f"{raw!r} must be positive and increasing", field="param queue_thresholds")
     return values
 
@@ -120,8 +125,7 @@ register(
             "divided by the rate of the job's fixed configuration when not co-located), ties by "
             "arrival; each is booked in that order with its fixed configuration (as in fifo). A "
             "running job keeps its servers when it still fits; one that no longer fits is suspended "
-            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped."
-            + RIGID_NOTE
+            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped." + RIGID_NOTE
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,

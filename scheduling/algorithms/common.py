@@ -68,7 +68,7 @@ def _ps_options(cluster: Cluster, job: Job) -> list[str | None]:
     first = ps_type_for(cluster, job)
     if first is None or first == OWN_DEMAND_TYPE:
         return [first]
-    return sorted((p.id for p in cluster.ps_types), key=job.ps_update_for)
+    return [*sorted((p.id for p in cluster.ps_types), key=job.ps_update_for)]
 
 
 def planned_rate(cluster: Cluster, job: Job, cfg: Config) -> float:

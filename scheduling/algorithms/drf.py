@@ -47,7 +47,9 @@ class Drf:
                 _add(group_usage.setdefault(_group(jv.job), {}), self._usage(jv.job, current[jv.job.job_id]))
         waiting = [jv for jv in jobs if not jv.running]
         while waiting:
-            waiting.sort(key=lambda jv: (self.share(group_usage.get(_group(jv.job), {})), jv.job.arrival, jv.job.job_id))
+            waiting.sort(
+                key=lambda jv: (self.share(group_usage.get(_group(jv.job), {})), jv.job.arrival, jv.job.job_id)
+            )
             jv = waiting.pop(0)
             placed = place(ledger, jv.job, self.configs[jv.job.job_id])
             if placed is not None:

@@ -1,0 +1,104 @@
+"""The CLI contract (DESIGN section 4): commands, outputs and exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduling.cli import main
+from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps(TINY_CLUSTER))
+    trace = tmp_path / "trace.csv"
+    trace.write_text(RIGID_TRACE)
+    return cluster, trace
+
+
+def test_algorithms_json_lists_every_parameter_with_type_default_and_help(capsys):
+    assert main(["algorithms", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert {"fifo", "drf", "srtf", "tiresias"} <= set(listing)
+    for entry in listing.values():
+        for p in entry["params"]:
+            assert {"name", "type", "default", "help", "min", "max"} <= set(p)
+
+
+def test_simulate_then_check_accepts_the_result(files, tmp_path, capsys):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    assert (
+        main(["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "srtf", "--out", str(out)])
+        == 0
+    )
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "mlsched.result/1"
+    assert doc["servers"][0] == {"id": "s-0", "capacity": {"gpu": 4.0, "cpu": 16.0, "bw": 20.0}, "unlimited": False}
+    assert "total_weighted_jct" in doc["metrics"]
+    assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(out)]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_check_rejects_a_tampered_result_with_exit_1(files, tmp_path, capsys):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    main(["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo", "--out", str(out)])
+    doc = json.loads(out.read_text())
+    doc["metrics"]["completed"] = 0
+    out.write_text(json.dumps(doc))
+    assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(out)]) == 1
+    assert "metric completed" in capsys.readouterr().out
+
+
+def test_compare_writes_one_result_per_algorithm_and_a_summary(files, tmp_path):
+    cluster, trace = files
+    out = tmp_path / "cmp"
+    args = ["compare", "--cluster", str(cluster), "--trace", str(trace), "--algorithms", "fifo,drf", "--out", str(out)]
+    assert main([*args, "--param", "fifo.backfill=true"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["drf.json", "fifo.json", "summary.csv"]
+    assert json.loads((out / "fifo.json").read_text())["params"]["backfill"] is True
+
+
+@pytest.mark.parametrize(
+    ("trace", "named"),
+    [
+        ("job_id,arrival\nj1,0\nj1,1\n", "'j1'"),
+        ("job_id,weight\nx,1\n", "'arrival'"),
+        ("job_id,arrival\nx,soon\n", "line 2"),
+    ],
+)
+def test_bad_input_exits_2_and_names_the_problem(files, tmp_path, capsys, trace, named):
+    cluster, _ = files
+    bad = tmp_path / "bad.csv"
+    bad.write_text(trace)
+    assert main(["validate", "--cluster", str(cluster), "--trace", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv" in err and named in err
+
+
+def test_unknown_algorithm_and_bad_parameter_exit_2(files, tmp_path, capsys):
+    cluster, trace = files
+    base = ["simulate", "--cluster", str(cluster), "--trace", str(trace), "--out", str(tmp_path / "r.json")]
+    assert main([*base, "--algorithm", "nope"]) == 2
+    assert main([*base, "--algorithm", "fifo", "--param", "workers_max=lots"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown algorithm 'nope'" in err and "workers_max" in err
+
+
+def test_the_module_runs_as_a_program(files):
+    cluster, trace = files
+    proc = subprocess.run(
+        [sys.executable, "-m", "scheduling", "validate", "--cluster", str(cluster), "--trace", str(trace)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "4 jobs" in proc.stdout
