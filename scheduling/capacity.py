@@ -15,11 +15,51 @@ from scheduling.model import Amounts, Cluster, Server
 TOLERANCE = 1e-9
 
 
+class _Index:
+    """Per-cluster facts a ledger needs, computed once per cluster (ledgers are made per event)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.servers = {s.id: s for s in cluster.servers}
+        self.roles: dict[str, tuple[str, ...]] = {  # server -> roles it accepts
+            s.id: tuple(r for r in ("worker", "ps") if s.accepts(r)) for s in cluster.servers
+        }
+        self.unlimited = {r: any(s.unlimited and s.accepts(r) for s in cluster.servers) for r in ("worker", "ps")}
+        self.free: dict[str, dict[str, float]] = {r: defaultdict(float) for r in ("worker", "ps")}
+        for s in cluster.servers:
+            if not s.unlimited:
+                for role in self.roles[s.id]:
+                    for resource, amount in s.capacity.items():
+                        self.free[role][resource] += amount
+
+
+_INDEX: dict[int, tuple[Cluster, _Index]] = {}
+
+
+def _index(cluster: Cluster) -> _Index:
+    entry = _INDEX.get(id(cluster))
+    if entry is None or entry[0] is not cluster:
+        if len(_INDEX) > 64:
+            _INDEX.clear()
+        entry = _INDEX[id(cluster)] = (cluster, _Index(cluster))
+    return entry[1]
+
+
 class Ledger:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self._servers = {s.id: s for s in cluster.servers}
+        index = _index(cluster)
+        self._servers = index.servers
+        self._roles = index.roles
+        self._unlimited = index.unlimited
+        self._role_free = {role: dict(free) for role, free in index.free.items()}
         self._used: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+
+    def could_fit(self, role: str, demand: Amounts, count: int) -> bool:
+        """A quick necessary condition: the free capacity summed over all servers suffices."""
+        if self._unlimited.get(role, False):
+            return True
+        free = self._role_free[role]
+        return all(amount * count <= free.get(r, 0.0) + TOLERANCE for r, amount in demand.items() if amount > 0)
 
     def server(self, server_id: str) -> Server | None:
         return self._servers.get(server_id)
@@ -54,13 +94,18 @@ class Ledger:
         """Book ``count`` instances if they fit; return whether they did (nothing booked if not)."""
         if not self.fits(server_id, role, demand, count):
             return False
+        self._book(server_id, demand, count)
+        return True
+
+    def _book(self, server_id: str, demand: Amounts, count: int) -> None:
         used = self._used[server_id]
+        limited = not self._servers[server_id].unlimited
         for resource, amount in demand.items():
             used[resource] += amount * count
-        return True
+            if limited:
+                for role in self._roles[server_id]:
+                    self._role_free[role][resource] = self._role_free[role].get(resource, 0.0) - amount * count
 
     def release(self, server_id: str, demand: Amounts, count: int = 1) -> None:
         """Undo a ``take`` (used when an all-or-nothing placement fails half-way)."""
-        used = self._used[server_id]
-        for resource, amount in demand.items():
-            used[resource] -= amount * count
+        self._book(server_id, {r: -a for r, a in demand.items()}, count)

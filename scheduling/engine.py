@@ -88,6 +88,12 @@ class _JobState:
     gpus: float = 0.0
     allocs: tuple[Allocation, ...] = ()
     progress_start: int | None = None
+    view: JobView | None = None  # cached until the state changes
+
+    def as_view(self) -> JobView:
+        if self.view is None:
+            self.view = JobView(self.job, self.work_done, self.attained, self.admitted, self.start, bool(self.allocs))
+        return self.view
 
 
 @dataclass(frozen=True)
@@ -140,17 +146,14 @@ def simulate(instance: Instance, algorithm: Algorithm, horizon: int | None = Non
     horizon = horizon if horizon is not None else cluster.horizon
     jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
     states = {j.job_id: _JobState(j) for j in jobs}
-    active: dict[str, _JobState] = {}
-    open_segments: dict[tuple[str, str, str, str], tuple[int, int]] = {}
-    placements: list[PlacementSegment] = []
-    progress: list[ProgressSegment] = []
+    active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
+    running: dict[str, _JobState] = {}  # the active jobs that hold resources
+    log = _Log()
     committed: tuple[Allocation, ...] = ()
     next_arrival = 0
     t = jobs[0].arrival if jobs else 0
 
-    while True:
-        if horizon is not None and t >= horizon:
-            break
+    while horizon is None or t < horizon:
         arrived = []
         while next_arrival < len(jobs) and jobs[next_arrival].arrival <= t:
             arrived.append(jobs[next_arrival])
@@ -158,51 +161,65 @@ def simulate(instance: Instance, algorithm: Algorithm, horizon: int | None = Non
             next_arrival += 1
         if not active and next_arrival >= len(jobs):
             break
-        view = View(
-            t=t,
-            cluster=cluster,
-            jobs=tuple(_view(s) for s in active.values()),
-            allocations=committed,
-            horizon=horizon,
-            arrived=tuple(arrived),
-        )
+        view = View(t, cluster, tuple(s.as_view() for s in active.values()), committed, horizon, tuple(arrived))
         decision = algorithm.decide(view) if active else Decision()
         _check(cluster, active, decision, t)
-        committed = _commit(decision, active, states, cluster, t, open_segments, placements, progress)
-        nxt = _next_event(active, jobs, next_arrival, decision, t, horizon)
+        committed = _commit(decision, active, running, cluster, t, log)
+        for job_id in decision.reject:
+            del active[job_id]
+        nxt = _next_event(running, jobs, next_arrival, decision, t, horizon)
         if nxt is None:
             break  # nothing runs, nothing arrives, nobody asked to wake: the rest never runs
-        _advance(active, t, nxt)
+        done = _advance(running, t, nxt)
         t = nxt
-        done = [s for s in active.values() if s.completion is not None]
-        for s in done:
-            _close_progress(s, t, progress)
-            s.allocs, s.rate = (), 0.0
-            del active[s.job.job_id]
+        for st in done:
+            log.close_progress(st, t)
+            st.allocs, st.rate = (), 0.0
+            del active[st.job.job_id], running[st.job.job_id]
         if done:
             committed = tuple(a for a in committed if states[a.job_id].completion is None)
 
-    end = t
-    for s in active.values():
-        _close_progress(s, end, progress)
-    for key, (count, start) in open_segments.items():
-        if end > start:
-            placements.append(PlacementSegment(*key, count=count, start=start, end=end))
-    records = tuple(_record(s) for s in states.values())
-    placements.sort(key=lambda p: (p.start, p.job_id, p.server, p.role, p.type))
-    progress.sort(key=lambda p: (p.job_id, p.start))
-    return Run(end, records, tuple(placements), tuple(progress), dict(algorithm.report()))
+    for st in running.values():
+        log.close_progress(st, t)
+    log.close_all(t)
+    records = tuple(_record(st) for st in states.values())
+    return Run(t, records, log.sorted_placements(), log.sorted_progress(), dict(algorithm.report()))
 
 
-def _view(s: _JobState) -> JobView:
-    return JobView(s.job, s.work_done, s.attained, s.admitted, s.start, bool(s.allocs))
+class _Log:
+    """Placement and progress segments as the run commits them."""
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[str, str, str, str], tuple[int, int]] = {}  # key -> (count, start)
+        self.placements: list[PlacementSegment] = []
+        self.progress: list[ProgressSegment] = []
+
+    def close(self, key: tuple[str, str, str, str], t: int) -> None:
+        count, start = self.open.pop(key)
+        if t > start:
+            self.placements.append(PlacementSegment(*key, count=count, start=start, end=t))
+
+    def close_all(self, t: int) -> None:
+        for key in list(self.open):
+            self.close(key, t)
+
+    def close_progress(self, st: _JobState, t: int) -> None:
+        if st.progress_start is not None and t > st.progress_start:
+            self.progress.append(ProgressSegment(st.job.job_id, st.progress_start, t, st.rate))
+        st.progress_start = None
+
+    def sorted_placements(self) -> tuple[PlacementSegment, ...]:
+        return tuple(sorted(self.placements, key=lambda p: (p.start, p.job_id, p.server, p.role, p.type)))
+
+    def sorted_progress(self) -> tuple[ProgressSegment, ...]:
+        return tuple(sorted(self.progress, key=lambda p: (p.job_id, p.start)))
 
 
 def _check(cluster: Cluster, active: Mapping[str, _JobState], d: Decision, t: int) -> None:
     """Reject a decision that overbooks a server or breaks the model (ScheduleError)."""
     ledger = Ledger(cluster)
     workers: dict[str, int] = defaultdict(int)
-    for job_id in (*d.admit, *d.reject):
+    for job_id in (*d.admit, *d.reject, *d.preempted):
         if job_id not in active:
             raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
     rejected = set(d.reject)
@@ -230,76 +247,70 @@ def _check(cluster: Cluster, active: Mapping[str, _JobState], d: Decision, t: in
 def _commit(
     d: Decision,
     active: Mapping[str, _JobState],
-    states: Mapping[str, _JobState],
+    running: dict[str, _JobState],
     cluster: Cluster,
     t: int,
-    open_segments: dict[tuple[str, str, str, str], tuple[int, int]],
-    placements: list[PlacementSegment],
-    progress: list[ProgressSegment],
+    log: _Log,
 ) -> tuple[Allocation, ...]:
     for job_id in d.admit:
         active[job_id].admitted = True
+        active[job_id].view = None
     for job_id in d.reject:
         active[job_id].rejected = True
     for job_id in d.preempted:
-        if job_id in states:
-            states[job_id].preemptions += 1
+        active[job_id].preemptions += 1
     # Merge allocations per (job, server, role, type) so that segments are canonical.
     merged: dict[tuple[str, str, str, str], int] = defaultdict(int)
     for a in d.allocations:
         merged[(a.job_id, a.server, a.role, a.type)] += a.count
-    for key in [k for k in open_segments if merged.get(k) != open_segments[k][0]]:
-        count, start = open_segments.pop(key)
-        if t > start:
-            placements.append(PlacementSegment(*key, count=count, start=start, end=t))
+    for key in [k for k, (count, _) in log.open.items() if merged.get(k) != count]:
+        log.close(key, t)
     for key, count in merged.items():
-        if key not in open_segments:
-            open_segments[key] = (count, t)
+        if key not in log.open:
+            log.open[key] = (count, t)
     allocs = tuple(Allocation(*k, count=c) for k, c in merged.items())
     by_job: dict[str, list[Allocation]] = defaultdict(list)
     for a in allocs:
         by_job[a.job_id].append(a)
-    for job_id, s in active.items():
+    for job_id in [*running, *(j for j in by_job if j not in running)]:
+        st = active[job_id]
         new = tuple(by_job.get(job_id, ()))
-        if new == s.allocs:
+        if new == st.allocs:
             continue
-        if s.allocs and not new:
-            s.preemptions += 1  # suspended before completion
-        _close_progress(s, t, progress)
-        s.allocs = new
-        s.rate = rate(cluster, s.job, new) if new else 0.0
-        s.gpus = sum(a.count * (demand_of(cluster, s.job, a.role, a.type) or {}).get("gpu", 0.0) for a in new)
+        if st.allocs and not new:
+            st.preemptions += 1  # suspended before completion
+        log.close_progress(st, t)
+        st.allocs, st.view = new, None
+        st.rate = rate(cluster, st.job, new) if new else 0.0
+        st.gpus = sum(a.count * (demand_of(cluster, st.job, a.role, a.type) or {}).get("gpu", 0.0) for a in new)
         if new:
-            s.admitted = True
-            if s.start is None:
-                s.start = t
-        if s.rate > 0:
-            s.progress_start = t
+            running[job_id] = st
+            st.admitted = True
+            if st.start is None:
+                st.start = t
+        else:
+            del running[job_id]
+        if st.rate > 0:
+            st.progress_start = t
     return allocs
 
 
-def _close_progress(s: _JobState, t: int, progress: list[ProgressSegment]) -> None:
-    if s.progress_start is not None and t > s.progress_start:
-        progress.append(ProgressSegment(s.job.job_id, s.progress_start, t, s.rate))
-    s.progress_start = None
-
-
-def _completion_slot(s: _JobState, t: int) -> int | None:
-    if s.rate <= 0:
+def _completion_slot(st: _JobState, t: int) -> int | None:
+    if st.rate <= 0:
         return None
-    remaining = s.job.work_required - s.work_done
-    return t + max(1, math.ceil(remaining / s.rate - EPS))
+    remaining = st.job.work_required - st.work_done
+    return t + max(1, math.ceil(remaining / st.rate - EPS))
 
 
 def _next_event(
-    active: Mapping[str, _JobState],
+    running: Mapping[str, _JobState],
     jobs: list[Job],
     next_arrival: int,
     d: Decision,
     t: int,
     horizon: int | None,
 ) -> int | None:
-    candidates = [c for s in active.values() if (c := _completion_slot(s, t)) is not None]
+    candidates = [c for st in running.values() if (c := _completion_slot(st, t)) is not None]
     if next_arrival < len(jobs):
         candidates.append(jobs[next_arrival].arrival)
     if d.wake_at is not None:
@@ -312,17 +323,19 @@ def _next_event(
     return min(nxt, horizon) if horizon is not None else nxt
 
 
-def _advance(active: Mapping[str, _JobState], t: int, nxt: int) -> None:
-    """Progress every running job from slot ``t`` to ``nxt``; mark the ones that complete."""
+def _advance(running: Mapping[str, _JobState], t: int, nxt: int) -> list[_JobState]:
+    """Progress every running job from slot ``t`` to ``nxt``; return the ones that complete."""
     span = nxt - t
-    for s in active.values():
-        if not s.allocs:
-            continue
-        s.attained += s.gpus * span
-        done_at = _completion_slot(s, t)
-        s.work_done += s.rate * span
+    done = []
+    for st in running.values():
+        st.view = None
+        st.attained += st.gpus * span
+        done_at = _completion_slot(st, t)
+        st.work_done += st.rate * span
         if done_at is not None and done_at <= nxt:
-            s.completion = done_at
+            st.completion = done_at
+            done.append(st)
+    return done
 
 
 def _record(s: _JobState) -> JobRecord:

@@ -72,7 +72,7 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
     def queue(jv: JobView) -> int:
         return sum(1 for x in thresholds if jv.attained_gpu_slots >= x - 1e-9)
 
-    def key(jv: JobView, cfg: Config, t: int) -> tuple[float, ...]:
+    def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
         return (queue(jv), jv.start if jv.start is not None else jv.job.arrival, jv.job.arrival)
 
     def wake(view: View, decided: tuple[Allocation, ...]) -> int | None:

@@ -94,6 +94,8 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
     parts: list[tuple[str, str, dict[str, float], int]] = [("worker", cfg.worker_type, dict(w_demand), cfg.workers)]
     if p_demand is not None and cfg.ps_type is not None:
         parts.append(("ps", cfg.ps_type, dict(p_demand), cfg.ps))
+    if not all(ledger.could_fit(role, demand, n) for role, _t, demand, n in parts):
+        return None
     for server in cluster.servers:
         booked = _book_all(ledger, job.job_id, server.id, parts)
         if booked is not None:

@@ -20,7 +20,9 @@ from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance, Job
 from scheduling.speed import Allocation
 
-SortKey = Callable[[JobView, Config, int], tuple[float, ...]]
+SortKey = Callable[[JobView, Config], tuple[float, ...]]
+"""A job's priority from its view and configuration (smaller first); not time-dependent, so a
+key is computed once per job view."""
 
 
 class FixedConfigs:
@@ -64,6 +66,7 @@ class ListScheduler:
         self.preemptive = preemptive
         self.backfill = backfill
         self.wake = wake
+        self._keys: dict[str, tuple[JobView, tuple[float, ...]]] = {}
 
     def decide(self, view: View) -> Decision:
         ledger = view.ledger()
@@ -77,7 +80,7 @@ class ListScheduler:
                 if jv.running and keep(ledger, jv.job, current[jv.job.job_id]):
                     chosen.extend(current[jv.job.job_id])
             jobs = [jv for jv in jobs if not jv.running]
-        jobs.sort(key=lambda jv: self.key(jv, self.configs[jv.job.job_id], view.t))
+        jobs.sort(key=self._key)
         for jv in jobs:
             job_id = jv.job.job_id
             if jv.running and keep(ledger, jv.job, current[job_id]):
@@ -92,16 +95,24 @@ class ListScheduler:
         wake_at = self.wake(view, allocations) if self.wake else None
         return Decision(allocations=allocations, wake_at=wake_at)
 
+    def _key(self, jv: JobView) -> tuple[float, ...]:
+        # The engine hands out the same JobView object until the job's state changes.
+        cached = self._keys.get(jv.job.job_id)
+        if cached is None or cached[0] is not jv:
+            cached = (jv, self.key(jv, self.configs[jv.job.job_id]))
+            self._keys[jv.job.job_id] = cached
+        return cached[1]
+
     def report(self) -> Mapping[str, Any]:
         return {}
 
 
-def fifo_key(jv: JobView, cfg: Config, t: int) -> tuple[float, ...]:
+def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
     return (jv.job.arrival,)
 
 
 def srtf_key(cluster_rate: Callable[[Job, Config], float]) -> SortKey:
-    def key(jv: JobView, cfg: Config, t: int) -> tuple[float, ...]:
+    def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
         r = cluster_rate(jv.job, cfg)
         return (jv.remaining / r if r > 0 else math.inf, jv.job.arrival)
 

@@ -1,0 +1,73 @@
+"""Benchmark: engine + validator + result size on large rigid traces (DESIGN section 6 targets).
+
+Usage: .venv/bin/python bench/engine_scale.py [--jobs 150000] [--algorithms fifo,srtf]
+Prints one line per algorithm: wall time of simulate, validate and build, peak RSS of the
+process, and the gzip size of the result per 1,000 jobs. Record results in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import resource
+import time
+
+import numpy as np
+
+from scheduling import registry, results
+from scheduling.engine import simulate
+from scheduling.loaders import cluster_from_dict
+from scheduling.model import Instance, Job
+from scheduling.validator import validate
+
+
+def philly_like(n: int, seed: int, servers: int) -> Instance:
+    """Rigid jobs with Philly's shape: 93% one-GPU, heavy-tailed durations, Poisson arrivals."""
+    rng = np.random.default_rng(seed)
+    cluster = cluster_from_dict(
+        {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "n", "count": servers, "capacity": {"gpu": 8}}]}
+    )
+    gaps = rng.exponential(0.9 * 8 * servers / (n / 100), n)  # keep the cluster busy but stable
+    arrivals = np.floor(np.cumsum(gaps) / 100).astype(int)
+    gpus = rng.choice([1, 2, 4, 8, 16], size=n, p=[0.93, 0.03, 0.02, 0.015, 0.005])
+    duration = np.maximum(1, rng.lognormal(3.0, 1.5, n)).astype(int)  # slots
+    jobs = tuple(
+        Job(job_id=f"j{i:06d}", arrival=int(arrivals[i]), gpus=int(gpus[i]), duration=int(duration[i]))
+        for i in range(n)
+    )
+    return Instance(cluster, jobs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=150_000)
+    ap.add_argument("--servers", type=int, default=200)
+    ap.add_argument("--algorithms", default="fifo")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    t0 = time.perf_counter()
+    inst = philly_like(a.jobs, a.seed, a.servers)
+    print(f"instance: {a.jobs} jobs on {a.servers} x 8 GPUs, built in {time.perf_counter() - t0:.1f} s")
+    for name in a.algorithms.split(","):
+        spec = registry.get(name)
+        algo = spec.build(inst, spec.parse_params({}), a.seed)
+        t0 = time.perf_counter()
+        run = simulate(inst, algo)
+        t1 = time.perf_counter()
+        doc = results.build(inst, run, name, {}, a.seed)
+        t2 = time.perf_counter()
+        problems = validate(inst, doc)
+        t3 = time.perf_counter()
+        size = len(gzip.compress(json.dumps(doc, separators=(",", ":")).encode()))
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"{name}: simulate {t1 - t0:.1f} s, build {t2 - t1:.1f} s, validate {t3 - t2:.1f} s, "
+            f"peak RSS {rss:.0f} MiB, result {size / 1024:.0f} KiB gzip = {size / 1024 / (a.jobs / 1000):.1f} KiB "
+            f"per 1,000 jobs, completed {doc['metrics']['completed']}, avg JCT {doc['metrics']['avg_jct']:.1f} slots, "
+            f"valid {not problems}"
+        )
+
+
+if __name__ == "__main__":
+    main()
