@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduling.capacity import Ledger
@@ -101,6 +101,45 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
         if booked is not None:
             return booked
     return _spread(ledger, job.job_id, parts)
+
+
+class FitMemo:
+    """Remembers, within one decision, the smallest worker count of each shape that did not fit.
+
+    The ledger only fills up during a decision, so a job with the same per-instance demands and at
+    least as many workers cannot fit either: ``place`` is skipped for it. This turns a long queue
+    of similar waiting jobs from a placement attempt each into a dictionary look-up each.
+    """
+
+    def __init__(self, ledger: Ledger, shapes: dict[str, tuple[object, ...]] | None = None) -> None:
+        self.ledger = ledger
+        self.failed: dict[tuple[object, ...], int] = {}
+        self.shapes = shapes if shapes is not None else {}  # job id -> shape, may outlive the memo
+
+    def hopeless(self, fewest: Mapping[tuple[object, ...], int]) -> bool:
+        """Whether no job can fit any more, given the fewest workers waiting jobs need per shape."""
+        return all(self.failed.get(shape, 1 << 30) <= n for shape, n in fewest.items())
+
+    def place(self, job: Job, cfg: Config) -> tuple[Allocation, ...] | None:
+        shape = self.shape(job, cfg)
+        if cfg.workers >= self.failed.get(shape, 1 << 30):
+            return None
+        placed = place(self.ledger, job, cfg)
+        if placed is None:
+            self.failed[shape] = min(cfg.workers, self.failed.get(shape, 1 << 30))
+        return placed
+
+    def shape(self, job: Job, cfg: Config) -> tuple[object, ...]:
+        cached = self.shapes.get(job.job_id)
+        if cached is None:
+            cached = self.shapes[job.job_id] = self._shape(job, cfg)
+        return cached
+
+    def _shape(self, job: Job, cfg: Config) -> tuple[object, ...]:
+        cluster = self.ledger.cluster
+        w = demand_of(cluster, job, "worker", cfg.worker_type) or {}
+        p = demand_of(cluster, job, "ps", cfg.ps_type) if cfg.ps_type is not None else None
+        return (tuple(sorted(w.items())), tuple(sorted((p or {}).items())), cfg.ps)
 
 
 def keep(ledger: Ledger, job: Job, allocations: Sequence[Allocation]) -> bool:

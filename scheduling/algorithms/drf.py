@@ -6,10 +6,12 @@ started whole, in order of their group's dominant share. See the registry entry 
 
 from __future__ import annotations
 
+import heapq
+from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
 
-from scheduling.algorithms.common import Config, keep, place
+from scheduling.algorithms.common import Config, FitMemo, keep, place
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
@@ -22,6 +24,7 @@ class Drf:
         self.cluster = instance.cluster
         self.configs = configs
         self.capacity = {r: self.cluster.total_capacity(r) for r in self.cluster.resource_names()}
+        self.shapes: dict[str, tuple[object, ...]] = {}
 
     def share(self, usage: Mapping[str, float]) -> float:
         """Dominant share: the largest fraction of any (finite) cluster resource in ``usage``."""
@@ -40,42 +43,58 @@ class Drf:
 
     def _rigid(self, ledger: Ledger, jobs: list[JobView], current: dict[str, list[Allocation]]) -> list[Allocation]:
         chosen: list[Allocation] = []
-        group_usage: dict[str, dict[str, float]] = {}
+        group_usage: dict[str, dict[str, float]] = defaultdict(dict)
+        queues: dict[str, deque[JobView]] = defaultdict(deque)  # waiting jobs per group, by arrival
         for jv in jobs:
             if jv.running and keep(ledger, jv.job, current[jv.job.job_id]):
                 chosen.extend(current[jv.job.job_id])
-                _add(group_usage.setdefault(_group(jv.job), {}), self._usage(jv.job, current[jv.job.job_id]))
-        waiting = [jv for jv in jobs if not jv.running]
-        while waiting:
-            waiting.sort(
-                key=lambda jv: (self.share(group_usage.get(_group(jv.job), {})), jv.job.arrival, jv.job.job_id)
-            )
-            jv = waiting.pop(0)
-            placed = place(ledger, jv.job, self.configs[jv.job.job_id])
+                _add(group_usage[_group(jv.job)], self._usage(jv.job, current[jv.job.job_id]))
+            elif not jv.running:
+                queues[_group(jv.job)].append(jv)
+        # Serve the group with the smallest dominant share next (ties: its oldest waiting job); a
+        # group's job that does not fit is skipped, so each waiting job is tried once per event.
+        shares = {g: self.share(u) for g, u in group_usage.items()}
+        heap = [(shares.get(g, 0.0), q[0].job.arrival, q[0].job.job_id, g) for g, q in queues.items()]
+        heapq.heapify(heap)
+        memo = FitMemo(ledger, self.shapes)
+        fewest: dict[tuple[object, ...], int] = {}
+        for q in queues.values():
+            for jv in q:
+                cfg = self.configs[jv.job.job_id]
+                shape = memo.shape(jv.job, cfg)
+                fewest[shape] = min(fewest.get(shape, 1 << 30), cfg.workers)
+        while heap:
+            _, _, _, group = heapq.heappop(heap)
+            jv = queues[group].popleft()
+            placed = memo.place(jv.job, self.configs[jv.job.job_id])
             if placed is not None:
                 chosen.extend(placed)
-                _add(group_usage.setdefault(_group(jv.job), {}), self._usage(jv.job, placed))
+                _add(group_usage[group], self._usage(jv.job, placed))
+            elif memo.hopeless(fewest):
+                break
+            if queues[group]:
+                head = queues[group][0].job
+                heapq.heappush(heap, (self.share(group_usage[group]), head.arrival, head.job_id, group))
         return chosen
 
     def _elastic(self, ledger: Ledger, jobs: list[JobView], current: dict[str, list[Allocation]]) -> list[Allocation]:
         # Start every job from nothing, then hand out one worker at a time to the lowest share.
         held: dict[str, list[Allocation]] = {jv.job.job_id: [] for jv in jobs}
         usage: dict[str, dict[str, float]] = {jv.job.job_id: {} for jv in jobs}
-        active = list(jobs)
-        while active:
-            active.sort(key=lambda jv: (self.share(usage[jv.job.job_id]), jv.job.arrival, jv.job.job_id))
-            jv = active[0]
-            job = jv.job
-            cfg = self.configs[job.job_id]
-            allocs = held[job.job_id]
-            step = self._grow(ledger, job, cfg, allocs, current.get(job.job_id, []))
+        by_id = {jv.job.job_id: jv.job for jv in jobs}
+        heap = [(0.0, jv.job.arrival, jv.job.job_id) for jv in jobs]
+        heapq.heapify(heap)
+        while heap:
+            _, arrival, job_id = heapq.heappop(heap)
+            job = by_id[job_id]
+            allocs = held[job_id]
+            step = self._grow(ledger, job, self.configs[job_id], allocs, current.get(job_id, []))
             if step is None:
-                active.pop(0)  # cannot grow any further
-                continue
+                continue  # cannot grow any further
             allocs.extend(step)
-            _add(usage[job.job_id], self._usage(job, step))
-            if _workers(allocs) >= job.max_workers():
-                active.pop(0)
+            _add(usage[job_id], self._usage(job, step))
+            if _workers(allocs) < job.max_workers():
+                heapq.heappush(heap, (self.share(usage[job_id]), arrival, job_id))
         out: list[Allocation] = []
         for job_id, allocs in held.items():
             merged: dict[tuple[str, str, str], int] = {}

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.common import Config, ideal_config, keep, place, planned_rate
+from scheduling.algorithms.common import Config, FitMemo, ideal_config, keep, place, planned_rate
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance, Job
@@ -67,6 +67,7 @@ class ListScheduler:
         self.backfill = backfill
         self.wake = wake
         self._keys: dict[str, tuple[JobView, tuple[float, ...]]] = {}
+        self.shapes: dict[str, tuple[object, ...]] = {}
 
     def decide(self, view: View) -> Decision:
         ledger = view.ledger()
@@ -81,12 +82,13 @@ class ListScheduler:
                     chosen.extend(current[jv.job.job_id])
             jobs = [jv for jv in jobs if not jv.running]
         jobs.sort(key=self._key)
+        memo = FitMemo(ledger, self.shapes)
         for jv in jobs:
             job_id = jv.job.job_id
             if jv.running and keep(ledger, jv.job, current[job_id]):
                 chosen.extend(current[job_id])
                 continue
-            placed = place(ledger, jv.job, self.configs[job_id])
+            placed = memo.place(jv.job, self.configs[job_id])
             if placed is not None:
                 chosen.extend(placed)
             elif not self.backfill:

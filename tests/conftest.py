@@ -1,0 +1,64 @@
+"""Shared fixtures: tiny inputs, and runs simulated either inline (web tests) or by a worker on Redis."""
+
+import json
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+
+from workers.celery import app as celery_app
+from workers.tasks import simulate_run
+
+TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
+TEST_QUEUE = "mlsched-tests"
+
+TINY_CLUSTER = {
+    "slot_seconds": 60,
+    "resources": [{"name": "gpu", "unit": "GPU"}, {"name": "cpu", "unit": "vCPU"}],
+    "servers": [{"id": "node", "count": 2, "capacity": {"gpu": 4, "cpu": 16}}],
+    "worker_types": [{"id": "w1", "demand": {"gpu": 1, "cpu": 2}}],
+    "ps_types": [{"id": "p1", "demand": {"cpu": 2}}],
+}
+
+
+@pytest.fixture
+def tiny_cluster() -> str:
+    """Two servers with 4 GPUs each, one worker type and one PS type (JSON text)."""
+    return json.dumps(TINY_CLUSTER)
+
+
+@pytest.fixture
+def tiny_trace() -> str:
+    """Three small PS jobs that every algorithm completes on ``tiny_cluster`` (CSV text)."""
+    return (
+        "job_id,arrival,epochs,chunks,minibatches,batch_time,ps_update\n"
+        "j1,0,1,4,5,60,30\nj2,1,2,2,3,120,30\nj3,2,1,3,4,60,30\n"
+    )
+
+
+@pytest.fixture
+def inline_tasks(settings, tmp_path, monkeypatch):
+    """Queued runs are simulated at once in the caller; results go to a temporary folder.
+
+    Not Celery's eager mode: that still opens a broker connection for the (default) broker, and
+    the app would keep it for the real-worker tests.
+    """
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setattr(simulate_run, "delay", lambda *args: simulate_run.apply(args))
+
+
+@pytest.fixture
+def redis_worker(transactional_db, settings, tmp_path):
+    """A real Celery worker (solo pool, in a thread) consuming the test queue on the local Redis.
+
+    The broker settings are the same for every test of a session (and no other test opens a broker
+    connection), so the app's pooled connections always point at this broker.
+    """
+    settings.MEDIA_ROOT = tmp_path / "media"
+    celery_app.conf.update(
+        broker_url=TEST_REDIS_URL,
+        result_backend=TEST_REDIS_URL,
+        broker_transport_options={},
+        task_default_queue=TEST_QUEUE,
+    )
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
+        yield

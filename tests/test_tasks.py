@@ -1,0 +1,240 @@
+"""The simulation task: over a real Redis broker and worker, against PostgreSQL, and its failure paths."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from scheduling import registry
+from scheduling.registry import AlgorithmSpec, Feature
+from scheduling.validator import validate
+from webapp import services
+from webapp.models import Experiment, Run
+from workers.runs import load_instance
+from workers.tasks import simulate_run
+
+ROOT = Path(__file__).resolve().parent.parent
+POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
+
+
+def make_run(cluster, trace, algorithm="fifo", **params):
+    exp = Experiment.objects.create(
+        name="t", source="upload", cluster_text=cluster, trace_name="trace.csv", trace_text=trace
+    )
+    return Run.objects.create(experiment=exp, algorithm=algorithm, params=params, seed=0)
+
+
+def wait_until_finished(run, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.is_finished:
+            return run
+        time.sleep(0.1)
+    raise AssertionError(f"run {run.pk} still {run.status} after {timeout} s")
+
+
+# ---------------------------------------------------------------------------------------------
+# A real worker over Redis
+
+
+@pytest.mark.redis
+def test_a_run_queued_over_redis_is_simulated_by_a_worker_and_its_result_validates(
+    redis_worker, tiny_cluster, tiny_trace
+):
+    run = make_run(tiny_cluster, tiny_trace, "srtf")
+    services.enqueue(run.pk)
+    wait_until_finished(run)
+    assert run.status == "done", run.error
+    result = services.load_result(run)
+    assert validate(load_instance(tiny_cluster, "cluster.json", tiny_trace, "trace.csv"), result) == []
+    assert run.metrics == result["metrics"]
+    assert run.started <= run.finished
+
+
+@pytest.mark.redis
+def test_a_run_whose_parameters_cannot_build_the_algorithm_ends_failed_over_redis(
+    redis_worker, tiny_cluster, tiny_trace
+):
+    run = make_run(tiny_cluster, tiny_trace, "fifo", workers_min=5, workers_max=2)
+    services.enqueue(run.pk)
+    wait_until_finished(run)
+    assert run.status == "failed"
+    assert "workers_min 5 is above workers_max 2" in run.error
+
+
+# ---------------------------------------------------------------------------------------------
+# Failure paths, calling the task in-process
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_an_instance_the_algorithm_does_not_support_ends_failed_with_the_reason(tiny_cluster, tiny_trace, monkeypatch):
+    needs_edge = Feature("edge", "edge servers", lambda instance: "the cluster has no edge server")
+    spec = AlgorithmSpec("edgy", "-", "-", "-", factory=registry.get("fifo").factory, needs=(needs_edge,))
+    monkeypatch.setitem(registry.REGISTRY, "edgy", spec)
+    run = make_run(tiny_cluster, tiny_trace, "edgy")
+    assert simulate_run(run.pk) == "failed"
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.error == "edgy needs edge servers: the cluster has no edge server"
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_crashing_algorithm_ends_failed_and_the_exception_propagates(tiny_cluster, tiny_trace, monkeypatch):
+    def explode(instance, params, rng):
+        raise ZeroDivisionError("a bug in the algorithm")
+
+    monkeypatch.setitem(registry.REGISTRY, "buggy", AlgorithmSpec("buggy", "-", "-", "-", factory=explode))
+    run = make_run(tiny_cluster, tiny_trace, "buggy")
+    with pytest.raises(ZeroDivisionError):
+        simulate_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.error == "internal error: ZeroDivisionError: a bug in the algorithm"
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_run_is_simulated_at_most_once(tiny_cluster, tiny_trace):
+    run = make_run(tiny_cluster, tiny_trace)
+    assert simulate_run(run.pk) == "done"
+    assert simulate_run(run.pk) == "skipped"
+
+
+@pytest.mark.django_db
+def test_a_run_left_running_past_the_time_limit_is_declared_lost(tiny_cluster, tiny_trace, settings):
+    run = make_run(tiny_cluster, tiny_trace)
+    long_ago = timezone.now() - timedelta(seconds=settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE + 1)
+    Run.objects.filter(pk=run.pk).update(status="running", started=long_ago)
+    status = services.status(services.get_experiment(run.experiment_id))
+    assert status["finished"] is True
+    assert status["runs"][0]["status"] == "failed"
+    assert "lost: no result within" in status["runs"][0]["error"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The real worker command, as deployed: PostgreSQL + Redis, and the local filesystem-broker setup
+
+SUBMIT_AND_WAIT = """
+import json, time
+import django
+django.setup()
+from webapp import services
+from webapp.management.commands.load_examples import example
+from webapp.models import Run
+from scheduling.validator import validate
+from workers.runs import load_instance
+
+sub = example("demo")
+sub = type(sub)(name="postgres test", inputs=sub.inputs, seed=0,
+                runs=[("fifo", {}), ("fifo", {"workers_min": 5, "workers_max": 2})])
+exp = services.create_experiment(sub)
+deadline = time.monotonic() + 60
+unfinished = Run.objects.filter(experiment=exp).exclude(status__in=["done", "failed"])
+while unfinished.exists() and time.monotonic() < deadline:
+    time.sleep(0.2)
+inputs = sub.inputs
+instance = load_instance(inputs.cluster_text, inputs.cluster_name, inputs.trace_text, inputs.trace_name)
+report = [
+    {"status": r.status, "error": r.error,
+     "problems": validate(instance, services.load_result(r)) if r.status == "done" else None}
+    for r in exp.runs.all()
+]
+exp.delete()
+print(json.dumps(report))
+"""
+
+
+def django_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    return {**env, "DJANGO_SETTINGS_MODULE": "webapp.settings", "PYTHONPATH": str(ROOT), **extra}
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_the_worker_command_records_runs_in_postgresql(tmp_path):
+    env = django_env(
+        DATABASE_URL=POSTGRES_URL,
+        REDIS_URL="redis://127.0.0.1:6379/15",
+        MLSCHED_QUEUE="mlsched-tests-postgres",
+        MEDIA_ROOT=str(tmp_path / "media"),
+        MLSCHED_VAR_DIR=str(tmp_path / "var"),
+    )
+    python = sys.executable
+    subprocess.run([python, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True)
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
+    worker = subprocess.Popen(
+        [python, "-m", "celery", "-A", "workers", "worker", "--pool=solo", "--loglevel=WARNING",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", f"--hostname=pgtest-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        out = subprocess.run(
+            [python, "-c", SUBMIT_AND_WAIT], check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        )
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        log.close()
+    assert out.returncode == 0, out.stderr
+    done, failed = json.loads(out.stdout.strip().splitlines()[-1])
+    assert done == {"status": "done", "error": "", "problems": []}
+    assert failed["status"] == "failed" and "workers_min 5 is above workers_max 2" in failed["error"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_run_local_serves_the_dashboard_and_simulates_the_example_without_any_server(tmp_path):
+    port = free_port()
+    env = django_env(PORT=str(port), MLSCHED_VAR_DIR=str(tmp_path))
+    env.pop("MEDIA_ROOT", None)
+    log = open(tmp_path / "run-local.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [str(ROOT / "bin" / "run-local")],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        status = None
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{base}/experiments/1/status.json", timeout=5) as response:
+                    status = json.load(response)
+                if status["finished"]:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        assert status and status["finished"], (tmp_path / "run-local.log").read_text()
+        assert {r["status"] for r in status["runs"]} == {"done"}
+        with urllib.request.urlopen(f"{base}/experiments/1/", timeout=10) as response:
+            assert 'class="gantt"' in response.read().decode()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+    assert (tmp_path / "db.sqlite3").exists() and (tmp_path / "broker").is_dir()
+    with pytest.raises(ProcessLookupError):  # the worker went with the script
+        os.killpg(proc.pid, 0)

@@ -1,0 +1,308 @@
+"""The dashboard through Django's test client: upload or preset -> runs -> experiment page."""
+
+import html
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from scheduling import registry
+from scheduling.registry import AlgorithmSpec, Feature
+from webapp import charts
+from webapp.models import Experiment, Run
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
+
+NEW = reverse("experiment-new")
+
+
+def upload(client, cluster, trace, trace_name="trace.csv", algorithms=("fifo",), **extra):
+    """POST the form with files; ``cluster``/``trace`` are text or bytes."""
+    as_bytes = lambda x: x if isinstance(x, bytes) else x.encode()  # noqa: E731
+    data = {
+        "source": "upload",
+        "cluster_file": SimpleUploadedFile("cluster.json", as_bytes(cluster)),
+        "trace_file": SimpleUploadedFile(trace_name, as_bytes(trace)),
+        "algorithms": list(algorithms),
+        "seed": "0",
+        **extra,
+    }
+    return client.post(NEW, data)
+
+
+def field_errors(response, field):
+    return response.context["form"].errors.get(field, [])
+
+
+def assert_refused(response, field, *fragments):
+    assert response.status_code == 200
+    errors = " ".join(field_errors(response, field))
+    for fragment in fragments:
+        assert fragment in errors, f"{fragment!r} not in {field} errors: {errors!r}"
+        assert html.escape(fragment) in response.content.decode()
+    assert Experiment.objects.count() == 0
+    assert Run.objects.count() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Pages
+
+
+def test_the_home_page_lists_experiments_with_links(client, tiny_cluster, tiny_trace):
+    exp = Experiment.objects.create(
+        name="mine", source="upload", cluster_text=tiny_cluster, trace_name="t.csv", trace_text=tiny_trace
+    )
+    page = client.get("/").content.decode()
+    assert "mine" in page
+    assert exp.get_absolute_url() in page
+    assert NEW in page
+
+
+def test_the_form_offers_every_algorithm_with_fields_from_its_declared_parameters(client):
+    page = client.get(NEW).content.decode()
+    for name, spec in registry.all_specs().items():
+        assert f'value="{name}"' in page
+        for param in spec.params:
+            assert f'name="{name}__{param.name}"' in page
+    workers_max = next(p for p in registry.get("fifo").params if p.name == "workers_max")
+    assert f'max="{workers_max.max:g}"' in page
+    assert 'name="fifo__backfill"' in page and 'type="checkbox"' in page
+
+
+# ---------------------------------------------------------------------------------------------
+# Upload: happy path and every kind of bad input
+
+
+def test_uploading_valid_files_creates_an_experiment_with_one_run_per_algorithm(client, tiny_cluster, tiny_trace):
+    response = upload(client, tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], fifo__workers_max="2")
+    exp = Experiment.objects.get()
+    assert response.status_code == 302 and response.url == exp.get_absolute_url()
+    assert exp.cluster_text == tiny_cluster and exp.trace_text == tiny_trace and exp.source == "upload"
+    runs = {r.algorithm: r for r in exp.runs.all()}
+    assert set(runs) == {"fifo", "drf"}
+    assert runs["fifo"].params["workers_max"] == 2
+    assert runs["drf"].params == registry.get("drf").parse_params({})
+
+
+BAD_TRACES = {
+    "missing column": ("job_id,epochs\nj1,2\n", "missing column 'arrival'"),
+    "wrong type": ("job_id,arrival\nj1,abc\n", "line 2, job 'j1', field 'arrival': 'abc' is not a number"),
+    "duplicate job id": ("job_id,arrival\nj1,0\nj1,3\n", "line 3, job 'j1', field 'job_id': duplicate job id"),
+    "unknown worker type": ("job_id,arrival,batch_time.zz\nj1,0,5\n", "field 'batch_time.zz': unknown type 'zz'"),
+    "empty file": ("", "trace.csv: file is empty"),
+    "non-UTF-8 bytes": (b"job_id,arrival\nj\xff1,0\n", "trace.csv, line 2: not UTF-8 text"),
+    "job fits no server": (
+        "job_id,arrival,gpus,duration\nbig,0,64,600\n",
+        "job 'big', field 'gpus': needs 64 GPUs but the cluster has 8",
+    ),
+}
+
+
+@pytest.mark.parametrize("trace, message", BAD_TRACES.values(), ids=BAD_TRACES.keys())
+def test_a_bad_trace_is_refused_with_its_location_and_nothing_is_stored(client, tiny_cluster, trace, message):
+    assert_refused(upload(client, tiny_cluster, trace), "trace_file", message)
+
+
+def cluster_with(**server):
+    spec = {
+        "slot_seconds": 60,
+        "resources": ["gpu"],
+        "servers": [{"id": "n", **server}],
+        "worker_types": [{"id": "w1", "demand": {"gpu": 1}}],
+    }
+    return json.dumps(spec)
+
+
+BAD_CLUSTERS = {
+    "negative capacity": (cluster_with(capacity={"gpu": -8}), "field 'servers[0].capacity.gpu': -8 must be >= 0"),
+    "missing capacity": (cluster_with(), "field 'servers[0].capacity': missing capacity"),
+    "invalid JSON": ('{"slot_seconds": 60,', "cluster.json, line 1: invalid JSON"),
+    "empty file": ("  \n", "cluster.json: file is empty"),
+}
+
+
+@pytest.mark.parametrize("cluster, message", BAD_CLUSTERS.values(), ids=BAD_CLUSTERS.keys())
+def test_a_bad_cluster_spec_is_refused_with_its_location_and_nothing_is_stored(client, tiny_trace, cluster, message):
+    assert_refused(upload(client, cluster, tiny_trace), "cluster_file", message)
+
+
+def test_a_50_mb_upload_is_refused_by_its_size(client, tiny_cluster):
+    big = b"job_id,arrival\n" + b"j,0\n" * (50 * 2**20 // 4)
+    assert_refused(
+        upload(client, tiny_cluster, big), "trace_file", "trace.csv: file is 50.0 MiB, larger than the 32 MiB limit"
+    )
+
+
+def test_missing_files_are_asked_for(client):
+    response = client.post(NEW, {"source": "upload", "algorithms": ["fifo"], "seed": "0"})
+    assert field_errors(response, "cluster_file") == ["Choose a file."]
+    assert field_errors(response, "trace_file") == ["Choose a file."]
+    assert Experiment.objects.count() == 0
+
+
+def test_at_least_one_algorithm_is_required(client, tiny_cluster, tiny_trace):
+    assert_refused(
+        upload(client, tiny_cluster, tiny_trace, algorithms=[]), "algorithms", "Pick at least one algorithm."
+    )
+
+
+def test_a_parameter_out_of_its_declared_range_is_refused_on_its_field(client, tiny_cluster, tiny_trace):
+    limit = next(p for p in registry.get("fifo").params if p.name == "workers_max").max
+    response = upload(client, tiny_cluster, tiny_trace, fifo__workers_max=str(int(limit) + 1))
+    assert_refused(response, "fifo__workers_max", f"fifo: {int(limit) + 1} is above the maximum {limit:g}")
+
+
+def test_parameters_of_algorithms_not_chosen_are_ignored(client, tiny_cluster, tiny_trace):
+    response = upload(client, tiny_cluster, tiny_trace, algorithms=["fifo"], drf__ps="not a number")
+    assert response.status_code == 302
+    assert [r.algorithm for r in Run.objects.all()] == ["fifo"]
+
+
+def test_an_algorithm_that_cannot_run_the_inputs_is_refused_with_its_reason(
+    client, tiny_cluster, tiny_trace, monkeypatch
+):
+    needs_edge = Feature("edge", "edge servers", lambda instance: "the cluster has no edge server")
+    spec = AlgorithmSpec(
+        "edgy", "Needs edge servers.", "-", "-", factory=registry.get("fifo").factory, needs=(needs_edge,)
+    )
+    monkeypatch.setitem(registry.REGISTRY, "edgy", spec)
+    response = upload(client, tiny_cluster, tiny_trace, algorithms=["fifo", "edgy"])
+    assert_refused(response, "algorithms", "edgy needs edge servers: the cluster has no edge server")
+
+
+# ---------------------------------------------------------------------------------------------
+# Presets
+
+
+def test_a_preset_creates_an_experiment_from_its_generated_files(client):
+    data = {
+        "source": "preset",
+        "preset": "demo",
+        "jobs": "7",
+        "preset_seed": "3",
+        "size": "0.5",
+        "algorithms": ["srtf"],
+        "seed": "1",
+    }
+    response = client.post(NEW, data)
+    exp = Experiment.objects.get()
+    assert response.status_code == 302
+    assert exp.source == "preset" and exp.preset == "demo"
+    assert exp.preset_options == {"jobs": 7, "seed": 3, "size": 0.5}
+    assert exp.name == "demo preset (7 jobs, trace seed 3, size 0.5)"
+    assert exp.trace_text.count("\n") == 8  # header and 7 jobs
+    assert [(r.algorithm, r.seed) for r in exp.runs.all()] == [("srtf", 1)]
+
+
+@pytest.mark.parametrize(
+    "field, value, message", [("size", "2", "2 must be in (0, 1]"), ("jobs", "0", "0 must be at least 1")]
+)
+def test_preset_options_the_preset_refuses_are_reported_on_their_field(client, field, value, message):
+    data = {"source": "preset", "preset": "demo", field: value, "algorithms": ["fifo"], "seed": "0"}
+    assert_refused(client.post(NEW, data), field, message)
+
+
+def test_an_unknown_preset_is_refused(client):
+    response = client.post(NEW, {"source": "preset", "preset": "nope", "algorithms": ["fifo"], "seed": "0"})
+    assert "nope" in " ".join(field_errors(response, "preset"))
+    assert Experiment.objects.count() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and the experiment page
+
+
+def test_the_experiment_page_shows_metrics_and_a_gantt_chart_per_run_once_done(
+    client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client, tiny_cluster, tiny_trace, algorithms=["fifo", "drf"])
+    exp = Experiment.objects.get()
+    assert [r.status for r in exp.runs.all()] == ["done", "done"]
+
+    status = client.get(reverse("experiment-status", args=[exp.pk])).json()
+    assert status["finished"] is True
+    assert {r["algorithm"]: r["status"] for r in status["runs"]} == {"fifo": "done", "drf": "done"}
+
+    page = client.get(response.url).content.decode()
+    assert 'id="metrics"' in page
+    for run in exp.runs.all():
+        assert f'id="gantt-{run.pk}"' in page
+        assert f'id="figure-{run.pk}"' in page
+        assert run.metrics["completed"] == 3
+    assert "vendor/plotly.min.js" in page
+    assert "avg JCT" in page
+
+
+def test_a_run_that_fails_shows_its_message_on_the_experiment_page(
+    client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client, tiny_cluster, tiny_trace, fifo__workers_min="5", fifo__workers_max="2")
+    run = Run.objects.get()
+    assert run.status == "failed"
+    assert "workers_min 5 is above workers_max 2" in run.error
+    assert "workers_min 5 is above workers_max 2" in client.get(response.url).content.decode()
+
+
+def test_a_done_run_offers_its_result_document(client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(client, tiny_cluster, tiny_trace)
+    run = Run.objects.get()
+    doc = client.get(reverse("run-result", args=[run.pk])).json()
+    assert doc["schema"] == "mlsched.result/1" and doc["algorithm"] == "fifo"
+    assert run.result.name.endswith(".json.gz")
+
+
+def test_an_unfinished_experiment_page_polls_its_status(client, tiny_cluster, tiny_trace):
+    response = upload(client, tiny_cluster, tiny_trace)  # on-commit callbacks not run: still queued
+    page = client.get(response.url).content.decode()
+    assert 'data-finished="false"' in page
+    assert reverse("experiment-status", args=[Experiment.objects.get().pk]) in page
+    assert "queued" in page
+
+
+def test_the_example_command_is_idempotent(django_capture_on_commit_callbacks):
+    from django.core.management import call_command
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_examples")
+        call_command("load_examples")
+    exp = Experiment.objects.get()
+    assert exp.preset == "demo"
+    assert {r.status for r in exp.runs.all()} == {"done"}
+    assert {r.algorithm for r in exp.runs.all()} == set(registry.all_specs())
+
+
+# ---------------------------------------------------------------------------------------------
+# Chart assembly (pure functions of result documents)
+
+
+def test_the_gantt_chart_has_a_row_per_server_and_tells_workers_from_parameter_servers(tiny_cluster, tiny_trace):
+    from scheduling import api
+    from workers.runs import load_instance
+
+    result = api.run(load_instance(tiny_cluster, "c.json", tiny_trace, "t.csv"), "drf", {}, 0)
+    figure = charts.gantt(result, "drf")
+    traces = {t["name"]: t for t in figure["data"]}
+    assert set(traces) == {"worker", "parameter server (PS)"}
+    assert traces["worker"]["marker"]["color"] != traces["parameter server (PS)"]["marker"]["color"]
+    assert figure["layout"]["yaxis"]["ticktext"] == ["node-0", "node-1"]
+    bars = sum(len(t["x"]) for t in figure["data"])
+    assert bars == len(result["placements"])
+    assert "%{customdata[0]}" in traces["worker"]["hovertemplate"]
+    _job, role, type_, count, start, end, *_ = traces["worker"]["customdata"][0]
+    assert role == "worker" and type_ == "w1" and count >= 1 and end > start
+
+
+def test_overlapping_placements_on_one_server_get_separate_lanes():
+    placements = [
+        {"server": "a", "job_id": "x", "role": "worker", "start": 0, "end": 5},
+        {"server": "a", "job_id": "y", "role": "worker", "start": 2, "end": 4},
+        {"server": "a", "job_id": "z", "role": "worker", "start": 4, "end": 6},
+        {"server": "b", "job_id": "y", "role": "ps", "start": 2, "end": 3},
+    ]
+    lanes, counts = charts.assign_lanes(placements)
+    assert lanes == [0, 1, 1, 0]
+    assert counts == {"a": 2, "b": 1}

@@ -1,0 +1,1 @@
+"""The Django project and its one app: the scheduling-lab dashboard (see docs/architecture.md)."""

@@ -1,0 +1,211 @@
+"""The new-experiment form: inputs (upload or preset), algorithms with their parameters, a seed.
+
+Parameter fields are generated from each algorithm's registry declaration, and the registry's own
+parser validates them. Inputs are parsed completely by ``scheduling.loaders`` in ``clean``: an
+error becomes a form error naming file, line, job and field, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+
+from scheduling import loaders, presets, registry
+from scheduling.errors import InputError
+from scheduling.model import Instance
+from webapp.models import Experiment
+from webapp.services import Inputs, Submission
+from workers.runs import trace_format
+
+SEP = "__"  # parameter field names are "<algorithm>__<parameter>"
+MAX_PRESET_JOBS = 100_000
+MIB = 2**20
+
+
+def param_field(param: registry.Param) -> forms.Field:
+    """A form field for one declared parameter; values are checked by ``Param.parse`` in ``clean``."""
+    common: dict[str, Any] = {"required": False, "label": param.name, "help_text": param.help, "initial": param.default}
+    if param.type is bool:
+        return forms.BooleanField(**common)
+    if param.choices:
+        return forms.ChoiceField(choices=[(c, c) for c in param.choices], **common)
+    if param.type in (int, float):
+        attrs = {"step": "1" if param.type is int else "any"}
+        if param.min is not None:
+            attrs["min"] = f"{param.min:g}"
+        if param.max is not None:
+            attrs["max"] = f"{param.max:g}"
+        return forms.CharField(widget=forms.NumberInput(attrs=attrs), **common)
+    return forms.CharField(**common)
+
+
+class ExperimentForm(forms.Form):
+    source = forms.ChoiceField(
+        choices=[(Experiment.Source.UPLOAD, "Upload files"), (Experiment.Source.PRESET, "Preset")],
+        widget=forms.RadioSelect,
+        initial=Experiment.Source.UPLOAD,
+        label="Inputs",
+    )
+    cluster_file = forms.FileField(
+        required=False,
+        allow_empty_file=True,
+        label="Cluster spec",
+        help_text="JSON: slot_seconds, resources, servers, types",
+    )
+    trace_file = forms.FileField(
+        required=False, allow_empty_file=True, label="Job trace", help_text="CSV, or JSON when the name ends in .json"
+    )
+    preset = forms.ChoiceField(required=False, initial="demo")
+    # The preset checks jobs and size itself; the web form only caps the work one request may do.
+    jobs = forms.IntegerField(required=False, max_value=MAX_PRESET_JOBS, help_text="Blank: the preset's default")
+    preset_seed = forms.IntegerField(required=False, min_value=0, initial=0, label="Trace seed")
+    size = forms.FloatField(required=False, initial=1.0, help_text="Share of the preset's cluster, in (0, 1]")
+    algorithms = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple, error_messages={"required": "Pick at least one algorithm."}
+    )
+    seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
+    name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.specs = registry.all_specs()
+        self.fields["algorithms"].choices = [(name, name) for name in self.specs]
+        self.fields["preset"].choices = [(name, name) for name in presets.PRESETS]
+        self.param_fields: dict[str, list[str]] = {}
+        for name, spec in self.specs.items():
+            self.param_fields[name] = []
+            for param in spec.params:
+                key = f"{name}{SEP}{param.name}"
+                self.fields[key] = param_field(param)
+                self.param_fields[name].append(key)
+        self.inputs: Inputs | None = None
+        self.chosen: list[tuple[str, dict[str, Any]]] = []
+
+    def algorithm_groups(self) -> list[dict[str, Any]]:
+        """For the template: each algorithm's checkbox, registry entry and parameter fields."""
+        boxes = {box.data["value"]: box for box in self["algorithms"]}
+        return [
+            {"checkbox": boxes[name], "spec": spec, "params": [self[key] for key in self.param_fields[name]]}
+            for name, spec in self.specs.items()
+        ]
+
+    def preset_summaries(self) -> list[tuple[str, str, int]]:
+        return [(p.name, p.summary, p.default_jobs) for p in presets.PRESETS.values()]
+
+    # -----------------------------------------------------------------------------------------
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("source") == Experiment.Source.PRESET:
+            loaded = self._preset_inputs(data)
+        else:
+            loaded = self._uploaded_inputs()
+        self.chosen = self._chosen_algorithms(data)
+        if loaded is not None:
+            self.inputs, instance = loaded
+            for name, _ in self.chosen:
+                why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
+                if why:
+                    self.add_error("algorithms", why)
+        return data
+
+    def submission(self) -> Submission:
+        assert self.inputs is not None, "call is_valid() first"
+        return Submission(
+            name=self.cleaned_data["name"] or default_name(self.inputs),
+            inputs=self.inputs,
+            runs=self.chosen,
+            seed=self.cleaned_data["seed"],
+        )
+
+    def _uploaded_inputs(self) -> tuple[Inputs, Instance] | None:
+        cluster = self._read_upload("cluster_file", "cluster.json")
+        trace = self._read_upload("trace_file", "trace.csv")
+        if cluster is None or trace is None:
+            return None
+        try:
+            parsed = loaders.parse_cluster(cluster[1], cluster[0])
+        except InputError as exc:
+            self.add_error("cluster_file", str(exc))
+            return None
+        try:
+            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]))
+        except InputError as exc:
+            self.add_error("trace_file", str(exc))
+            return None
+        inputs = Inputs(Experiment.Source.UPLOAD, cluster[0], cluster[1], trace[0], trace[1])
+        return inputs, Instance(parsed, jobs)
+
+    def _read_upload(self, field: str, default_name: str) -> tuple[str, str] | None:
+        """(file name, text) of an uploaded file, or None with a form error on ``field``."""
+        upload: UploadedFile | None = self.cleaned_data.get(field)
+        if upload is None:
+            if field not in self.errors:
+                self.add_error(field, "Choose a file.")
+            return None
+        name = os.path.basename(upload.name or "") or default_name
+        if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
+            limit = loaders.MAX_INPUT_BYTES // MIB
+            self.add_error(field, f"{name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit")
+            return None
+        try:
+            return name, loaders.decode(upload.read(), name)
+        except InputError as exc:
+            self.add_error(field, str(exc))
+            return None
+
+    def _preset_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance] | None:
+        name = data.get("preset")
+        if not name:
+            self.add_error("preset", "Choose a preset.")
+            return None
+        if any(f in self.errors for f in ("jobs", "preset_seed", "size")):
+            return None
+        options = {
+            "jobs": data.get("jobs"),
+            "seed": data.get("preset_seed") or 0,
+            "size": data.get("size") if data.get("size") is not None else 1.0,
+        }
+        try:
+            files = presets.build(name, jobs=options["jobs"], seed=options["seed"], size=options["size"])
+            cluster = loaders.parse_cluster(files.cluster, "cluster.json")
+            jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
+        except InputError as exc:
+            if exc.field in ("jobs", "size"):
+                self.add_error(exc.field, exc.problem)
+            else:
+                self.add_error("preset", f"preset {name}: {exc}")
+            return None
+        if len(files.trace.encode("utf-8")) > loaders.MAX_INPUT_BYTES:
+            self.add_error("jobs", "the generated trace is larger than the upload limit: ask for fewer jobs")
+            return None
+        options["jobs"] = options["jobs"] or len(jobs)
+        inputs = Inputs(
+            Experiment.Source.PRESET, "cluster.json", files.cluster, files.trace_name, files.trace, name, options
+        )
+        return inputs, Instance(cluster, jobs)
+
+    def _chosen_algorithms(self, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        chosen = []
+        for name in data.get("algorithms", []):
+            raw: dict[str, Any] = {}
+            for key in self.param_fields[name]:
+                value = data.get(key)
+                if isinstance(value, bool) or value not in (None, ""):
+                    raw[key.split(SEP, 1)[1]] = value
+            try:
+                chosen.append((name, self.specs[name].parse_params(raw)))
+            except InputError as exc:
+                key = f"{name}{SEP}{(exc.field or '').removeprefix('param ')}"
+                self.add_error(key if key in self.fields else "algorithms", f"{name}: {exc.problem}")
+        return chosen
+
+
+def default_name(inputs: Inputs) -> str:
+    if inputs.source == Experiment.Source.PRESET:
+        o = inputs.preset_options
+        return f"{inputs.preset} preset ({o['jobs']} jobs, trace seed {o['seed']}, size {o['size']:g})"
+    return f"{inputs.cluster_name} + {inputs.trace_name}"

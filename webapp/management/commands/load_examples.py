@@ -1,0 +1,55 @@
+"""Create the example experiments (once): each preset with every algorithm that supports it.
+
+Idempotent: an example that exists already is left alone. Its runs are queued, so a worker started
+afterwards (bin/run-local starts one) simulates them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from scheduling import loaders, presets, registry
+from scheduling.model import Instance
+from webapp.models import Experiment
+from webapp.services import Inputs, Submission, create_experiment
+from workers.runs import trace_format
+
+DEFAULT_PRESETS = ("demo",)
+
+
+def example_name(preset: str) -> str:
+    return f"Example: {preset} preset"
+
+
+class Command(BaseCommand):
+    help = "Create example experiments from presets (default: demo) unless they exist; their runs are queued."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--preset", action="append", dest="presets", help="preset name (repeatable)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        for name in options["presets"] or DEFAULT_PRESETS:
+            if Experiment.objects.filter(name=example_name(name), source=Experiment.Source.PRESET).exists():
+                self.stdout.write(f"example {name!r} exists")
+                continue
+            exp = create_experiment(example(name))
+            self.stdout.write(f"created example {name!r} with {exp.runs.count()} queued runs")
+
+
+def example(preset: str) -> Submission:
+    files = presets.build(preset)
+    cluster = loaders.parse_cluster(files.cluster, "cluster.json")
+    jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
+    instance = Instance(cluster, jobs)
+    runs = [
+        (name, spec.parse_params({}))
+        for name, spec in registry.all_specs().items()
+        if spec.unsupported(instance) is None
+    ]
+    options = {"jobs": len(jobs), "seed": 0, "size": 1.0}
+    inputs = Inputs(
+        Experiment.Source.PRESET, "cluster.json", files.cluster, files.trace_name, files.trace, preset, options
+    )
+    return Submission(name=example_name(preset), inputs=inputs, runs=runs, seed=0)

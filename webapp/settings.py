@@ -1,0 +1,135 @@
+"""Django settings. Everything a deployment changes comes from the environment:
+
+* ``DATABASE_URL`` (dj-database-url), else SQLite at ``var/db.sqlite3``;
+* ``REDIS_URL``: Celery broker and result backend, else kombu's server-less filesystem transport
+  under ``var/broker/`` (one solo-pool worker, see bin/run-local);
+* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` (comma-separated);
+* ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
+* ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_list(name: str) -> list[str]:
+    return [x.strip() for x in os.environ.get(name, "").split(",") if x.strip()]
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MLSCHED_VAR_DIR") or BASE_DIR / "var")
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = ["localhost", "127.0.0.1", *env_list("DJANGO_ALLOWED_HOSTS")]
+
+INSTALLED_APPS = [
+    "django.contrib.staticfiles",
+    "webapp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": ["django.template.context_processors.request"],
+        },
+    },
+]
+
+DATABASES = {"default": dj_database_url.config(default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the worker write to one file: wait for the lock instead of failing,
+    # take it at the start of a transaction, and let readers (status polls) run beside a writer.
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = True  # WhiteNoise serves static/ directly (no STATIC_ROOT, no collectstatic step)
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# Stored results (gzip JSON files referenced from the Run rows, DESIGN section 8).
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
+MEDIA_URL = "/media/"  # not served: results are read through the app's own views
+
+# Uploads: files up to 2.5 MB stay in memory, larger ones spill to a temporary file, and the
+# capped handler stops storing a file past the loaders' limit (the form reports its size).
+# Non-file fields are small; Django's default cap on them stays.
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "webapp.uploads.CappedTemporaryFileUploadHandler",
+]
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
+# Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
+MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
+MLSCHED_RUN_TIME_LIMIT = int(os.environ.get("MLSCHED_RUN_TIME_LIMIT", "1800"))
+MLSCHED_STALE_GRACE = 120  # seconds past the time limit before a "running" run is declared lost
+
+REDIS_URL = os.environ.get("REDIS_URL")
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * MLSCHED_RUN_TIME_LIMIT}
+else:
+    BROKER_DIR = VAR_DIR / "broker"
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR),
+        "data_folder_out": str(BROKER_DIR),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+    CELERY_RESULT_BACKEND = f"file://{VAR_DIR / 'celery-results'}"
+    for folder in (BROKER_DIR, BROKER_DIR / "processed", BROKER_DIR / "control", VAR_DIR / "celery-results"):
+        folder.mkdir(parents=True, exist_ok=True)
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("MLSCHED_QUEUE", "mlsched")
+CELERY_TASK_SOFT_TIME_LIMIT = MLSCHED_RUN_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = MLSCHED_RUN_TIME_LIMIT + 60
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # simulations are long: do not hoard them in one worker
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {"webapp": {"level": "INFO"}, "workers": {"level": "INFO"}},
+}

@@ -1,0 +1,47 @@
+"""What a simulation task needs, independent of where runs are stored.
+
+The dependency runs one way (webapp -> workers -> scheduling): a task does not import the Django
+models. It reads and records a run through a ``RunStore``, whose implementation the settings name
+(``MLSCHED_RUN_STORE``, the Django one is ``webapp.runstore.DjangoRunStore``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from scheduling import loaders
+from scheduling.model import Instance
+
+
+@dataclass(frozen=True)
+class RunInput:
+    cluster_name: str  # label used in error messages, e.g. "cluster.json"
+    cluster_text: str  # cluster spec, JSON
+    trace_name: str  # "....csv" or "....json": also selects the trace format
+    trace_text: str
+    algorithm: str  # registry name
+    params: Mapping[str, Any] = field(default_factory=dict)  # parsed against the registry again
+    seed: int = 0
+
+
+class RunStore(Protocol):
+    def claim(self, run_id: int) -> RunInput | None:
+        """Mark a queued run as running and return its input; None if it is not queued any more."""
+
+    def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
+        """Record a validated result document and mark the run done."""
+
+    def fail(self, run_id: int, message: str) -> None:
+        """Mark the run failed with a message for the user."""
+
+
+def trace_format(name: str) -> str:
+    return "json" if name.lower().endswith(".json") else "csv"
+
+
+def load_instance(cluster_text: str, cluster_name: str, trace_text: str, trace_name: str) -> Instance:
+    """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault."""
+    cluster = loaders.parse_cluster(cluster_text, cluster_name)
+    return Instance(cluster, loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name)))
