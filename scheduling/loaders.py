@@ -459,11 +459,7 @@ def check_job_fits(job: Job, cluster: Cluster) -> None:
 
     if job.rigid:
         assert job.gpus is not None
-        total = sum(
-            (math.inf if s.unlimited else math.floor(s.capacity.get("gpu", 0.0)))
-            for s in cluster.servers
-            if s.accepts("worker")
-        )
+        total = _instances(cluster, "worker", job.worker_demand or {"gpu": 1.0})
         if total < job.gpus:
             raise InputError(f"needs {job.gpus} GPUs but the cluster has {total:g}", job=job.job_id, field="gpus")
         return
@@ -477,6 +473,12 @@ def check_job_fits(job: Job, cluster: Cluster) -> None:
         demands = [(t, demand_of(cluster, job, "worker", t) or {}) for t in worker_types]
     if not any(fits_somewhere("worker", d) for _, d in demands):
         raise InputError("no worker of this job fits on any server", job=job.job_id, field="worker_demand")
+    if job.gpus is not None:
+        most = max(_instances(cluster, "worker", d) for _, d in demands)
+        if most < job.gpus:
+            raise InputError(
+                f"needs {job.gpus} workers at once but the cluster holds at most {most:g}", job=job.job_id, field="gpus"
+            )
     if needs_ps(cluster, job):
         ps_demands = [job.ps_demand] if job.ps_demand is not None else [p.demand for p in cluster.ps_types]
         if not any(fits_somewhere("ps", d) for d in ps_demands):
@@ -506,6 +508,20 @@ def usable_worker_types(job: Job, cluster: Cluster) -> list[str]:
     if "*" in job.batch_time or not job.batch_time:
         return [t.id for t in cluster.worker_types]
     return [t for t in job.batch_time if cluster.worker_type(t) is not None]
+
+
+def _instances(cluster: Cluster, role: str, demand: Mapping[str, float]) -> float:
+    """How many instances of ``demand`` the whole (empty) cluster holds."""
+    total = 0.0
+    for s in cluster.servers:
+        if not s.accepts(role):
+            continue
+        if s.unlimited:
+            return math.inf
+        total += min(
+            (math.floor(s.capacity.get(r, 0.0) / a + 1e-9) for r, a in demand.items() if a > 0), default=math.inf
+        )
+    return total
 
 
 def _fits(server: Server, demand: Mapping[str, float]) -> bool:

@@ -102,3 +102,49 @@ def test_the_module_runs_as_a_program(files):
     )
     assert proc.returncode == 0, proc.stderr
     assert "4 jobs" in proc.stdout
+
+
+BAD_CLUSTERS = {
+    "negative capacity": (
+        '{"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "a", "capacity": {"gpu": -2}}]}',
+        "servers[0].capacity.gpu",
+    ),
+    "missing capacity": ('{"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "a"}]}', "missing capacity"),
+}
+BAD_TRACES = {
+    "missing column": (b"job_id,weight\nx,1\n", "missing column 'arrival'"),
+    "wrong type": (b"job_id,arrival\nx,0\ny,abc\n", "line 3, job 'y', field 'arrival'"),
+    "duplicate job id": (b"job_id,arrival\nj1,0\nj1,1\n", "job 'j1', field 'job_id': duplicate"),
+    "unknown worker type": (b"job_id,arrival,batch_time.zz\nx,0,5\n", "unknown type 'zz'"),
+    "empty file": (b"", "file is empty"),
+    "non-UTF-8 bytes": (b"job_id,arrival\nx\xe9,0\n", "line 2: not UTF-8"),
+    "fits on no server": (b"job_id,arrival,gpus,duration\nhuge,0,64,60\n", "job 'huge', field 'gpus': needs 64 GPUs"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CLUSTERS))
+def test_a_bad_cluster_exits_2_naming_file_field_and_problem(case, files, tmp_path, capsys):
+    text, expected = BAD_CLUSTERS[case]
+    bad = tmp_path / "bad-cluster.json"
+    bad.write_text(text)
+    assert main(["validate", "--cluster", str(bad), "--trace", str(files[1])]) == 2
+    err = capsys.readouterr().err
+    assert "bad-cluster.json" in err and expected in err
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TRACES))
+def test_a_bad_trace_exits_2_naming_file_line_field_and_problem(case, files, tmp_path, capsys):
+    data, expected = BAD_TRACES[case]
+    bad = tmp_path / "bad-trace.csv"
+    bad.write_bytes(data)
+    assert main(["validate", "--cluster", str(files[0]), "--trace", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad-trace.csv" in err and expected in err
+
+
+def test_a_50_mb_trace_exits_2_without_being_read(files, tmp_path, capsys):
+    big = tmp_path / "big.csv"
+    with big.open("wb") as f:
+        f.truncate(50 * 1024 * 1024)
+    assert main(["validate", "--cluster", str(files[0]), "--trace", str(big)]) == 2
+    assert "big.csv: file is 50.0 MiB, larger than the 32 MiB limit" in capsys.readouterr().err

@@ -114,3 +114,8 @@ def test_a_50_mb_file_is_refused_before_reading(tmp_path):
         f.truncate(50 * 1024 * 1024)
     with pytest.raises(InputError, match="larger than the 32 MiB limit"):
         load_cluster(big)
+
+
+def test_a_job_stating_more_gpus_than_the_cluster_holds_is_refused():
+    msg = trace_error("job_id,arrival,arch,gpus,batch_time\np,0,pipeline,9,5\n")
+    assert "'p'" in msg and "needs 9 workers at once" in msg
