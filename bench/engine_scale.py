@@ -22,16 +22,17 @@ from scheduling.model import Instance, Job
 from scheduling.validator import validate
 
 
-def philly_like(n: int, seed: int, servers: int) -> Instance:
-    """Rigid jobs with Philly's shape: 93% one-GPU, heavy-tailed durations, Poisson arrivals."""
+def philly_like(n: int, seed: int, servers: int, load: float = 0.9) -> Instance:
+    """Rigid jobs with Philly's shape (93% one-GPU, heavy-tailed durations) and Poisson arrivals
+    at the rate that offers ``load`` times the cluster's GPU capacity."""
     rng = np.random.default_rng(seed)
     cluster = cluster_from_dict(
         {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "n", "count": servers, "capacity": {"gpu": 8}}]}
     )
-    gaps = rng.exponential(0.9 * 8 * servers / (n / 100), n)  # keep the cluster busy but stable
-    arrivals = np.floor(np.cumsum(gaps) / 100).astype(int)
     gpus = rng.choice([1, 2, 4, 8, 16], size=n, p=[0.93, 0.03, 0.02, 0.015, 0.005])
     duration = np.maximum(1, rng.lognormal(3.0, 1.5, n)).astype(int)  # slots
+    per_slot = load * 8 * servers / float(np.mean(gpus * duration))  # arrivals per slot
+    arrivals = np.floor(np.cumsum(rng.exponential(1.0 / per_slot, n))).astype(int)
     jobs = tuple(
         Job(job_id=f"j{i:06d}", arrival=int(arrivals[i]), gpus=int(gpus[i]), duration=int(duration[i]))
         for i in range(n)
@@ -45,10 +46,11 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=200)
     ap.add_argument("--algorithms", default="fifo")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--load", type=float, default=0.9, help="offered GPU load (0.9 = 90% of capacity)")
     a = ap.parse_args()
     t0 = time.perf_counter()
-    inst = philly_like(a.jobs, a.seed, a.servers)
-    print(f"instance: {a.jobs} jobs on {a.servers} x 8 GPUs, built in {time.perf_counter() - t0:.1f} s")
+    inst = philly_like(a.jobs, a.seed, a.servers, a.load)
+    print(f"instance: {a.jobs} jobs on {a.servers} x 8 GPUs at load {a.load}, built in {time.perf_counter() - t0:.1f} s")
     for name in a.algorithms.split(","):
         spec = registry.get(name)
         algo = spec.build(inst, spec.parse_params({}), a.seed)
