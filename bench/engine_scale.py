@@ -50,7 +50,8 @@ def main() -> None:
     a = ap.parse_args()
     t0 = time.perf_counter()
     inst = philly_like(a.jobs, a.seed, a.servers, a.load)
-    print(f"instance: {a.jobs} jobs on {a.servers} x 8 GPUs at load {a.load}, built in {time.perf_counter() - t0:.1f} s")
+    built = time.perf_counter() - t0
+    print(f"instance: {a.jobs} jobs on {a.servers} x 8 GPUs at load {a.load}, built in {built:.1f} s")
     for name in a.algorithms.split(","):
         spec = registry.get(name)
         algo = spec.build(inst, spec.parse_params({}), a.seed)

@@ -78,3 +78,30 @@ def close(a: object, b: object, rel: float = 1e-6) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
     return a == b
+
+
+def utilization_timeline(usages: Iterable[Usage], capacity: Mapping[str, float]) -> dict[str, list[tuple[int, float]]]:
+    """Utilisation per resource over time: a step function as (slot, share from that slot on).
+
+    Only finite-capacity servers count; the last point of each series is the end of the last
+    placement, where the share drops to 0.
+    """
+    deltas: dict[int, dict[str, float]] = {}
+    for u in usages:
+        if not u.limited:
+            continue
+        for resource, amount in u.demand.items():
+            if capacity.get(resource, 0.0) > 0:
+                for t, sign in ((u.start, 1.0), (u.end, -1.0)):
+                    at = deltas.setdefault(t, {})
+                    at[resource] = at.get(resource, 0.0) + sign * amount
+    series: dict[str, list[tuple[int, float]]] = {r: [] for r in sorted(capacity) if capacity[r] > 0}
+    level = dict.fromkeys(series, 0.0)
+    for t in sorted(deltas):
+        for resource, change in deltas[t].items():
+            level[resource] += change
+        for resource, points in series.items():
+            share = max(0.0, level[resource]) / capacity[resource]
+            if not points or abs(points[-1][1] - share) > 1e-12:
+                points.append((t, share))
+    return series

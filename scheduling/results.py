@@ -76,8 +76,14 @@ def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
 
 def compute_metrics(cluster: Cluster, doc: Mapping[str, Any]) -> dict[str, Any]:
     """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator)."""
-    unlimited = {s.id for s in cluster.servers if s.unlimited}
-    usages = [
+    capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
+    return metrics.compute(job_records(doc), usages(doc), capacity)
+
+
+def usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:
+    """The result's placements as resource usage (count x per-instance demand)."""
+    unlimited = {s["id"] for s in doc["servers"] if s["unlimited"]}
+    return [
         metrics.Usage(
             start=p["start"],
             end=p["end"],
@@ -86,8 +92,16 @@ def compute_metrics(cluster: Cluster, doc: Mapping[str, Any]) -> dict[str, Any]:
         )
         for p in doc["placements"]
     ]
-    capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
-    return metrics.compute(job_records(doc), usages, capacity)
+
+
+def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
+    """Utilisation per resource over time, from the result document alone (for charts)."""
+    capacity: dict[str, float] = {}
+    for s in doc["servers"]:
+        if not s["unlimited"]:
+            for r, a in s["capacity"].items():
+                capacity[r] = capacity.get(r, 0.0) + a
+    return metrics.utilization_timeline(usages(doc), capacity)
 
 
 def write(doc: Mapping[str, Any], path: Path) -> None:

@@ -102,3 +102,10 @@ def test_a_scripted_schedule_passes_the_validator():
     run = simulate(inst, algo, horizon=20)
     doc = results.build(inst, run, "scripted", {}, 0)
     assert validate(inst, doc) == []
+
+
+def test_utilization_over_time_is_a_step_function_of_the_placements():
+    from scheduling.metrics import Usage, utilization_timeline
+
+    usages = [Usage(0, 4, {"gpu": 4.0}, True), Usage(2, 6, {"gpu": 2.0}, True), Usage(1, 9, {"gpu": 8.0}, False)]
+    assert utilization_timeline(usages, {"gpu": 8.0}) == {"gpu": [(0, 0.5), (2, 0.75), (4, 0.25), (6, 0.0)]}

@@ -233,6 +233,7 @@ def test_the_experiment_page_shows_metrics_and_a_gantt_chart_per_run_once_done(
         assert run.metrics["completed"] == 3
     assert "vendor/plotly.min.js" in page
     assert "avg JCT" in page
+    assert 'id="compare-0"' in page and "JCT distribution" in page and "gpu utilisation" in page
 
 
 def test_a_run_that_fails_shows_its_message_on_the_experiment_page(
@@ -306,3 +307,15 @@ def test_overlapping_placements_on_one_server_get_separate_lanes():
     lanes, counts = charts.assign_lanes(placements)
     assert lanes == [0, 1, 1, 0]
     assert counts == {"a": 2, "b": 1}
+
+
+def test_the_utilisation_chart_follows_the_placements(tiny_cluster, tiny_trace):
+    from scheduling import api
+    from workers.runs import load_instance
+
+    instance = load_instance(tiny_cluster, "c.json", tiny_trace, "t.csv")
+    result = api.run(instance, "fifo", seed=0)
+    (gpu,) = [f for f in charts.utilization([("fifo", result)]) if f["layout"]["title"]["text"] == "gpu utilisation"]
+    line = gpu["data"][0]
+    assert line["x"][0] == min(p["start"] for p in result["placements"])
+    assert line["y"][-1] == 0.0 and max(line["y"]) <= 100

@@ -9,6 +9,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduling import results
+
 MAX_BARS = 4000  # a Gantt chart draws at most this many placement segments (the earliest ones)
 MAX_IDLE_ROWS = 40  # with more servers than this, servers without placements get no row
 MAX_HEIGHT = 4000  # pixels
@@ -207,4 +209,76 @@ def _separator(y: float) -> dict[str, Any]:
         "y0": y,
         "y1": y,
         "line": {"color": "#e5e7eb", "width": 1},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons across the runs of one experiment: utilisation over time, JCT distribution
+
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac")
+
+
+def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """One figure per resource: share of finite capacity in use over time, a line per run."""
+    timelines = [(label, results.utilization_timeline(doc)) for label, doc in runs]
+    resources = sorted({r for _, series in timelines for r in series})
+    figures = []
+    for resource in resources:
+        data = []
+        for i, (label, series) in enumerate(timelines):
+            points = series.get(resource, [])
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
+                    "name": label,
+                    "x": [t for t, _ in points],
+                    "y": [round(share * 100, 3) for _, share in points],
+                    "hovertemplate": "%{x}: %{y:.1f}%<extra>" + label + "</extra>",
+                }
+            )
+        figures.append(
+            {
+                "data": data,
+                "layout": {
+                    "title": {"text": f"{resource} utilisation", "font": {"size": 14}},
+                    "xaxis": {"title": {"text": "slot"}},
+                    "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
+                    "height": 280,
+                    "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
+                    "legend": {"orientation": "h"},
+                },
+            }
+        )
+    return figures
+
+
+def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """Cumulative distribution of completed jobs' JCT (slots), a line per run."""
+    data = []
+    for i, (label, doc) in enumerate(runs):
+        jcts = sorted(j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None)
+        n = len(jcts)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
+                "name": label,
+                "x": jcts,
+                "y": [round((k + 1) / n, 6) for k in range(n)],
+                "hovertemplate": "JCT %{x}: %{y:.0%}<extra>" + label + "</extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
+            "xaxis": {"title": {"text": "JCT (slots)"}, "type": "log"},
+            "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
+            "height": 320,
+            "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
+            "legend": {"orientation": "h"},
+        },
     }

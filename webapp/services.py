@@ -163,9 +163,18 @@ def experiment_page(exp: Experiment) -> dict[str, Any]:
             for r in runs
             if r.pk in results
         ],
+        "comparisons": _comparisons([(r.algorithm, results[r.pk]) for r in runs if r.pk in results]),
         "cluster_preview": preview(exp.cluster_text),
         "trace_preview": preview(exp.trace_text),
     }
+
+
+def _comparisons(runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Figures comparing the experiment's finished runs, each with its DOM and JSON script ids."""
+    if not runs:
+        return []
+    figures = [charts.jct_cdf(runs), *charts.utilization(runs)]
+    return [{"dom_id": f"compare-{i}", "script_id": f"compare-figure-{i}", "figure": f} for i, f in enumerate(figures)]
 
 
 def preview(text: str, lines: int = 25, chars: int = 5000) -> str:
