@@ -105,12 +105,19 @@ def stage_time(stages: Sequence[Stage], counts: Counts, s: int, link: Link, serv
     return comp + comm + allreduce
 
 
+_NO_COST = Link(1.0, None, None)
+
+
 def alpha(stages: Sequence[Stage], counts: Counts, server_links: Mapping[str, Link]) -> float:
-    """alpha_i of eq. (7): the bottleneck stage time over every (stage, server) that hosts replicas."""
+    """alpha_i of eq. (7): the bottleneck stage time over every (stage, server) that hosts replicas.
+
+    A server id the cluster does not know (planning estimates on placeholder servers) adds no
+    communication time."""
     best = 0.0
     for s in range(len(stages)):
         for server in counts[s]:
-            best = max(best, stage_time(stages, counts, s, server_links[server], server))
+            link = server_links.get(server, _NO_COST)
+            best = max(best, stage_time(stages, counts, s, link, server))
     return best
 
 

@@ -139,9 +139,7 @@ def test_packed_estimate_is_no_slower_than_alpha_max(stages: list[Stage]) -> Non
 
 
 def tiny_cluster() -> Cluster:
-    servers = tuple(
-        Server(f"n{i}", {"gpu": 4.0}, nic_bw=LINK.nic, intra_bw=LINK.intra) for i in range(2)
-    )
+    servers = tuple(Server(f"n{i}", {"gpu": 4.0}, nic_bw=LINK.nic, intra_bw=LINK.intra) for i in range(2))
     return Cluster(slot_seconds=60, resources=(Resource("gpu"),), servers=servers)
 
 

@@ -130,6 +130,8 @@ def mapping(p: Profile, servers: Sequence[tuple[str, int]], gpus: Gpus) -> tuple
     where = heavy_edge(p.graph, servers)
     counts = counts_of(p.graph, where)
     allocs = tuple(
-        Allocation(job_id, m, "worker", stage_type(s), x) for s, per in enumerate(counts) for m, x in sorted(per.items())
+        Allocation(job_id, m, "worker", stage_type(s), x)
+        for s, per in enumerate(counts)
+        for m, x in sorted(per.items())
     )
     return allocs, alpha(p.graph.stages, counts, gpus.links)

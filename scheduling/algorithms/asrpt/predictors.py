@@ -68,7 +68,9 @@ def predict(jobs: Sequence[Job], kind: str, fraction: float, rng: np.random.Gene
     raise ValueError(f"unknown predictor {kind!r}")
 
 
-def _forest(jobs: Sequence[Job], history: Sequence[Job], truth: np.ndarray, rng: np.random.Generator) -> dict[str, float]:
+def _forest(
+    jobs: Sequence[Job], history: Sequence[Job], truth: np.ndarray, rng: np.random.Generator
+) -> dict[str, float]:
     from sklearn.ensemble import RandomForestRegressor  # heavy import, only when used
 
     groups = {g: i for i, g in enumerate(dict.fromkeys(j.group for j in history if j.group is not None))}
