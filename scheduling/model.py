@@ -175,6 +175,8 @@ class Job:
         one GPU per worker), else D_j (Zhou et al. (2g): each worker trains at least one chunk)."""
         if self.gpus is not None:
             return self.gpus
+        if self.stages:
+            return sum(s.replicas for s in self.stages)  # one GPU per stage replica (A-SRPT)
         return self.chunks
 
     def batch_time_for(self, worker_type: str) -> float:

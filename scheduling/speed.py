@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scheduling.model import RIGID_WORKER_TYPE, Amounts, Cluster, Job, frozen_amounts, gbps_to_mb_per_slot
+from scheduling.pipeline import alpha, counts_from_allocations, links, stage_index
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ def demand_of(cluster: Cluster, job: Job, role: str, type_id: str) -> Amounts | 
     if role == "worker":
         if job.worker_demand is not None:
             return job.worker_demand
+        if job.stages and stage_index(type_id) is not None:
+            return _ONE_GPU  # a replica of a pipeline stage (A-SRPT): one GPU
         wt = cluster.worker_type(type_id)
         if wt is not None:
             return wt.demand
@@ -73,9 +76,12 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
       PS is on one server (q_j = 1), else 1/(v_jm + U_j^p + 2 pi_j / b_m);
     * all-reduce jobs: Zhou et al. eq. (14), W * 1/(v_jm + U_j (W-1)/W + 2 pi_j (W-1)/(W b_m)),
       with no communication term when every worker is on one server;
-    * pipeline jobs: v_jm is the time of one training iteration of the whole job; with its ``gpus``
-      given the job makes 1/v_jm iterations per slot once it holds them all (else 0); without,
-      W / v_jm. A stage-level model (A-SRPT eqs. (4)-(7)) replaces this with the A-SRPT issue.
+    * pipeline jobs with ``stages``: 1/alpha_i iterations per slot once every stage replica is
+      placed (else 0), alpha_i by A-SRPT eqs. (4)-(7) from the replicas' servers
+      (``scheduling.pipeline``: stage-typed allocations, or a canonical mapping for other types);
+    * other pipeline jobs: v_jm is the time of one training iteration of the whole job; with its
+      ``gpus`` given the job makes 1/v_jm iterations per slot once it holds them all (else 0);
+      without, W / v_jm.
 
     With workers of several types, synchronous training runs at the slowest type's pace.
     """
@@ -93,6 +99,8 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
         return 1.0 if gpus + 1e-9 >= job.gpus else 0.0
     if needs_ps(cluster, job) and not pss:
         return 0.0
+    if job.arch == "pipeline" and job.stages:
+        return _stage_rate(cluster, job, workers)
     if job.arch == "pipeline" and job.gpus is not None:
         full = n_workers >= job.gpus
         return 1.0 / min(job.batch_time_for(a.type) for a in workers) if full else 0.0
@@ -100,6 +108,15 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
     colocated = len(servers) == 1
     per_worker = min(_per_worker_rate(cluster, job, a.type, pss, n_workers, colocated) for a in workers)
     return n_workers * per_worker
+
+
+def _stage_rate(cluster: Cluster, job: Job, workers: list[Allocation]) -> float:
+    server_links, order = links(cluster)
+    counts = counts_from_allocations(job.stages, ((a.server, a.type, a.count) for a in workers), order)
+    if counts is None:
+        return 0.0
+    a = alpha(job.stages, counts, server_links)
+    return 1.0 / a if a > 0 else 1.0 / job.batch_time_for("*")
 
 
 def _per_worker_rate(

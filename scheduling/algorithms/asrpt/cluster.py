@@ -1,0 +1,137 @@
+"""What A-SRPT and its baselines share: per-job profiles, free GPUs per server, placement.
+
+A job is either a *stage-graph* job (``arch: pipeline`` with ``stages``: one GPU per replica,
+alpha by eqs. (4)-(7) from where its replicas run) or an *opaque* GPU job (a rigid trace job:
+``gpus`` one-GPU workers, one work unit per slot once it holds them all, so alpha = 1 slot per
+unit wherever it runs and it is never communication-heavy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scheduling.algorithms.asrpt.mapping import JobGraph, alpha_min_estimate, counts_of, heavy_edge, job_graph
+from scheduling.model import RIGID_WORKER_TYPE, Cluster, Instance, Job, Server
+from scheduling.pipeline import Link, alpha, alpha_max, links, stage_type
+from scheduling.speed import Allocation, demand_of
+
+GPU_ONLY = {"gpu": 1.0}
+
+
+def usable(server: Server) -> bool:
+    """Servers A-SRPT places on: limited, accepting workers, with GPUs."""
+    return server.accepts("worker") and not server.unlimited and server.capacity.get("gpu", 0.0) >= 1
+
+
+def unsupported_reason(instance: Instance) -> str | None:
+    """Why A-SRPT cannot model this instance, or None (used as the registry's Feature)."""
+    total = sum(int(s.capacity.get("gpu", 0.0)) for s in instance.cluster.servers if usable(s))
+    for job in instance.jobs:
+        if job.arch == "pipeline" and job.stages and job.worker_demand is None:
+            gpus = sum(s.replicas for s in job.stages)
+        elif job.rigid and dict(demand_of(instance.cluster, job, "worker", RIGID_WORKER_TYPE) or {}) == GPU_ONLY:
+            gpus = job.gpus or 0
+        else:
+            return f"job {job.job_id!r} is neither a pipeline job with stages nor a rigid job on one-GPU workers"
+        if gpus > total:
+            return f"job {job.job_id!r} needs {gpus} GPUs, the cluster's worker servers hold {total}"
+    return None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A job as A-SRPT sees it (Sec. III/IV)."""
+
+    job: Job
+    gpus: int  # g_i
+    alpha_min: float  # alpha~_i^min, slots per work unit (Heavy-Edge on the fewest servers)
+    alpha_max: float  # alpha_i^max, slots per work unit (every replica on its own server)
+    predicted: float  # n~_i, work units
+    graph: JobGraph | None  # stage graph; None for opaque (rigid) jobs
+
+    @property
+    def comm_ratio(self) -> float:
+        return self.alpha_max / self.alpha_min if self.alpha_min > 0 else 1.0
+
+
+def reference_link(cluster: Cluster) -> Link:
+    """The link of the largest worker server: the homogeneous server of Sec. III."""
+    best = max((s for s in cluster.servers if usable(s)), key=lambda s: s.capacity.get("gpu", 0.0))
+    return Link(float(best.capacity.get("gpu", 0.0)), best.nic_bw, best.intra_bw)
+
+
+def profiles(instance: Instance, predicted: Mapping[str, float], allreduce: str) -> dict[str, Profile]:
+    link = reference_link(instance.cluster)
+    out: dict[str, Profile] = {}
+    cache: dict[tuple[object, ...], tuple[JobGraph, float, float]] = {}
+    for job in instance.jobs:
+        if job.stages:
+            key = (job.stages, allreduce)
+            if key not in cache:
+                graph = job_graph(job.stages, allreduce)
+                a_min = alpha_min_estimate(graph, link)
+                cache[key] = (graph, a_min, max(a_min, alpha_max(job.stages, link)))
+            graph, a_min, a_max = cache[key]
+            out[job.job_id] = Profile(job, graph.size, a_min, a_max, predicted[job.job_id], graph)
+        else:
+            assert job.gpus is not None
+            out[job.job_id] = Profile(job, job.gpus, 1.0, 1.0, predicted[job.job_id], None)
+    return out
+
+
+class Gpus:
+    """Free GPUs per usable server, kept by the scheduler between events."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        servers = [s for s in cluster.servers if usable(s)]
+        self.order = {s.id: i for i, s in enumerate(servers)}
+        self.free = {s.id: int(s.capacity.get("gpu", 0.0)) for s in servers}
+        self.total = sum(self.free.values())  # G
+        self.available = self.total  # free GPUs in the cluster
+        self.links, _ = links(cluster)
+
+    def select(self, gpus: int, how: str) -> list[tuple[str, int]]:
+        """g_i GPUs from the servers with the most (``most``, Alg. 1 line 9) or least (``least``,
+        line 22) free GPUs, or in cluster order (``first``); ties by cluster order. Assumes
+        ``gpus <= self.available``."""
+        candidates = (s for s, f in self.free.items() if f > 0)
+        if how == "first":
+            ranked = sorted(candidates, key=self.order.__getitem__)
+        else:
+            sign = -1 if how == "most" else 1
+            ranked = sorted(candidates, key=lambda s: (sign * self.free[s], self.order[s]))
+        out, left = [], gpus
+        for server in ranked:
+            if left == 0:
+                break
+            k = min(left, self.free[server])
+            out.append((server, k))
+            left -= k
+        return out
+
+    def take(self, allocations: Sequence[Allocation]) -> None:
+        for a in allocations:
+            self.free[a.server] -= a.count
+            self.available -= a.count
+
+    def release(self, allocations: Sequence[Allocation]) -> None:
+        for a in allocations:
+            self.free[a.server] += a.count
+            self.available += a.count
+
+
+def mapping(p: Profile, servers: Sequence[tuple[str, int]], gpus: Gpus) -> tuple[tuple[Allocation, ...], float]:
+    """Heavy-Edge mapping of ``p`` onto ``servers`` (Alg. 1 lines 10/23) and its alpha (line 11)."""
+    job_id = p.job.job_id
+    if p.graph is None:
+        return tuple(Allocation(job_id, m, "worker", RIGID_WORKER_TYPE, k) for m, k in servers), p.alpha_min
+    where = heavy_edge(p.graph, servers)
+    counts = counts_of(p.graph, where)
+    allocs = tuple(
+        Allocation(job_id, m, "worker", stage_type(s), x)
+        for s, per in enumerate(counts)
+        for m, x in sorted(per.items())
+    )
+    return allocs, alpha(p.graph.stages, counts, gpus.links)

@@ -1,0 +1,90 @@
+"""Training-iteration predictors of A-SRPT (Sec. IV-C-3) and the simpler ones of Sec. V-B-2-d.
+
+Every predictor sees a *history*: the first ``history`` fraction of the trace's jobs by arrival
+(with their true iteration counts, as a cluster's log of finished jobs would hold them), and
+predicts n~_i for every job of the trace from what it may know at submission (group and user id).
+
+* ``random-forest``: scikit-learn regression forest, 100 trees, squared-error splits, on the
+  (group id, user id) codes of the history; a job whose group the history never saw is predicted
+  0 iterations ("We predict 0 iterations for unseen jobs"), as is a job without a group id;
+* ``mean`` / ``median``: the mean / median iteration count of the history, for every job;
+* ``perfect``: the true count (A-SRPT-Perfect);
+* ``trace``: the trace's own ``predicted_iterations`` (0 where missing), e.g. from a forest trained
+  on an earlier, longer part of a production trace (bench/asrpt_philly.py).
+
+Iterations are the job's work units (``Job.work_required``): iterations of a pipeline job, slots
+of a rigid job.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from scheduling.model import Job
+
+PREDICTORS = ("random-forest", "mean", "median", "perfect", "trace")
+
+
+@dataclass(frozen=True)
+class Predictions:
+    values: dict[str, float]  # job id -> n~_i
+    history: frozenset[str]  # ids of the jobs the predictor was fitted on
+
+    def errors(self, jobs: Sequence[Job]) -> dict[str, float | int | None]:
+        """Mean absolute error (eq. (9) divided by I) over all jobs and over the unseen ones."""
+        every = [abs(j.work_required - self.values[j.job_id]) for j in jobs]
+        test = [abs(j.work_required - self.values[j.job_id]) for j in jobs if j.job_id not in self.history]
+        return {
+            "mean_abs_error": float(np.mean(every)) if every else None,
+            "mean_abs_error_after_history": float(np.mean(test)) if test else None,
+            "history_jobs": len(self.history),
+            "jobs": len(jobs),
+        }
+
+
+def history_of(jobs: Sequence[Job], fraction: float) -> list[Job]:
+    ordered = sorted(jobs, key=lambda j: (j.arrival, j.job_id))
+    return ordered[: math.ceil(fraction * len(ordered))]
+
+
+def predict(jobs: Sequence[Job], kind: str, fraction: float, rng: np.random.Generator) -> Predictions:
+    """n~_i for every job of ``jobs`` by predictor ``kind`` fitted on the first ``fraction``."""
+    history = history_of(jobs, fraction)
+    seen = frozenset(j.job_id for j in history)
+    truth = np.array([j.work_required for j in history], dtype=float)
+    if kind == "perfect":
+        return Predictions({j.job_id: j.work_required for j in jobs}, seen)
+    if kind == "trace":
+        return Predictions({j.job_id: float(j.predicted_iterations or 0) for j in jobs}, seen)
+    if kind in ("mean", "median"):
+        value = 0.0 if not len(truth) else float(np.mean(truth) if kind == "mean" else np.median(truth))
+        return Predictions({j.job_id: value for j in jobs}, seen)
+    if kind == "random-forest":
+        return Predictions(_forest(jobs, history, truth, rng), seen)
+    raise ValueError(f"unknown predictor {kind!r}")
+
+
+def _forest(
+    jobs: Sequence[Job], history: Sequence[Job], truth: np.ndarray, rng: np.random.Generator
+) -> dict[str, float]:
+    from sklearn.ensemble import RandomForestRegressor  # heavy import, only when used
+
+    groups = {g: i for i, g in enumerate(dict.fromkeys(j.group for j in history if j.group is not None))}
+    users = {u: i for i, u in enumerate(dict.fromkeys(j.user for j in history))}
+    out = {j.job_id: 0.0 for j in jobs}
+    fit = [(groups[j.group], users[j.user], n) for j, n in zip(history, truth, strict=True) if j.group in groups]
+    if not fit:
+        return out
+    data = np.array(fit, dtype=float)
+    forest = RandomForestRegressor(n_estimators=100, criterion="squared_error", random_state=int(rng.integers(2**31)))
+    forest.fit(data[:, :2], data[:, 2])
+    known = [j for j in jobs if j.group is not None and j.group in groups]
+    if known:
+        x = np.array([(groups[j.group], users.get(j.user, -1)) for j in known if j.group is not None], dtype=float)
+        for j, value in zip(known, forest.predict(x), strict=True):
+            out[j.job_id] = float(max(0.0, value))
+    return out

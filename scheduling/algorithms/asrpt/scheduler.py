@@ -1,0 +1,211 @@
+"""Algorithm 1 of Luo et al. (A-SRPT) and the predicted-duration list baselines of Sec. V-A.
+
+Both are non-preemptive: a started job keeps its GPUs (and its Heavy-Edge mapping) until it
+completes. The engine wakes the scheduler at arrivals and completions; A-SRPT also asks to be woken
+when a job completes in the virtual single machine or a communication-heavy job's delay ends, so
+that "proceed to the next time slot" (line 25) costs nothing while nothing changes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from scheduling.algorithms.asrpt.cluster import Gpus, Profile, mapping
+from scheduling.engine import Decision, View
+from scheduling.model import Instance
+from scheduling.speed import Allocation
+
+
+class _NonPreemptive:
+    """Keeps the running jobs' allocations and the free GPUs between events."""
+
+    def __init__(self, instance: Instance, profiles: dict[str, Profile], report: Mapping[str, Any]) -> None:
+        self.profiles = profiles
+        self.gpus = Gpus(instance.cluster)
+        self.running: dict[str, tuple[Allocation, ...]] = {}
+        self._all: tuple[Allocation, ...] = ()
+        self._dirty = False
+        self._report = dict(report)
+
+    def sync(self, view: View) -> None:
+        """Give back the GPUs of jobs that completed since the last event."""
+        if len(view.allocations) == len(self._all):
+            return  # the engine only ever removes completed jobs' allocations
+        alive = {a.job_id for a in view.allocations}
+        for job_id in [j for j in self.running if j not in alive]:
+            self.gpus.release(self.running.pop(job_id))
+            self._dirty = True
+
+    def start(self, job_id: str, allocations: tuple[Allocation, ...]) -> None:
+        self.gpus.take(allocations)
+        self.running[job_id] = allocations
+        self._dirty = True
+
+    def allocations(self) -> tuple[Allocation, ...]:
+        if self._dirty:
+            self._all = tuple(a for allocs in self.running.values() for a in allocs)
+            self._dirty = False
+        return self._all
+
+    def report(self) -> Mapping[str, Any]:
+        return self._report
+
+
+class VirtualSRPT:
+    """The single-machine instance A~_1 (Sec. IV-C-1), scheduled by preemptive SRPT.
+
+    Job i arrives at r_i with processing time g_i/G * n~_i * alpha~_i^min (slots); its completion
+    order is A-SRPT's ``pending_queue`` order. Ties go to the earlier arrival, then the job id.
+    """
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.heap: list[tuple[float, int, str]] = []  # (remaining, arrival, job id)
+        self.done: deque[str] = deque()
+
+    def add(self, job_id: str, arrival: int, size: float) -> None:
+        heapq.heappush(self.heap, (size, arrival, job_id))
+
+    def advance(self, t: float) -> None:
+        """Run SRPT up to time ``t``; completed jobs go to ``done`` in completion order."""
+        while self.heap and (self.now < t or self.heap[0][0] <= 0):
+            rem, arrival, job_id = heapq.heappop(self.heap)
+            if self.now + rem <= t:
+                self.now += rem
+                self.done.append(job_id)
+            else:
+                heapq.heappush(self.heap, (rem - (t - self.now), arrival, job_id))
+                self.now = t
+        self.now = max(self.now, t)
+
+    def next_completion(self) -> float | None:
+        return self.now + self.heap[0][0] if self.heap else None
+
+
+class Asrpt(_NonPreemptive):
+    """Algorithm 1 (A-SRPT)."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        profiles: dict[str, Profile],
+        comm_heavy: float,
+        tau: float,
+        report: Mapping[str, Any],
+    ) -> None:
+        super().__init__(instance, profiles, report)
+        self.comm_heavy = comm_heavy  # COMM_HEAVY
+        self.tau = tau  # delay factor
+        self.vm = VirtualSRPT()
+        self.pending: deque[str] = deque()  # pending_queue
+        self.delayed: tuple[str, float, int] | None = None  # (job, kappa, last slot of its delay)
+
+    def decide(self, view: View) -> Decision:
+        t = view.t
+        self.sync(view)
+        # Line 2: append the jobs completed in A~_1 (SRPT on the virtual single machine).
+        self.vm.advance(t)
+        for job in view.arrived:
+            p = self.profiles[job.job_id]
+            self.vm.add(job.job_id, job.arrival, p.gpus / self.gpus.total * p.predicted * p.alpha_min)
+        self.vm.advance(t)
+        while self.vm.done:
+            self.pending.append(self.vm.done.popleft())
+        self._schedule(t)
+        wake = [w for w in (self._virtual_wake(t), self.delayed[2] if self.delayed else None) if w is not None]
+        return Decision(allocations=self.allocations(), wake_at=min(wake) if wake else None)
+
+    def _virtual_wake(self, t: int) -> int | None:
+        nxt = self.vm.next_completion()
+        return None if nxt is None else max(t + 1, math.ceil(nxt - 1e-9))
+
+    def _schedule(self, t: int) -> None:
+        if self.delayed is not None and not self._retry_delayed(t):
+            return  # lines 16-19: still waiting for a better placement; the queue waits too
+        while self.pending:  # line 3
+            job_id = self.pending[0]  # line 4
+            p = self.profiles[job_id]
+            if p.gpus > self.gpus.available:  # line 5
+                return  # line 25: next time slot
+            self.pending.popleft()  # line 7
+            if p.comm_ratio >= self.comm_heavy:  # line 8: communication-heavy
+                allocs, a = mapping(p, self.gpus.select(p.gpus, "most"), self.gpus)  # lines 9-11
+                if a / p.alpha_min <= self.comm_heavy:  # line 12
+                    self.start(job_id, allocs)  # line 13
+                    continue
+                window = self.tau * p.gpus / self.gpus.total * p.predicted * p.alpha_min  # line 16
+                last = t + math.floor(window + 1e-9)
+                if last <= t:
+                    self.start(job_id, allocs)  # empty delay loop: line 20
+                    continue
+                self.delayed = (job_id, a, last)  # line 15: kappa = alpha
+                return
+            allocs, _ = mapping(p, self.gpus.select(p.gpus, "least"), self.gpus)  # lines 22-23
+            self.start(job_id, allocs)
+
+    def _retry_delayed(self, t: int) -> bool:
+        """Lines 16-20 at slot ``t``: start the delayed job if its alpha beats kappa or its delay is
+        over; True once it has started. Only completions free GPUs while it waits (nothing else
+        starts), so its g_i GPUs stay available."""
+        assert self.delayed is not None
+        job_id, kappa, last = self.delayed
+        p = self.profiles[job_id]
+        allocs, a = mapping(p, self.gpus.select(p.gpus, "most"), self.gpus)  # line 17
+        if a < kappa or t >= last:  # lines 18-20
+            self.start(job_id, allocs)
+            self.delayed = None
+            return True
+        return False
+
+
+class PredictedList(_NonPreemptive):
+    """SPJF, SPWF and the WCS variants: one order of the waiting jobs, Heavy-Edge placement.
+
+    Without ``backfill`` the head of the order blocks the jobs behind it (SPJF, SPWF); with it
+    (work-conserving, WCS) every waiting job that fits is started, in order.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        profiles: dict[str, Profile],
+        key: str,
+        backfill: bool,
+        selection: str,
+        report: Mapping[str, Any],
+    ) -> None:
+        super().__init__(instance, profiles, report)
+        self.key = key
+        self.selection = selection
+        self.backfill = backfill
+        self.waiting: list[tuple[float, int, str]] = []  # sorted (key, arrival, job id)
+
+    def _order(self, p: Profile) -> float:
+        if self.key == "duration":  # predicted duration n~_i alpha~_i^min
+            return p.predicted * p.alpha_min
+        if self.key == "workload":  # predicted workload g_i n~_i alpha~_i^min
+            return p.gpus * p.predicted * p.alpha_min
+        return float(p.job.arrival)  # submission time
+
+    def decide(self, view: View) -> Decision:
+        self.sync(view)
+        for job in view.arrived:
+            bisect.insort(self.waiting, (self._order(self.profiles[job.job_id]), job.arrival, job.job_id))
+        kept: list[tuple[float, int, str]] = []
+        for i, entry in enumerate(self.waiting):
+            p = self.profiles[entry[2]]
+            if p.gpus <= self.gpus.available:
+                allocs, _ = mapping(p, self.gpus.select(p.gpus, self.selection), self.gpus)
+                self.start(entry[2], allocs)
+                continue
+            kept.append(entry)
+            if not self.backfill or self.gpus.available == 0:
+                kept.extend(self.waiting[i + 1 :])
+                break
+        self.waiting = kept
+        return Decision(allocations=self.allocations())

@@ -1,0 +1,139 @@
+"""Registry entries: asrpt and the Sec. V-A baselines spjf, spwf, wcs-duration, wcs-workload, wcs-subtime."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from scheduling.algorithms.asrpt.cluster import profiles, unsupported_reason
+from scheduling.algorithms.asrpt.predictors import PREDICTORS, predict
+from scheduling.algorithms.asrpt.scheduler import Asrpt, PredictedList
+from scheduling.model import Instance
+from scheduling.registry import AlgorithmSpec, Feature, Param, register
+
+REFERENCE = "Luo et al., Prediction-Assisted Online Distributed DL Workload Scheduling in GPU Clusters"
+
+STAGE_JOBS = Feature(
+    "stage-jobs",
+    "pipeline jobs with stages (or rigid jobs on one-GPU workers) that fit the cluster's GPUs",
+    unsupported_reason,
+)
+
+PREDICTION_PARAMS = (
+    Param("predictor", str, "random-forest", "Iteration predictor n~_i (Sec. IV-C-3, V-B-2-d).", choices=PREDICTORS),
+    Param(
+        "history",
+        float,
+        0.5,
+        "Fraction of the trace's jobs (earliest arrivals) the predictor is fitted on.",
+        min=0.01,
+        max=1.0,
+    ),
+    Param("allreduce", str, "ring", "AllReduce of the job graph's edges (RAR or TAR).", choices=("ring", "tree")),
+)
+
+SHARED_SEMANTICS = (
+    " Jobs: pipeline jobs with stages (one GPU per stage replica; the engine's rate is 1/alpha_i "
+    "iterations per slot with alpha_i by eqs. (4)-(7) from the replicas' servers, allocations of "
+    "worker type stage<s>), or rigid trace jobs (gpus one-GPU workers for their recorded duration; "
+    "alpha = 1 slot per unit anywhere, never communication-heavy). alpha~_min: Heavy-Edge onto full "
+    "servers plus one partial server, then eq. (7); alpha_max: every replica alone on a server with "
+    "B_inter/g. Predictions n~_i of the `predictor` fitted on the first `history` fraction of the "
+    "trace's jobs (by arrival), reported with their errors under `prediction` in the result. "
+    "Non-preemptive: a started job keeps its GPUs until it completes."
+)
+
+
+def _prepared(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> tuple[Any, Any]:
+    pred = predict(instance.jobs, params["predictor"], params["history"], rng)
+    report = {"prediction": {"predictor": params["predictor"], **pred.errors(instance.jobs)}}
+    return profiles(instance, pred.values, params["allreduce"]), report
+
+
+def make_asrpt(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Asrpt:
+    profs, report = _prepared(instance, params, rng)
+    return Asrpt(instance, profs, params["comm_heavy"], params["tau"], report)
+
+
+def _list_factory(key: str, backfill: bool) -> Any:
+    def make(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> PredictedList:
+        profs, report = _prepared(instance, params, rng)
+        return PredictedList(instance, profs, key, backfill, params["selection"], report)
+
+    return make
+
+
+register(
+    AlgorithmSpec(
+        name="asrpt",
+        summary="A-SRPT: virtual single-machine SRPT order on predicted work, Heavy-Edge GPU mapping.",
+        semantics=(
+            "Alg. 1. Each arriving job enters a virtual single machine with processing time "
+            "g_i/G * n~_i * alpha~_i^min (slots) scheduled by preemptive SRPT; jobs join pending_queue "
+            "in their virtual completion order (a job predicted at 0 iterations joins at once). At "
+            "every event the head of pending_queue starts if its g_i GPUs are free in the cluster, "
+            "else everything waits (no backfilling, line 25). A job with alpha_max/alpha~_min >= "
+            "comm_heavy takes GPUs from the servers with the most free GPUs and is mapped by "
+            "Heavy-Edge; it starts if its alpha/alpha~_min <= comm_heavy, else it waits at most "
+            "tau * g_i/G * n~_i * alpha~_i^min slots, re-mapped at every event, and starts as soon "
+            "as its alpha drops below the first one (kappa) or at the end of the wait; while it "
+            "waits the queue behind it waits too (the delay loop of lines 16-19 holds the clock). "
+            "Other jobs take GPUs from the servers with the fewest free GPUs (fragmentation-aware) "
+            "and start at once." + SHARED_SEMANTICS
+        ),
+        reference=REFERENCE + ", Sec. IV, Alg. 1",
+        factory=make_asrpt,
+        params=(
+            Param("comm_heavy", float, 1.5, "COMM_HEAVY threshold on alpha_max / alpha~_min.", min=1.0, max=1000.0),
+            Param("tau", float, 1.0, "Delay factor tau of communication-heavy jobs.", min=0.0, max=100.0),
+            *PREDICTION_PARAMS,
+        ),
+        needs=(STAGE_JOBS,),
+        kind="paper",
+    )
+)
+
+_BASELINES = (
+    ("spjf", "duration", False, "Shortest Predicted Job First (MLaaS): by predicted duration n~_i alpha~_i^min"),
+    ("spwf", "workload", False, "Shortest Predicted Workload First (Tiresias): by g_i n~_i alpha~_i^min"),
+    ("wcs-duration", "duration", True, "Work-conserving scheduler by predicted duration n~_i alpha~_i^min"),
+    ("wcs-workload", "workload", True, "Work-conserving scheduler by predicted workload g_i n~_i alpha~_i^min"),
+    ("wcs-subtime", "subtime", True, "Work-conserving scheduler by submission time"),
+)
+
+for _name, _key, _backfill, _summary in _BASELINES:
+    register(
+        AlgorithmSpec(
+            name=_name,
+            summary=_summary + "; Heavy-Edge mapping.",
+            semantics=(
+                "At every event the waiting jobs are taken in order (ties: arrival, job id); a job "
+                "starts when its g_i GPUs are free, on servers chosen by `selection` (default: the "
+                "servers with the most free GPUs, A-SRPT's consolidation; the paper names only the "
+                "mapping, and on the asrpt preset this is the baselines' best choice), mapped by "
+                "Heavy-Edge. "
+                + (
+                    "Work-conserving: a job that does not fit is skipped and later ones may start."
+                    if _backfill
+                    else "Strict order: a job that does not fit blocks the ones behind it."
+                )
+                + SHARED_SEMANTICS
+            ),
+            reference=REFERENCE + ", Sec. V-A-1-d",
+            factory=_list_factory(_key, _backfill),
+            params=(
+                *PREDICTION_PARAMS,
+                Param(
+                    "selection",
+                    str,
+                    "most",
+                    "Which servers give a job its GPUs: first fit in cluster order, most or least free GPUs first.",
+                    choices=("first", "most", "least"),
+                ),
+            ),
+            needs=(STAGE_JOBS,),
+            kind="baseline",
+        )
+    )
