@@ -235,3 +235,67 @@ def test_edge_cloud_refuses_clusters_without_edge_servers(tmp_path: Path) -> Non
     cluster_path, trace_path = presets.generate("zhou-ps", jobs=3, seed=1, size=0.2, out=tmp_path)
     with pytest.raises(UnsupportedInstance, match="edge"):
         api.run(api.load_instance(cluster_path, trace_path), "edge-cloud")
+
+
+# ---- speed augmentation and the LP lower bound of ILP (4) -------------------------------------
+
+
+def test_the_lp_bound_of_one_chunk_on_one_worker_is_its_fractional_flow_time() -> None:
+    # One chunk of 2 slots, edge delay 1: trained in slots 1 and 2, f = (2 + 3) / 2 = 2.5; JCT = 3.
+    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+
+    inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0, "chunks": 1, "minibatches": 2}], cloud_delay=10)
+    assert lp_lower_bound(inst) == pytest.approx(2.5)
+    doc, _ = run_algo(inst)
+    assert fractional_flow_time(inst, doc) == pytest.approx(2.5)
+    assert doc["metrics"]["total_jct"] == 3
+
+
+def test_the_lp_bound_is_below_every_schedules_fractional_flow_time(tmp_path: Path) -> None:
+    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+
+    inst = edge_instance(tmp_path, jobs=6, seed=3)
+    bound = lp_lower_bound(inst)
+    doc, _ = run_algo(inst)
+    assert 0 < bound <= fractional_flow_time(inst, doc) + 1e-6
+    assert bound <= doc["metrics"]["total_jct"]
+
+
+def test_speed_augmentation_multiplies_the_processing_capacity(tmp_path: Path) -> None:
+    from scheduling.algorithms.edge_lp import speed_augmented
+
+    inst = edge_instance(tmp_path, jobs=3)
+    fast = speed_augmented(inst, 0.5)
+    job, fjob = inst.jobs[0], fast.jobs[0]
+    wtype = next(iter(job.batch_time))
+    for zeta in (False, True):
+        n = processing_capacity(inst.cluster, job, wtype, zeta)
+        assert processing_capacity(fast.cluster, fjob, wtype, zeta) == pytest.approx(1.5 * n)
+
+
+# ---- baselines of Sec. V-A ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["tiresias-l", "batchsche"])
+def test_baselines_wait_for_the_upload_and_complete_every_job(tmp_path: Path, name: str) -> None:
+    inst = edge_instance(tmp_path, jobs=15)
+    doc = api.run(inst, name, seed=2)
+    delay = min(s.upload_delay for s in inst.cluster.servers)
+    arrival = {j.job_id: j.arrival for j in inst.jobs}
+    assert all(p["start"] >= arrival[p["job_id"]] + delay for p in doc["placements"])
+    assert doc["metrics"]["completed"] == len(inst.jobs)
+
+
+def test_batchsche_starts_no_job_of_a_batch_before_the_previous_batch_completes() -> None:
+    # "a" forms the first batch alone; "b" arrives while it runs and must wait for it to complete.
+    inst = tiny(
+        [("s1", 4, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 2, "minibatches": 6},
+            {"job_id": "b", "arrival": 1, "chunks": 1, "minibatches": 1},
+        ],
+        cloud_delay=1,
+    )
+    doc = api.run(inst, "batchsche")
+    jobs = {j["job_id"]: j for j in doc["jobs"]}
+    assert jobs["b"]["start"] >= jobs["a"]["completion"]
