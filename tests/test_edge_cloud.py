@@ -209,7 +209,9 @@ def test_a_dispatched_chunk_is_trained_whole_on_the_server_it_was_sent_to(tmp_pa
         dispatch = algo.dispatches[job.job_id]
         for w in dispatch.workers:
             server = w.server if w is not None else "cloud"
-            expected[(job.job_id, server)] += chunk_slots(inst.cluster, job, next(iter(job.batch_time)), dispatch.zeta == 1)
+            expected[(job.job_id, server)] += chunk_slots(
+                inst.cluster, job, next(iter(job.batch_time)), dispatch.zeta == 1
+            )
     assert dict(held) == dict(expected)
     assert all(j["completion"] is not None for j in doc["jobs"])
 

@@ -1,4 +1,3 @@
 """Algorithm modules; importing this package registers every algorithm in scheduling.registry."""
 
-from scheduling.algorithms import baselines  # noqa: F401
-from scheduling.algorithms import edge_baselines, edge_cloud  # noqa: F401
+from scheduling.algorithms import baselines, edge_baselines, edge_cloud  # noqa: F401

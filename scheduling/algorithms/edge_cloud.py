@@ -122,7 +122,7 @@ class EdgeCloud:
             )
             self.seq += 1
             cands[best] = self._q(queue, job, t, slots_edge, gamma)  # lines 21-22
-            alpha.append(min(min(cands), cloud_q))  # line 23
+            alpha.append(min(*cands, cloud_q))  # line 23
             placed.append(queue)
         cloud_chunks = sum(1 for p in placed if p is None)
         if cloud_chunks:

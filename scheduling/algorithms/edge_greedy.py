@@ -112,7 +112,7 @@ class WorkerQueue:
                 later = [c.release for c in self.chunks if left[id(c)] > 0 and c.release > cur]
                 if not later:
                     break
-                cur = min(t0, min(later))
+                cur = min(t0, *later)
                 continue
             nxt = min(cur + left[id(first_released)], wake)
             left[id(first_released)] -= nxt - cur

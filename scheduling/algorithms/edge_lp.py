@@ -61,10 +61,11 @@ def lp_lower_bound(instance: Instance) -> float:
                     machines.append((s.id, wt.id, n, s.upload_delay))
     max_delay = max(m[3] for m in machines)
     cost: list[float] = []
-    cover_rows: list[int] = []  # (4a): -sum Y <= -D_j P_j
     cap_keys: dict[tuple[int, int], int] = {}  # (machine, t) -> row of (4b)
     par_keys: dict[tuple[int, int], int] = {}  # (job, t) -> row of (4e)
-    rows_a, rows_b, rows_e = [], [], []
+    rows_a: list[tuple[int, int]] = []
+    rows_b: list[tuple[int, int]] = []
+    rows_e: list[tuple[int, int]] = []
     need = []
     for ji, job in enumerate(instance.jobs):
         wtype = job_type(cluster, job)
@@ -77,19 +78,17 @@ def lp_lower_bound(instance: Instance) -> float:
             for t in range(job.arrival + delay, end):
                 col = len(cost)
                 cost.append((t + 1 - job.arrival) / (job.chunks * slots))
-                rows_a.append((ji, col))
+                rows_a.append((ji, col))  # (4a) summed over d: -sum Y <= -D_j P_j
                 if count > 0:
                     rows_b.append((cap_keys.setdefault((mi, t), len(cap_keys)), col))
                 rows_e.append((par_keys.setdefault((ji, t), len(par_keys)), col))
-        cover_rows.append(ji)
     n_jobs, n_cap = len(instance.jobs), len(cap_keys)
-    data, r_idx, c_idx = [], [], []
-    for r, c in rows_a:
-        data.append(-1.0), r_idx.append(r), c_idx.append(c)
-    for r, c in rows_b:
-        data.append(1.0), r_idx.append(n_jobs + r), c_idx.append(c)
-    for r, c in rows_e:
-        data.append(1.0), r_idx.append(n_jobs + n_cap + r), c_idx.append(c)
+    entries = [(r, c) for r, c in rows_a]
+    entries += [(n_jobs + r, c) for r, c in rows_b]
+    entries += [(n_jobs + n_cap + r, c) for r, c in rows_e]
+    data = [-1.0] * len(rows_a) + [1.0] * (len(rows_b) + len(rows_e))
+    r_idx = [r for r, _c in entries]
+    c_idx = [c for _r, c in entries]
     a_ub = sparse.csr_matrix((data, (r_idx, c_idx)), shape=(n_jobs + n_cap + len(par_keys), len(cost)))
     counts = {i: machines[mi][2] for (mi, _t), i in cap_keys.items()}
     b_ub = np.concatenate(
