@@ -9,6 +9,7 @@ Work units: mini-batches for elastic jobs (E_j * D_j * K_j in total), slots for 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -76,6 +77,11 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
       PS is on one server (q_j = 1), else 1/(v_jm + U_j^p + 2 pi_j / b_m);
     * all-reduce jobs: Zhou et al. eq. (14), W * 1/(v_jm + U_j (W-1)/W + 2 pi_j (W-1)/(W b_m)),
       with no communication term when every worker is on one server;
+    * PS jobs on an edge-cloud cluster (one with an ``edge``-site server; the edge-cloud paper): each
+      worker trains one data chunk at a time at n_j of eq. (1), with zeta_j = 1 only when every
+      worker and PS is on a cloud-site server (constraints (2g)/(2h)), and a chunk holds its worker
+      for whole slots (constraint (4a) with binary y_jdsw(t)): ``chunk_slots`` = ceil(E_j B_j / n_j)
+      slots, spread evenly so that a worker delivers E_j B_j / chunk_slots mini-batches per slot;
     * pipeline jobs with ``stages``: 1/alpha_i iterations per slot once every stage replica is
       placed (else 0), alpha_i by A-SRPT eqs. (4)-(7) from the replicas' servers
       (``scheduling.pipeline``: stage-typed allocations, or a canonical mapping for other types);
@@ -101,6 +107,9 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
         return 0.0
     if job.arch == "pipeline" and job.stages:
         return _stage_rate(cluster, job, workers)
+    if job.arch == "ps" and is_edge_cloud(cluster):
+        on_cloud = all(_site(cluster, a.server) == "cloud" for a in (*workers, *pss))
+        return n_workers * chunk_rate(cluster, job, min(a.type for a in workers), on_cloud)
     if job.arch == "pipeline" and job.gpus is not None:
         full = n_workers >= job.gpus
         return 1.0 / min(job.batch_time_for(a.type) for a in workers) if full else 0.0
@@ -139,3 +148,50 @@ def _per_worker_rate(
     else:
         step = v
     return 1.0 / step  # the loaders reject non-positive mini-batch times
+
+
+_EDGE_CLOUD: dict[int, tuple[Cluster, bool, dict[str, str]]] = {}
+
+
+def _edge_index(cluster: Cluster) -> tuple[bool, dict[str, str]]:
+    entry = _EDGE_CLOUD.get(id(cluster))
+    if entry is None or entry[0] is not cluster:
+        if len(_EDGE_CLOUD) > 64:
+            _EDGE_CLOUD.clear()
+        edge = any(s.site == "edge" for s in cluster.servers)
+        entry = _EDGE_CLOUD[id(cluster)] = (cluster, edge, {s.id: s.site for s in cluster.servers})
+    return entry[1], entry[2]
+
+
+def is_edge_cloud(cluster: Cluster) -> bool:
+    """Whether the cluster follows the edge-cloud paper's model (it has an ``edge``-site server)."""
+    return _edge_index(cluster)[0]
+
+
+def _site(cluster: Cluster, server_id: str) -> str:
+    return _edge_index(cluster)[1].get(server_id, "cloud")
+
+
+def processing_capacity(cluster: Cluster, job: Job, worker_type: str, colocated: bool) -> float:
+    """n_j of the edge-cloud paper's eq. (1): mini-batches one worker trains per slot.
+
+    1/(m_j + G_j + 2 q_j/b_j) when zeta_j = 0, 1/(m_j + G_j) when zeta_j = 1 (job wholly in the cloud).
+    m_j = v_jm (``batch_time``), G_j = the PS update time, q_j = ``gradient_mb``, b_j = the worker
+    type's bandwidth (MB per slot).
+    """
+    m = job.batch_time_for(worker_type)
+    g = job.ps_update_for("*") if not cluster.ps_types else min(job.ps_update_for(p.id) for p in cluster.ps_types)
+    b = worker_bandwidth(cluster, job, worker_type)
+    comm = 0.0 if colocated or b <= 0 else 2.0 * job.gradient_mb / b
+    return 1.0 / (m + g + comm)
+
+
+def chunk_slots(cluster: Cluster, job: Job, worker_type: str, colocated: bool) -> int:
+    """Whole slots one worker needs for one data chunk: ceil(E_j B_j / n_j) (constraint (4a))."""
+    n = processing_capacity(cluster, job, worker_type, colocated)
+    return max(1, math.ceil(job.epochs * job.minibatches / n - 1e-9))
+
+
+def chunk_rate(cluster: Cluster, job: Job, worker_type: str, colocated: bool) -> float:
+    """Mini-batches per slot of one worker of the edge-cloud model: E_j B_j / chunk_slots."""
+    return job.epochs * job.minibatches / chunk_slots(cluster, job, worker_type, colocated)

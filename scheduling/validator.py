@@ -15,7 +15,7 @@ from scheduling import metrics
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance
 from scheduling.results import SCHEMA, compute_metrics, server_list
-from scheduling.speed import Allocation, demand_of, rate
+from scheduling.speed import Allocation, demand_of, is_edge_cloud, needs_ps, rate
 
 WORK_TOLERANCE = 1e-6
 
@@ -144,9 +144,26 @@ def _check_job(
             if not metrics.close(expected, g["rate"]):
                 problems.append(f"{name}: rate {g['rate']} at slot {t}, its placements give {expected}")
                 break
+    if is_edge_cloud(instance.cluster) and needs_ps(instance.cluster, job):
+        _check_one_ps(name, placements, problems)
     suspensions = _suspensions(placements)
     if r["preemptions"] < suspensions:
         problems.append(f"{name}: {r['preemptions']} preemptions reported, {suspensions} suspensions seen")
+
+
+def _check_one_ps(name: str, placements: list[Mapping[str, Any]], problems: list[str]) -> None:
+    """Edge-cloud paper (2e)/(4c): a PS job holds exactly one PS in every slot it holds a worker."""
+    deltas: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # slot -> [worker change, PS change]
+    for p in placements:
+        k = 0 if p["role"] == "worker" else 1
+        deltas[p["start"]][k] += p["count"]
+        deltas[p["end"]][k] -= p["count"]
+    workers = ps = 0
+    for t in sorted(deltas):
+        workers, ps = workers + deltas[t][0], ps + deltas[t][1]
+        if workers > 0 and ps != 1:
+            problems.append(f"{name}: holds {ps} PSs at slot {t} while it runs workers (expected one)")
+            return
 
 
 def _suspensions(placements: list[Mapping[str, Any]]) -> int:

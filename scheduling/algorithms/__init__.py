@@ -1,6 +1,8 @@
 """Algorithm modules; importing this package registers every algorithm in scheduling.registry."""
 
-from scheduling.algorithms import (
-    asrpt,  # noqa: F401
-    baselines,  # noqa: F401
+from scheduling.algorithms import (  # noqa: F401
+    asrpt,
+    baselines,
+    edge_baselines,
+    edge_cloud,
 )

@@ -1,0 +1,310 @@
+"""A_online of the edge-cloud paper (seeds/003, Sec. IV, Alg. 1) with A_greedy (Algs. 2-4) and A_ps (Alg. 5).
+
+At each arrival slot A_online dispatches every chunk of every arriving job (Alg. 1 lines 2-3) with
+A_greedy, then A_ps gives each running job one PS (Alg. 1 line 4). The engine is told the
+resulting allocation of every slot: at each decision the algorithm emits which chunks the workers
+train now and asks to be woken at the next slot where that changes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scheduling.algorithms.common import worker_types_for
+from scheduling.algorithms.edge_greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge
+from scheduling.engine import Decision, View
+from scheduling.model import Cluster, Instance, Job
+from scheduling.registry import AlgorithmSpec, Feature, Param, register
+from scheduling.speed import Allocation, chunk_slots, is_edge_cloud, processing_capacity
+
+PS_SLOT = "ps_slot"
+
+
+@dataclass
+class CloudPart:
+    """Chunks of one job dispatched to the cloud: each on its own cloud worker, [start, start + slots)."""
+
+    job_id: str
+    type: str
+    count: int
+    start: int  # r_j + Delta_j,sc
+    slots: int  # E_j B_j / n_j with zeta_j of the job
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """Where A_greedy put one job's chunks: edge worker per chunk (None = cloud), zeta_j, alpha_jd."""
+
+    workers: tuple[WorkerQueue | None, ...]
+    zeta: int  # 1: the whole job is in the cloud (eq. (1) without communication)
+    alpha: tuple[float, ...]  # dual variables alpha_jd = min Q (Alg. 2 lines 13, 23)
+
+
+def job_type(cluster: Cluster, job: Job) -> str:
+    """The one worker type the job names (v_jsw = 1 only for workers of it): its fastest type."""
+    return worker_types_for(cluster, job)[0]
+
+
+class EdgeCloud:
+    """A_online (Alg. 1). ``edge_only`` gives the paper's A_online-E (no cloud candidates)."""
+
+    def __init__(self, instance: Instance, rng: np.random.Generator, edge_only: bool = False) -> None:
+        self.cluster = instance.cluster
+        self.rng = rng
+        self.edge_only = edge_only
+        cloud = [s for s in self.cluster.servers if s.site == "cloud" and s.unlimited]
+        self.cloud = cloud[0] if cloud else None
+        self.workers: dict[str, list[WorkerQueue]] = defaultdict(list)  # type -> queues, cluster order
+        for s in self.cluster.servers:
+            if s.site != "edge":
+                continue
+            for wt in self.cluster.worker_types:
+                n = int(min(s.capacity.get(r, 0.0) for r, a in wt.demand.items() if a > 0) if wt.demand else 0)
+                for k in range(n):
+                    self.workers[wt.id].append(WorkerQueue(s.id, wt.id, k, s.upload_delay))
+        self.ps_capacity = {
+            s.id: int(s.capacity.get(PS_SLOT, 0)) for s in self.cluster.servers if s.site == "edge" and not s.unlimited
+        }
+        self.seq = 0
+        self.jobs: dict[str, Job] = {}
+        self.zeta: dict[str, int] = {}
+        self.dispatches: dict[str, Dispatch] = {}
+        self.cloud_parts: list[CloudPart] = []
+        self.current: dict[int, tuple[WorkerQueue, Chunk]] = {}  # id(queue) -> chunk running since t_last
+        self.ps: dict[str, str] = {}  # job -> server of its PS in the previous segment
+        self.t_last: int | None = None
+        self.chunk_preemptions = 0  # times a running chunk was displaced by a higher-gamma chunk
+        self.ps_fallbacks = 0  # zeta_j = 0 jobs that found no free edge PS and used a cloud PS
+        self.edge_only_fallbacks = 0  # A_online-E jobs with no worker of their type at the edge
+
+    # ---- A_greedy (Alg. 2) ------------------------------------------------------------------
+
+    def dispatch(self, job: Job, t: int) -> Dispatch:
+        """Alg. 2 for one arriving job j (lines 1-25): every chunk to the worker minimising Q_jdsw."""
+        cluster = self.cluster
+        wtype = job_type(cluster, job)
+        d_j = job.chunks
+        slots_edge = chunk_slots(cluster, job, wtype, colocated=False)  # zeta_j = 0 (line 2)
+        gamma = processing_capacity(cluster, job, wtype, False) / (job.epochs * d_j * job.minibatches)
+        queues = self.workers.get(wtype, [])
+        # Lines 3-8: Q of the first chunk for every qualified worker (n_jsw > 0); the cloud with zeta_j = 1.
+        cands: list[float] = [self._q(q, job, t, slots_edge, gamma) for q in queues]
+        use_cloud = self.cloud is not None and not (self.edge_only and queues)
+        if not queues and self.edge_only:
+            self.edge_only_fallbacks += 1
+        cloud_q = math_inf
+        if use_cloud:
+            assert self.cloud is not None
+            cloud_q = q_cloud(self.cloud.upload_delay, d_j, chunk_slots(cluster, job, wtype, True)).total
+        placed: list[WorkerQueue | None] = []
+        alpha: list[float] = []
+        zeta = 0
+        for d in range(d_j):  # line 9
+            best = min(range(len(cands)), key=cands.__getitem__, default=None)  # line 11
+            if best is None or cloud_q < cands[best]:
+                # Lines 12-16: the cloud is the minimum; dispatching there leaves C_j unchanged, so
+                # every remaining chunk goes there too. zeta_j = 1 only if the first chunk did.
+                zeta = 1 if d == 0 else 0
+                alpha.extend([cloud_q] * (d_j - d))  # line 13
+                placed.extend([None] * (d_j - d))
+                break
+            if d == 0 and use_cloud:  # lines 17-20: recompute the cloud's Q with zeta_j = 0
+                assert self.cloud is not None
+                cloud_q = q_cloud(self.cloud.upload_delay, d_j, slots_edge).total
+            queue = queues[best]
+            queue.insert(  # line 24, Alg. 4: y_jdsw(t) = 1 from t*, A2 postponed (HAPRF order)
+                Chunk(job.job_id, d, gamma, 1.0 / d_j, t + queue.upload_delay, slots_edge, self.seq)
+            )
+            self.seq += 1
+            cands[best] = self._q(queue, job, t, slots_edge, gamma)  # lines 21-22
+            alpha.append(min(*cands, cloud_q))  # line 23
+            placed.append(queue)
+        cloud_chunks = sum(1 for p in placed if p is None)
+        if cloud_chunks:
+            assert self.cloud is not None
+            slots = chunk_slots(cluster, job, wtype, colocated=zeta == 1)
+            self.cloud_parts.append(CloudPart(job.job_id, wtype, cloud_chunks, t + self.cloud.upload_delay, slots))
+        return Dispatch(tuple(placed), zeta, tuple(alpha))
+
+    def _q(self, queue: WorkerQueue, job: Job, t: int, slots: int, gamma: float) -> float:
+        """CALCULATEQ (Alg. 3 lines 9-13) for an edge worker: eq. (5) on A(t0), t0 = r_j + Delta_js."""
+        t0 = t + queue.upload_delay
+        pending = [Pending(c.gamma, left, round(1.0 / c.weight)) for c, left in queue.project(t, t0)]
+        return q_edge(queue.upload_delay, job.chunks, slots, gamma, pending).total
+
+    # ---- A_online (Alg. 1) as an engine algorithm -------------------------------------------
+
+    def decide(self, view: View) -> Decision:
+        t = view.t
+        self._advance(t)
+        for job in view.arrived:  # Alg. 1 lines 2-3
+            self.jobs[job.job_id] = job
+            dispatch = self.dispatch(job, t)
+            self.dispatches[job.job_id] = dispatch
+            self.zeta[job.job_id] = dispatch.zeta
+        # Which chunk every worker trains now (HAPRF with upload delays) and which were displaced.
+        counts: dict[tuple[str, str, str], int] = defaultdict(int)
+        running: dict[int, tuple[WorkerQueue, Chunk]] = {}
+        wake: int | None = None
+        preempted: set[str] = set()
+        for queues in self.workers.values():
+            for q in queues:
+                c = q.running(t)
+                before = self.current.get(id(q))
+                if before is not None and before[1] is not c and before[1].remaining > 0:
+                    self.chunk_preemptions += 1
+                    preempted.add(before[1].job_id)
+                if c is not None:
+                    running[id(q)] = (q, c)
+                    counts[(c.job_id, q.server, q.type)] += 1
+                nxt = q.next_change(t)
+                if nxt is not None:
+                    wake = nxt if wake is None else min(wake, nxt)
+        self.current = running
+        self.cloud_parts = [p for p in self.cloud_parts if p.start + p.slots > t]
+        for p in self.cloud_parts:
+            if p.start <= t:
+                assert self.cloud is not None
+                counts[(p.job_id, self.cloud.id, p.type)] += p.count
+                nxt = p.start + p.slots
+            else:
+                nxt = p.start
+            wake = nxt if wake is None else min(wake, nxt)
+        allocations = [Allocation(j, s, "worker", ty, n) for (j, s, ty), n in counts.items()]
+        allocations += self._assign_ps(sorted({j for j, _s, _t in counts}))
+        # A job that lost every worker is counted by the engine as suspended; report the others.
+        holding = {j for j, _s, _t in counts}
+        return Decision(
+            allocations=tuple(allocations),
+            wake_at=wake,
+            preempted=tuple(sorted(preempted & holding)),
+        )
+
+    def _advance(self, t: int) -> None:
+        """Every worker trained the chunk chosen at the previous decision up to ``t``."""
+        if self.t_last is not None:
+            span = t - self.t_last
+            for q, c in self.current.values():
+                q.advance(c, span)
+        self.t_last = t
+
+    # ---- A_ps (Alg. 5) ------------------------------------------------------------------
+
+    def _assign_ps(self, running: list[str]) -> list[Allocation]:
+        """One PS per running job (Alg. 5 line 2): keep the previous one if the job ran continuously
+        (lines 3-4), else a random qualified PS (line 6): the cloud's for a job wholly in the cloud
+        (zeta_j = 1), a free edge PS otherwise (the worker allocation decides where the PS goes)."""
+        cloud_id = self.cloud.id if self.cloud is not None else None
+        free = dict(self.ps_capacity)
+        kept: dict[str, str] = {}
+        for j in running:
+            prev = self.ps.get(j)
+            if prev is not None and (prev == cloud_id or free.get(prev, 0) > 0):
+                kept[j] = prev
+                if prev != cloud_id:
+                    free[prev] -= 1
+        chosen: dict[str, str] = {}
+        for j in running:
+            if j in kept:
+                chosen[j] = kept[j]
+                continue
+            if self.zeta[j] == 1 and cloud_id is not None:
+                chosen[j] = cloud_id
+                continue
+            servers = [s for s, n in free.items() if n > 0]
+            if not servers:
+                assert cloud_id is not None, "no free PS anywhere"
+                self.ps_fallbacks += 1
+                chosen[j] = cloud_id
+                continue
+            weights = np.array([free[s] for s in servers], dtype=float)
+            s = servers[int(self.rng.choice(len(servers), p=weights / weights.sum()))]
+            free[s] -= 1
+            chosen[j] = s
+        self.ps = chosen
+        ps_type = self.cluster.ps_types[0].id
+        return [Allocation(j, s, "ps", ps_type, 1) for j, s in chosen.items()]
+
+    def report(self) -> Mapping[str, Any]:
+        cloud = sum(1 for d in self.dispatches.values() for w in d.workers if w is None)
+        total = sum(len(d.workers) for d in self.dispatches.values())
+        return {
+            "edge_cloud": {
+                "chunk_preemptions": self.chunk_preemptions,
+                "chunks_dispatched": total,
+                "chunks_to_cloud": cloud,
+                "jobs_wholly_in_cloud": sum(self.zeta.values()),
+                "ps_fallbacks_to_cloud": self.ps_fallbacks,
+                "edge_only_fallbacks_to_cloud": self.edge_only_fallbacks,
+            }
+        }
+
+
+math_inf = float("inf")
+
+
+def _edge_cloud_missing(instance: Instance) -> str | None:
+    cluster = instance.cluster
+    if not is_edge_cloud(cluster):
+        return "the cluster has no server with site 'edge'"
+    if not any(s.site == "cloud" and s.unlimited for s in cluster.servers):
+        return "the cluster has no unlimited cloud server"
+    if len(cluster.ps_types) != 1 or cluster.ps_types[0].demand.keys() != {PS_SLOT}:
+        return f"the cluster must have exactly one PS type demanding only {PS_SLOT!r}"
+    for wt in cluster.worker_types:
+        if any(a not in (0, 1) for a in wt.demand.values()):
+            return f"worker type {wt.id!r} must demand one unit of each of its worker_slot resources"
+    for job in instance.jobs:
+        if job.arch != "ps" or job.rigid or job.work is not None:
+            return f"job {job.job_id!r} is not an elastic PS job (arch 'ps', no gpus/duration/work)"
+    return None
+
+
+EDGE_CLOUD_MODEL = Feature(
+    "edge-cloud",
+    "an edge-cloud cluster with worker_slot resources (edge servers, an unlimited cloud, PS jobs)",
+    _edge_cloud_missing,
+)
+
+
+def make_edge_cloud(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> EdgeCloud:
+    return EdgeCloud(instance, rng, edge_only=params["edge_only"])
+
+
+register(
+    AlgorithmSpec(
+        name="edge-cloud",
+        kind="paper",
+        summary="A_online: per-chunk greedy dispatch (eq. (5)), HAPRF worker queues, worker-level preemption.",
+        semantics=(
+            "At each arrival slot, each chunk of each arriving job (in arrival, then job-id order) goes to "
+            "the qualified edge worker (its type is the job's one worker type) or the cloud with the "
+            "smallest Q_jdsw of eq. (5); ties go to the first worker in cluster order, the cloud only "
+            "when strictly smaller. Chunk processing times are whole slots, ceil(E_j B_j / n_j) with n_j "
+            "of eq. (1); zeta_j = 1 (no gradient traffic) only when the first chunk goes to the cloud, "
+            "in which case every chunk does (Alg. 2 lines 12-16); after a first edge dispatch the cloud's "
+            "Q is recomputed with zeta_j = 0 (lines 17-20; the pseudo-code calls CALCULATEQ with d = d1, "
+            "which would set zeta_j = 1 again; we follow the text). Each edge worker trains, in every "
+            "slot, the first chunk of its queue (HAPRF: larger gamma_jd = n_j/(E_j D_j B_j) first, ties "
+            "by dispatch order) whose data has arrived (r_j + upload delay of the server); a displaced "
+            "running chunk is a worker-level preemption (report: chunk_preemptions; the job is listed in "
+            "Decision.preempted when it keeps other workers). Cloud chunks start at r_j + the cloud's "
+            "upload delay and are never preempted. Chunks never change worker. A_ps gives each running "
+            "job one PS: the same as in the previous segment if it ran continuously, else a random one "
+            "(seeded), weighted by free PS slots, on the edge for zeta_j = 0 jobs (a cloud PS only if "
+            "every edge PS is taken: report ps_fallbacks_to_cloud) and in the cloud for zeta_j = 1. "
+            "edge_only=true is A_online-E: no cloud candidate (a job whose worker type exists on no edge "
+            "server still goes to the cloud: edge_only_fallbacks_to_cloud). Upload delays are per "
+            "server (the preset's), not per job and server."
+        ),
+        reference="Edge-cloud paper (seeds/003) Sec. IV, Algs. 1-5, eqs. (1), (5)",
+        factory=make_edge_cloud,
+        params=(Param("edge_only", bool, False, "A_online-E: dispatch to edge servers only."),),
+        needs=(EDGE_CLOUD_MODEL,),
+    )
+)

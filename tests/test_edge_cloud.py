@@ -1,0 +1,303 @@
+"""Edge-cloud paper (seeds/003): Q_jdsw of eq. (5), HAPRF queue insertion, dispatch and A_online runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scheduling import api, presets, registry, results
+from scheduling.algorithms.edge_cloud import EdgeCloud
+from scheduling.algorithms.edge_greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge, start_slot
+from scheduling.engine import simulate
+from scheduling.errors import UnsupportedInstance
+from scheduling.loaders import cluster_from_dict, job_from_row
+from scheduling.model import Instance
+from scheduling.speed import chunk_slots, processing_capacity
+from scheduling.validator import validate
+
+
+def chunk(job: str, gamma: float, remaining: int, seq: int, release: int = 0, chunks: int = 1) -> Chunk:
+    return Chunk(job, 0, gamma, 1.0 / chunks, release, remaining, seq)
+
+
+def tiny(servers: list[tuple[str, int, int]], jobs: list[dict[str, Any]], cloud_delay: int = 10) -> Instance:
+    """Edge servers (id, workers of type w1, upload delay) with one PS slot each, and a cloud.
+
+    Slots are 1 s long and jobs have m_j = 1 s, G_j = 0, q_j = 0, so n_j = 1 mini-batch per slot and a
+    chunk takes E_j B_j slots."""
+    spec = {
+        "slot_seconds": 1,
+        "resources": ["gpu", "worker_slot", "ps_slot", "worker_slot_w1"],
+        "servers": [
+            {
+                "id": sid,
+                "site": "edge",
+                "upload_delay": delay,
+                "capacity": {"gpu": n, "worker_slot": n, "worker_slot_w1": n, "ps_slot": 1},
+            }
+            for sid, n, delay in servers
+        ]
+        + [{"id": "cloud", "site": "cloud", "unlimited": True, "capacity": {}, "upload_delay": cloud_delay}],
+        "worker_types": [{"id": "w1", "demand": {"gpu": 1, "worker_slot": 1, "worker_slot_w1": 1}}],
+        "ps_types": [{"id": "ps", "demand": {"ps_slot": 1}}],
+    }
+    cluster = cluster_from_dict(spec)
+    rows = [{"arch": "ps", "batch_time": {"w1": 1}, "gradient_mb": 0, **j} for j in jobs]
+    return Instance(cluster, tuple(sorted((job_from_row(r, cluster) for r in rows), key=lambda j: j.arrival)))
+
+
+# ---- eq. (5), term by term -------------------------------------------------------------------
+
+
+def test_q_adds_dispatch_waiting_processing_and_postponement_terms_of_eq_5() -> None:
+    # Job j: D_j = 4, E_j B_j / n_jsw = 6 slots, Delta_js = 2, gamma_jd = 0.2. Pending at t0:
+    # a (gamma 0.5, 3 slots left, D = 2) and b (gamma 0.2, 5 left, D = 5) wait ahead (gamma' >= gamma);
+    # c (gamma 0.1, 4 left, D = 10) is postponed.
+    pending = [Pending(0.5, 3, 2), Pending(0.2, 5, 5), Pending(0.1, 4, 10)]
+    q = q_edge(delta=2, chunks=4, slots=6, gamma=0.2, pending=pending)
+    assert q.dispatch == pytest.approx(2 / 4)  # (1/D_j) Delta_js
+    assert q.waiting == pytest.approx((3 + 5) / 4)  # (1/D_j) sum of p_hat over A1
+    assert q.processing == pytest.approx(6 / 4)  # (1/D_j) E_j B_j / n_jsw
+    assert q.postponed == pytest.approx(6 * (1 / 10))  # (E_j B_j / n_jsw) sum of 1/D_j' over A2
+    assert q.total == pytest.approx(0.5 + 2 + 1.5 + 0.6)
+
+
+def test_q_of_the_cloud_has_only_the_dispatch_and_processing_terms() -> None:
+    q = q_cloud(delta=12, chunks=3, slots=9)
+    assert (q.dispatch, q.waiting, q.processing, q.postponed) == (pytest.approx(4), 0, pytest.approx(3), 0)
+
+
+def test_q_sees_the_queue_as_it_will_be_when_the_chunk_arrives() -> None:
+    # At t = 0 chunk x (gamma 0.3, 5 slots) runs ahead of y (gamma 0.1, 4 slots). A new chunk with
+    # Delta = 2 arrives at t0 = 2, when x has 3 slots left: A(t0) = {x: 3, y: 4}.
+    q = WorkerQueue("s", "w1", 0, upload_delay=2)
+    q.insert(chunk("x", 0.3, 5, 0, chunks=2))
+    q.insert(chunk("y", 0.1, 4, 1, chunks=8))
+    assert [(c.job_id, left) for c, left in q.project(0, 2)] == [("x", 3), ("y", 4)]
+    pending = [Pending(c.gamma, left, round(1 / c.weight)) for c, left in q.project(0, 2)]
+    terms = q_edge(2, chunks=2, slots=6, gamma=0.2, pending=pending)
+    assert terms.total == pytest.approx(2 / 2 + 3 / 2 + 6 / 2 + 6 * (1 / 8))
+    assert start_slot(q, 0, 2, 0.2) == 2 + 3  # t* = t0 + remaining time of A1
+
+
+def test_projection_skips_chunks_whose_data_has_not_arrived() -> None:
+    q = WorkerQueue("s", "w1", 0, upload_delay=1)
+    q.insert(chunk("late", 0.9, 4, 0, release=3))
+    q.insert(chunk("now", 0.1, 10, 1))
+    # Slots 0-2 train "now"; from slot 3 "late" preempts it; by t0 = 5 "late" has 2 slots left.
+    assert [(c.job_id, left) for c, left in q.project(0, 5)] == [("late", 2), ("now", 7)]
+
+
+# ---- HAPRF queue insertion --------------------------------------------------------------------
+
+
+def test_insertion_puts_a_chunk_behind_every_chunk_with_a_rate_at_least_its_own() -> None:
+    q = WorkerQueue("s", "w1", 0, upload_delay=0)
+    for name, gamma, seq in [("a", 0.2, 0), ("b", 0.5, 1), ("c", 0.2, 2), ("d", 0.1, 3), ("e", 0.2, 4)]:
+        q.insert(chunk(name, gamma, 1, seq))
+    assert [c.job_id for c in q.chunks] == ["b", "a", "c", "e", "d"]
+
+
+def test_a_higher_rate_chunk_preempts_the_running_one_and_postpones_it_by_its_processing_time() -> None:
+    q = WorkerQueue("s", "w1", 0, upload_delay=0)
+    low = chunk("low", 0.1, 6, 0)
+    q.insert(low)
+    assert q.running(0) is low and q.next_change(0) == 6
+    q.advance(low, 2)  # slots 0-1
+    high = chunk("high", 0.5, 3, 1, release=2)
+    q.insert(high)
+    assert q.running(2) is high and q.next_change(2) == 5
+    q.advance(high, 3)
+    assert q.running(5) is low and q.next_change(5) == 9  # 6 + 3: postponed by the new chunk's 3 slots
+
+
+# ---- A_greedy (Alg. 2) on a tiny cluster ------------------------------------------------------
+
+
+def test_each_chunk_goes_to_the_worker_with_the_smallest_q() -> None:
+    # Two edge servers with one worker each (delays 1 and 3), cloud delay 10. Job: D = 2, E B = 4.
+    # Q(s1) = 1/2 + 4/2 = 2.5, Q(s2) = 3/2 + 4/2 = 3.5, Q(cloud) = 10/2 + 4/2 = 7: chunk 1 -> s1.
+    # Then Q(s1) = 1/2 + 4/2 (chunk 1 waits ahead) + 4/2 = 4.5 > Q(s2): chunk 2 -> s2.
+    inst = tiny([("s1", 1, 1), ("s2", 1, 3)], [{"job_id": "j", "arrival": 0, "chunks": 2, "minibatches": 4}])
+    algo = EdgeCloud(inst, np.random.default_rng(0))
+    d = algo.dispatch(inst.jobs[0], 0)
+    assert [w.server if w else "cloud" for w in d.workers] == ["s1", "s2"]
+    assert d.zeta == 0
+    assert d.alpha == pytest.approx([3.5, 4.5])  # min over C_j after each dispatch (Alg. 2 line 23)
+
+
+def test_a_job_whose_first_chunk_prefers_the_cloud_goes_there_whole_with_zeta_one() -> None:
+    # The only edge worker is busy with a long chunk: every chunk of the new job goes to the cloud.
+    inst = tiny(
+        [("s1", 1, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 1, "minibatches": 100},
+            {"job_id": "b", "arrival": 1, "chunks": 3, "minibatches": 2, "epochs": 1},
+        ],
+        cloud_delay=2,
+    )
+    algo = EdgeCloud(inst, np.random.default_rng(0))
+    algo.dispatch(inst.jobs[0], 0)
+    d = algo.dispatch(inst.jobs[1], 1)
+    assert d.workers == (None, None, None) and d.zeta == 1
+
+
+def test_edge_only_never_uses_the_cloud() -> None:
+    inst = tiny([("s1", 1, 1)], [{"job_id": "a", "arrival": 0, "chunks": 3, "minibatches": 5}], cloud_delay=0)
+    assert EdgeCloud(inst, np.random.default_rng(0)).dispatch(inst.jobs[0], 0).workers[0] is None
+    d = EdgeCloud(inst, np.random.default_rng(0), edge_only=True).dispatch(inst.jobs[0], 0)
+    assert all(w is not None and w.server == "s1" for w in d.workers)
+
+
+# ---- A_online through the engine and the validator --------------------------------------------
+
+
+def run_algo(inst: Instance, **params: Any) -> tuple[dict[str, Any], EdgeCloud]:
+    spec = registry.get("edge-cloud")
+    algo = spec.build(inst, spec.parse_params(params), seed=1)
+    assert isinstance(algo, EdgeCloud)
+    doc = results.build(inst, simulate(inst, algo), "edge-cloud", spec.parse_params(params), 1)
+    assert validate(inst, doc) == []
+    return doc, algo
+
+
+def test_a_later_job_with_a_higher_rate_preempts_part_of_an_earlier_jobs_workers() -> None:
+    # "long" (D = 2, E B = 10) runs on the two workers of s1 from slot 1; "short" (D = 1, E B = 2,
+    # gamma = 1/2 > 1/20) arrives at 2, takes one worker from slot 3 to 5, and "long"'s chunk there
+    # is postponed by 2 slots: long completes at 1 + 10 + 2 = 13.
+    inst = tiny(
+        [("s1", 2, 1)],
+        [
+            {"job_id": "long", "arrival": 0, "chunks": 2, "minibatches": 10},
+            {"job_id": "short", "arrival": 2, "chunks": 1, "minibatches": 2},
+        ],
+        cloud_delay=50,
+    )
+    doc, algo = run_algo(inst)
+    done = {j["job_id"]: j for j in doc["jobs"]}
+    assert done["short"]["completion"] == 5
+    assert done["long"]["completion"] == 13
+    assert done["long"]["preemptions"] == 1  # partial: it kept its other worker
+    assert algo.report()["edge_cloud"]["chunk_preemptions"] == 1
+
+
+def test_no_chunk_starts_before_its_data_is_uploaded() -> None:
+    inst = tiny([("s1", 1, 3)], [{"job_id": "j", "arrival": 4, "chunks": 1, "minibatches": 2}], cloud_delay=20)
+    doc, _ = run_algo(inst)
+    assert min(p["start"] for p in doc["placements"]) == 4 + 3
+
+
+def edge_instance(tmp_path: Path, jobs: int = 40, seed: int = 2) -> Instance:
+    cluster_path, trace_path = presets.generate("edge-cloud", jobs=jobs, seed=seed, size=0.1, out=tmp_path)
+    return api.load_instance(cluster_path, trace_path)
+
+
+@pytest.mark.parametrize("edge_only", [False, True])
+def test_a_dispatched_chunk_is_trained_whole_on_the_server_it_was_sent_to(tmp_path: Path, edge_only: bool) -> None:
+    inst = edge_instance(tmp_path)
+    doc, algo = run_algo(inst, edge_only=edge_only)
+    held: dict[tuple[str, str], int] = defaultdict(int)  # (job, server) -> worker-slots held
+    for p in doc["placements"]:
+        if p["role"] == "worker":
+            held[(p["job_id"], p["server"])] += p["count"] * (p["end"] - p["start"])
+    expected: dict[tuple[str, str], int] = defaultdict(int)
+    for job in inst.jobs:
+        dispatch = algo.dispatches[job.job_id]
+        for w in dispatch.workers:
+            server = w.server if w is not None else "cloud"
+            expected[(job.job_id, server)] += chunk_slots(
+                inst.cluster, job, next(iter(job.batch_time)), dispatch.zeta == 1
+            )
+    assert dict(held) == dict(expected)
+    assert all(j["completion"] is not None for j in doc["jobs"])
+
+
+def test_every_chunk_slot_delivers_the_processing_capacity_of_eq_1(tmp_path: Path) -> None:
+    inst = edge_instance(tmp_path, jobs=10)
+    job = inst.jobs[0]
+    wtype = next(iter(job.batch_time))
+    n = processing_capacity(inst.cluster, job, wtype, colocated=False)
+    m, g = job.batch_time_for(wtype), job.ps_update_for("*")
+    b = inst.cluster.worker_type(wtype).bandwidth  # type: ignore[union-attr]
+    assert n == pytest.approx(1 / (m + g + 2 * job.gradient_mb / b))
+    assert processing_capacity(inst.cluster, job, wtype, colocated=True) == pytest.approx(1 / (m + g))
+    assert chunk_slots(inst.cluster, job, wtype, False) == int(np.ceil(job.epochs * job.minibatches / n - 1e-9))
+
+
+def test_the_same_seed_gives_the_same_result(tmp_path: Path) -> None:
+    inst = edge_instance(tmp_path, jobs=20)
+    assert api.run(inst, "edge-cloud", seed=4) == api.run(inst, "edge-cloud", seed=4)
+
+
+def test_edge_cloud_refuses_clusters_without_edge_servers(tmp_path: Path) -> None:
+    cluster_path, trace_path = presets.generate("zhou-ps", jobs=3, seed=1, size=0.2, out=tmp_path)
+    with pytest.raises(UnsupportedInstance, match="edge"):
+        api.run(api.load_instance(cluster_path, trace_path), "edge-cloud")
+
+
+# ---- speed augmentation and the LP lower bound of ILP (4) -------------------------------------
+
+
+def test_the_lp_bound_of_one_chunk_on_one_worker_is_its_fractional_flow_time() -> None:
+    # One chunk of 2 slots, edge delay 1: trained in slots 1 and 2, f = (2 + 3) / 2 = 2.5; JCT = 3.
+    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+
+    inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0, "chunks": 1, "minibatches": 2}], cloud_delay=10)
+    assert lp_lower_bound(inst) == pytest.approx(2.5)
+    doc, _ = run_algo(inst)
+    assert fractional_flow_time(inst, doc) == pytest.approx(2.5)
+    assert doc["metrics"]["total_jct"] == 3
+
+
+def test_the_lp_bound_is_below_every_schedules_fractional_flow_time(tmp_path: Path) -> None:
+    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+
+    inst = edge_instance(tmp_path, jobs=6, seed=3)
+    bound = lp_lower_bound(inst)
+    doc, _ = run_algo(inst)
+    assert 0 < bound <= fractional_flow_time(inst, doc) + 1e-6
+    assert bound <= doc["metrics"]["total_jct"]
+
+
+def test_speed_augmentation_multiplies_the_processing_capacity(tmp_path: Path) -> None:
+    from scheduling.algorithms.edge_lp import speed_augmented
+
+    inst = edge_instance(tmp_path, jobs=3)
+    fast = speed_augmented(inst, 0.5)
+    job, fjob = inst.jobs[0], fast.jobs[0]
+    wtype = next(iter(job.batch_time))
+    for zeta in (False, True):
+        n = processing_capacity(inst.cluster, job, wtype, zeta)
+        assert processing_capacity(fast.cluster, fjob, wtype, zeta) == pytest.approx(1.5 * n)
+
+
+# ---- baselines of Sec. V-A ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["tiresias-l", "batchsche"])
+def test_baselines_wait_for_the_upload_and_complete_every_job(tmp_path: Path, name: str) -> None:
+    inst = edge_instance(tmp_path, jobs=15)
+    doc = api.run(inst, name, seed=2)
+    delay = min(s.upload_delay for s in inst.cluster.servers)
+    arrival = {j.job_id: j.arrival for j in inst.jobs}
+    assert all(p["start"] >= arrival[p["job_id"]] + delay for p in doc["placements"])
+    assert doc["metrics"]["completed"] == len(inst.jobs)
+
+
+def test_batchsche_starts_no_job_of_a_batch_before_the_previous_batch_completes() -> None:
+    # "a" forms the first batch alone; "b" arrives while it runs and must wait for it to complete.
+    inst = tiny(
+        [("s1", 4, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 2, "minibatches": 6},
+            {"job_id": "b", "arrival": 1, "chunks": 1, "minibatches": 1},
+        ],
+        cloud_delay=1,
+    )
+    doc = api.run(inst, "batchsche")
+    jobs = {j["job_id"]: j for j in doc["jobs"]}
+    assert jobs["b"]["start"] >= jobs["a"]["completion"]
