@@ -13,7 +13,7 @@ from typing import Any
 
 from scheduling import metrics
 from scheduling.capacity import TOLERANCE
-from scheduling.model import Instance
+from scheduling.model import Instance, Job
 from scheduling.results import SCHEMA, compute_metrics, server_list
 from scheduling.speed import Allocation, demand_of, is_edge_cloud, needs_ps, rate
 
@@ -65,7 +65,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     for g in doc["progress"]:
         progress[g["job_id"]].append(g)
     for job_id, r in records.items():
-        _check_job(instance, r, by_job.get(job_id, []), progress.get(job_id, []), problems)
+        _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems)
     recomputed = compute_metrics(cluster, doc)
     for key, value in recomputed.items():
         if not metrics.close(value, doc["metrics"].get(key)):
@@ -101,12 +101,12 @@ def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[s
 
 def _check_job(
     instance: Instance,
+    job: Job,
     r: Mapping[str, Any],
     placements: list[Mapping[str, Any]],
     progress: list[Mapping[str, Any]],
     problems: list[str],
 ) -> None:
-    job = instance.job(r["job_id"])
     name = f"job {job.job_id!r}"
     if not r["admitted"] and (placements or progress):
         problems.append(f"{name}: not admitted but holds resources")
