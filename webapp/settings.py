@@ -69,6 +69,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL;",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Tests use a file too: Django's default in-memory shared-cache test database takes table locks
+    # that fail at once ("database table is locked") when the live server and a worker thread meet.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
     VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,0 +1,103 @@
+"""Price evolution of the price-based algorithms (``zhou``, ``oasis``), recorded compactly.
+
+A price-based algorithm keeps a price per (resource, server, slot) and raises it as it admits
+jobs. ``PriceLog`` records, after every arrival decision, only the entries that changed, so that
+the dashboard can redraw
+
+(a) per resource, how the price of the current and upcoming slots evolves as decisions are made
+    (mean and max over servers and over the slots ``t .. end`` of the window, where ``t`` is the
+    slot of the decision), and
+(b) the server x slot price matrix of one resource at any chosen decision (``matrix_at``).
+
+The result field ``prices`` (schema ``mlsched.prices/1``)::
+
+    {"schema": "mlsched.prices/1",
+     "resources": ["gpu", ...], "servers": ["s0", ...], "pools": ["worker", ...] | null,
+     "slot0": 0, "slots": 300,                     # columns: slots slot0 .. slot0+slots-1
+     "label": "delta",                             # the paper's symbol (delta, p/q)
+     "decisions": [{"t": 4, "job": "j7", "admitted": true,
+                    "changes": [[resource_index, server_index, slot_offset, value], ...]}],
+     "summary": {"gpu": {"mean": [...], "max": [...]}, ...}}   # one value per decision
+
+Every matrix starts at ``initial`` (0 for both papers' price functions at zero load).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+SCHEMA = "mlsched.prices/1"
+
+
+class PriceLog:
+    """Records a price array ``P[resource, server, slot]`` after each decision, as its changes."""
+
+    def __init__(
+        self,
+        resources: Sequence[str],
+        servers: Sequence[str],
+        slots: int,
+        slot0: int = 0,
+        label: str = "price",
+        pools: Sequence[str] | None = None,
+        initial: float = 0.0,
+        digits: int = 6,
+    ) -> None:
+        self.resources = list(resources)
+        self.servers = list(servers)
+        self.pools = list(pools) if pools is not None else None
+        self.slot0 = slot0
+        self.slots = slots
+        self.label = label
+        self.initial = initial
+        self.digits = digits
+        self._last = np.full((len(self.resources), len(self.servers), slots), initial, dtype=float)
+        self.decisions: list[dict[str, Any]] = []
+        self.summary: dict[str, dict[str, list[float]]] = {r: {"mean": [], "max": []} for r in self.resources}
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (len(self.resources), len(self.servers), self.slots)
+
+    def record(self, t: int, job: str, admitted: bool, prices: np.ndarray) -> None:
+        """Record the prices after deciding on ``job`` at slot ``t``; ``prices`` has ``shape``."""
+        current = np.round(np.asarray(prices, dtype=float), self.digits)
+        if current.shape != self.shape:
+            raise ValueError(f"price array has shape {current.shape}, expected {self.shape}")
+        changed = np.argwhere(current != self._last)
+        changes = [[int(r), int(h), int(s), float(current[r, h, s])] for r, h, s in changed]
+        self._last = current
+        self.decisions.append({"t": int(t), "job": job, "admitted": bool(admitted), "changes": changes})
+        first = min(max(t - self.slot0, 0), self.slots - 1)
+        for i, r in enumerate(self.resources):
+            window = current[i, :, first:]
+            self.summary[r]["mean"].append(round(float(window.mean()), self.digits))
+            self.summary[r]["max"].append(round(float(window.max()), self.digits))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "resources": self.resources,
+            "servers": self.servers,
+            "pools": self.pools,
+            "slot0": self.slot0,
+            "slots": self.slots,
+            "label": self.label,
+            "initial": self.initial,
+            "decisions": self.decisions,
+            "summary": self.summary,
+        }
+
+
+def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.ndarray:
+    """The server x slot price matrix of ``resource`` just after decision number ``decision``."""
+    r = prices["resources"].index(resource)
+    out = np.full((len(prices["servers"]), prices["slots"]), float(prices.get("initial", 0.0)))
+    for d in prices["decisions"][: decision + 1]:
+        for ri, h, s, value in d["changes"]:
+            if ri == r:
+                out[h, s] = value
+    return out
