@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from scheduling.errors import InputError
@@ -404,6 +405,8 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             kw["work"] = number(row["work"], "work", strict=True)
         if "stages" in row:
             kw["stages"] = _stages(row["stages"], slot)
+        if "upload_delay" in row:
+            kw["upload_delay"] = _upload_delays(row["upload_delay"], cluster)
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = str(row[key])
@@ -412,6 +415,22 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
     if "duration" in kw and "gpus" not in kw:
         raise InputError("a job with a recorded duration also needs gpus", job=job_id, field="gpus")
     return Job(**kw)
+
+
+def _upload_delays(value: Any, cluster: Cluster) -> Mapping[str, int]:
+    """Delta_js in whole slots: one number for every server ("*"), or server id / site / "*" -> slots."""
+    if not isinstance(value, Mapping):
+        return MappingProxyType({"*": integer(value, "upload_delay")})
+    known = {s.id for s in cluster.servers} | set(SITES) | {"*"}
+    out = {}
+    for k, v in value.items():
+        if k not in known:
+            raise InputError(
+                f"unknown server {k!r} (a server id of the cluster, a site {' or '.join(SITES)}, or *)",
+                field=f"upload_delay.{k}",
+            )
+        out[str(k)] = integer(v, f"upload_delay.{k}")
+    return MappingProxyType(out)
 
 
 def _utility(row: Mapping[str, Any]) -> Utility:

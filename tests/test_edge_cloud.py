@@ -191,6 +191,65 @@ def test_no_chunk_starts_before_its_data_is_uploaded() -> None:
     assert min(p["start"] for p in doc["placements"]) == 4 + 3
 
 
+# ---- upload delays per job and server (Delta_js) ------------------------------------------------
+
+
+def test_a_jobs_own_upload_delay_overrides_the_servers_by_id_then_site_then_star() -> None:
+    inst = tiny([("s1", 1, 1), ("s2", 1, 3)], [{"job_id": "j", "arrival": 0}])
+    s1, s2, cloud = inst.cluster.servers
+    job = job_from_row({"job_id": "j", "arrival": 0, "upload_delay": {"s2": 7, "edge": 2}}, inst.cluster)
+    assert [job.upload_delay_to(s) for s in (s1, s2, cloud)] == [2, 7, 10]
+    star = job_from_row({"job_id": "j", "arrival": 0, "upload_delay": 5}, inst.cluster)
+    assert [star.upload_delay_to(s) for s in (s1, s2, cloud)] == [5, 5, 5]
+    plain = job_from_row({"job_id": "j", "arrival": 0}, inst.cluster)
+    assert [plain.upload_delay_to(s) for s in (s1, s2, cloud)] == [1, 3, 10]
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [("s9", "unknown server 's9'"), ("s1", "'-1' must be >= 0"), ("s1", "'1.5' is not a whole number")],
+)
+def test_a_bad_upload_delay_names_the_file_line_job_and_field(cell: str, problem: str) -> None:
+    from scheduling.errors import InputError
+    from scheduling.loaders import parse_trace
+
+    inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0}])
+    value = {"unknown server 's9'": "2", "'-1' must be >= 0": "-1"}.get(problem, "1.5")
+    text = f"job_id,arrival,upload_delay.cloud,upload_delay.{cell}\nok,0,3,\nbad,1,3,{value}\n"
+    with pytest.raises(InputError) as err:
+        parse_trace(text, inst.cluster, "t.csv")
+    assert str(err.value).startswith(f"t.csv, line 3, job 'bad', field 'upload_delay.{cell}': {problem}")
+
+
+def test_each_chunk_pays_its_own_jobs_delay_to_the_server_in_q_and_in_its_start() -> None:
+    # s1 is near for "a" (delay 1) and far for "b" (delay 6); s2 the reverse. Same jobs otherwise:
+    # each goes to its near server and starts after its own delay there.
+    inst = tiny(
+        [("s1", 1, 0), ("s2", 1, 0)],
+        [
+            {"job_id": "a", "arrival": 0, "minibatches": 2, "upload_delay": {"s1": 1, "s2": 6}},
+            {"job_id": "b", "arrival": 0, "minibatches": 2, "upload_delay": {"s1": 6, "s2": 2}},
+        ],
+        cloud_delay=30,
+    )
+    doc, algo = run_algo(inst)
+    assert [algo.dispatches[j].workers[0].server for j in ("a", "b")] == ["s1", "s2"]  # type: ignore[union-attr]
+    starts = {(p["job_id"], p["server"]): p["start"] for p in doc["placements"] if p["role"] == "worker"}
+    assert starts == {("a", "s1"): 1, ("b", "s2"): 2}
+    q = algo._q(algo.workers["w1"][0], inst.jobs[1], 0, 6, 2, 0.5)
+    assert q == pytest.approx(q_edge(6, 1, 2, 0.5, []).total)  # Delta = 6 for b on s1
+
+
+def test_the_preset_draws_a_delay_per_job_and_server_in_the_papers_ranges(tmp_path: Path) -> None:
+    inst = edge_instance(tmp_path, jobs=30)
+    edges = [s for s in inst.cluster.servers if s.site == "edge"]
+    cloud = next(s for s in inst.cluster.servers if s.site == "cloud")
+    per_job = [[j.upload_delay_to(s) for s in edges] for j in inst.jobs]
+    assert all(1 <= d <= 4 for row in per_job for d in row)
+    assert all(10 <= j.upload_delay_to(cloud) <= 15 for j in inst.jobs)
+    assert len({tuple(row) for row in per_job}) == len(per_job)  # per job, not only per server
+
+
 def edge_instance(tmp_path: Path, jobs: int = 40, seed: int = 2) -> Instance:
     cluster_path, trace_path = presets.generate("edge-cloud", jobs=jobs, seed=seed, size=0.1, out=tmp_path)
     return api.load_instance(cluster_path, trace_path)
@@ -282,9 +341,10 @@ def test_speed_augmentation_multiplies_the_processing_capacity(tmp_path: Path) -
 def test_baselines_wait_for_the_upload_and_complete_every_job(tmp_path: Path, name: str) -> None:
     inst = edge_instance(tmp_path, jobs=15)
     doc = api.run(inst, name, seed=2)
-    delay = min(s.upload_delay for s in inst.cluster.servers)
-    arrival = {j.job_id: j.arrival for j in inst.jobs}
-    assert all(p["start"] >= arrival[p["job_id"]] + delay for p in doc["placements"])
+    servers = inst.cluster.servers
+    ready = {j.job_id: j.arrival + min(j.upload_delay_to(s) for s in servers) for j in inst.jobs}
+    assert any(j.upload_delay for j in inst.jobs)  # the preset gives per-job delays
+    assert all(p["start"] >= ready[p["job_id"]] for p in doc["placements"])
     assert doc["metrics"]["completed"] == len(inst.jobs)
 
 

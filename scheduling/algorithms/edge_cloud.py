@@ -59,6 +59,7 @@ class EdgeCloud:
         self.edge_only = edge_only
         cloud = [s for s in self.cluster.servers if s.site == "cloud" and s.unlimited]
         self.cloud = cloud[0] if cloud else None
+        self.servers = {s.id: s for s in self.cluster.servers if s.site == "edge" or s is self.cloud}
         self.workers: dict[str, list[WorkerQueue]] = defaultdict(list)  # type -> queues, cluster order
         for s in self.cluster.servers:
             if s.site != "edge":
@@ -92,15 +93,17 @@ class EdgeCloud:
         slots_edge = chunk_slots(cluster, job, wtype, colocated=False)  # zeta_j = 0 (line 2)
         gamma = processing_capacity(cluster, job, wtype, False) / (job.epochs * d_j * job.minibatches)
         queues = self.workers.get(wtype, [])
+        # Delta_js of this job for every server (the job's own delays, else the server's).
+        delay = {sid: job.upload_delay_to(s) for sid, s in self.servers.items()}
         # Lines 3-8: Q of the first chunk for every qualified worker (n_jsw > 0); the cloud with zeta_j = 1.
-        cands: list[float] = [self._q(q, job, t, slots_edge, gamma) for q in queues]
+        cands: list[float] = [self._q(q, job, t, delay[q.server], slots_edge, gamma) for q in queues]
         use_cloud = self.cloud is not None and not (self.edge_only and queues)
         if not queues and self.edge_only:
             self.edge_only_fallbacks += 1
         cloud_q = math_inf
         if use_cloud:
             assert self.cloud is not None
-            cloud_q = q_cloud(self.cloud.upload_delay, d_j, chunk_slots(cluster, job, wtype, True)).total
+            cloud_q = q_cloud(delay[self.cloud.id], d_j, chunk_slots(cluster, job, wtype, True)).total
         placed: list[WorkerQueue | None] = []
         alpha: list[float] = []
         zeta = 0
@@ -115,27 +118,27 @@ class EdgeCloud:
                 break
             if d == 0 and use_cloud:  # lines 17-20: recompute the cloud's Q with zeta_j = 0
                 assert self.cloud is not None
-                cloud_q = q_cloud(self.cloud.upload_delay, d_j, slots_edge).total
+                cloud_q = q_cloud(delay[self.cloud.id], d_j, slots_edge).total
             queue = queues[best]
             queue.insert(  # line 24, Alg. 4: y_jdsw(t) = 1 from t*, A2 postponed (HAPRF order)
-                Chunk(job.job_id, d, gamma, 1.0 / d_j, t + queue.upload_delay, slots_edge, self.seq)
+                Chunk(job.job_id, d, gamma, 1.0 / d_j, t + delay[queue.server], slots_edge, self.seq)
             )
             self.seq += 1
-            cands[best] = self._q(queue, job, t, slots_edge, gamma)  # lines 21-22
+            cands[best] = self._q(queue, job, t, delay[queue.server], slots_edge, gamma)  # lines 21-22
             alpha.append(min(*cands, cloud_q))  # line 23
             placed.append(queue)
         cloud_chunks = sum(1 for p in placed if p is None)
         if cloud_chunks:
             assert self.cloud is not None
             slots = chunk_slots(cluster, job, wtype, colocated=zeta == 1)
-            self.cloud_parts.append(CloudPart(job.job_id, wtype, cloud_chunks, t + self.cloud.upload_delay, slots))
+            self.cloud_parts.append(CloudPart(job.job_id, wtype, cloud_chunks, t + delay[self.cloud.id], slots))
         return Dispatch(tuple(placed), zeta, tuple(alpha))
 
-    def _q(self, queue: WorkerQueue, job: Job, t: int, slots: int, gamma: float) -> float:
+    def _q(self, queue: WorkerQueue, job: Job, t: int, delay: int, slots: int, gamma: float) -> float:
         """CALCULATEQ (Alg. 3 lines 9-13) for an edge worker: eq. (5) on A(t0), t0 = r_j + Delta_js."""
-        t0 = t + queue.upload_delay
+        t0 = t + delay
         pending = [Pending(c.gamma, left, round(1.0 / c.weight)) for c, left in queue.project(t, t0)]
-        return q_edge(queue.upload_delay, job.chunks, slots, gamma, pending).total
+        return q_edge(delay, job.chunks, slots, gamma, pending).total
 
     # ---- A_online (Alg. 1) as an engine algorithm -------------------------------------------
 
@@ -300,7 +303,7 @@ register(
             "every edge PS is taken: report ps_fallbacks_to_cloud) and in the cloud for zeta_j = 1. "
             "edge_only=true is A_online-E: no cloud candidate (a job whose worker type exists on no edge "
             "server still goes to the cloud: edge_only_fallbacks_to_cloud). Upload delays are per "
-            "server (the preset's), not per job and server."
+            "job and server: the job's `upload_delay` for that server (or its site), else the server's."
         ),
         reference="Edge-cloud paper (seeds/003) Sec. IV, Algs. 1-5, eqs. (1), (5)",
         factory=make_edge_cloud,
