@@ -202,6 +202,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
             raise InputError("capacity is empty", field=f"{f}.capacity")
         count = integer(s.get("count", 1), f"{f}.count", minimum=1)
         nic = s.get("nic_bw_gbps")
+        storage = s.get("storage_gb")
         intra = s.get("intra_bw_gbps")
         for k in range(count):
             out.append(
@@ -215,6 +216,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
                     intra_bw=None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot),
                     nic_bw=None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot),
                     gpu_model=None if s.get("gpu_model") is None else str(s["gpu_model"]),
+                    storage_gb=None if storage is None else number(storage, f"{f}.storage_gb", strict=True),
                 )
             )
     ids = [s.id for s in out]
@@ -405,6 +407,8 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             kw["work"] = number(row["work"], "work", strict=True)
         if "stages" in row:
             kw["stages"] = _stages(row["stages"], slot)
+        if "chunk_gb" in row:
+            kw["chunk_gb"] = number(row["chunk_gb"], "chunk_gb", strict=True)
         if "upload_delay" in row:
             kw["upload_delay"] = _upload_delays(row["upload_delay"], cluster)
         for key in ("group", "user", "model"):

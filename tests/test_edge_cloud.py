@@ -361,3 +361,90 @@ def test_batchsche_starts_no_job_of_a_batch_before_the_previous_batch_completes(
     doc = api.run(inst, "batchsche")
     jobs = {j["job_id"]: j for j in doc["jobs"]}
     assert jobs["b"]["start"] >= jobs["a"]["completion"]
+
+
+# ---- storage capacity (Sec. VI) -----------------------------------------------------------------
+
+
+def with_storage(inst: Instance, storage_gb: float, chunk_gb: float) -> Instance:
+    """Every edge server holds ``storage_gb`` GB of chunks; every job's chunks are ``chunk_gb`` GB."""
+    import dataclasses
+
+    servers = tuple(
+        dataclasses.replace(s, storage_gb=storage_gb) if s.site == "edge" else s for s in inst.cluster.servers
+    )
+    cluster = dataclasses.replace(inst.cluster, servers=servers)
+    return Instance(cluster, tuple(dataclasses.replace(j, chunk_gb=chunk_gb) for j in inst.jobs))
+
+
+def crowded() -> Instance:
+    # One edge server with 3 workers that can store 2 chunks of 1 GB; a job of 3 chunks, cloud far away.
+    inst = tiny([("s1", 3, 1)], [{"job_id": "j", "arrival": 0, "chunks": 3, "minibatches": 4}], cloud_delay=30)
+    return with_storage(inst, storage_gb=2.0, chunk_gb=1.0)
+
+
+def test_without_the_storage_option_a_full_server_is_overfilled_and_the_validator_says_so() -> None:
+    inst = crowded()
+    spec = registry.get("edge-cloud")
+    params = spec.parse_params({})
+    doc = results.build(inst, simulate(inst, spec.build(inst, params, seed=1)), "edge-cloud", params, 1)
+    assert [(g["server"], g["start"], g["end"]) for g in doc["storage"]] == [("s1", 0, 5)] * 3
+    assert any("3 GB of chunks stored > storage 2" in p for p in validate(inst, doc))
+
+
+def test_with_the_storage_option_a_chunk_goes_where_there_is_room() -> None:
+    doc, algo = run_algo(crowded(), storage=True)  # run_algo checks the validator
+    assert [w.server if w else "cloud" for w in algo.dispatches["j"].workers] == ["s1", "s1", "cloud"]
+    assert [(g["server"], g["gb"]) for g in doc["storage"]] == [("s1", 1.0)] * 2
+
+
+def test_storage_is_freed_when_a_chunk_is_trained_so_a_later_job_can_use_it() -> None:
+    # Room for one 1-GB chunk: "a" (done at 1 + 4 = 5) and then "b", arriving at 6, both fit on s1.
+    inst = tiny(
+        [("s1", 1, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 1, "minibatches": 4},
+            {"job_id": "b", "arrival": 6, "chunks": 1, "minibatches": 4},
+        ],
+        cloud_delay=30,
+    )
+    doc, algo = run_algo(with_storage(inst, 1.0, 1.0), storage=True)
+    assert [algo.dispatches[j].workers[0] is not None for j in ("a", "b")] == [True, True]
+    assert [(g["job_id"], g["start"], g["end"]) for g in doc["storage"]] == [("a", 0, 5), ("b", 6, 11)]
+
+
+def test_edge_only_sends_a_chunk_that_fits_nowhere_at_the_edge_to_the_cloud_and_reports_it() -> None:
+    doc, algo = run_algo(crowded(), storage=True, edge_only=True)
+    assert [w is None for w in algo.dispatches["j"].workers] == [False, False, True]
+    assert doc["edge_cloud"]["storage_fallbacks_to_cloud"] == 1
+
+
+def test_the_validator_wants_every_running_worker_to_have_its_chunk_stored() -> None:
+    doc, _ = run_algo(crowded(), storage=True)
+    doc["storage"] = doc["storage"][:1]  # drop a chunk that a worker trains
+    assert any("runs 2 worker(s) on 's1'" in p and "1 chunk(s) stored" in p for p in validate(crowded(), doc))
+
+
+def test_without_a_storage_record_the_validator_counts_one_chunk_per_running_worker() -> None:
+    inst = crowded()
+    spec = registry.get("srtf")  # tracks no chunks: it runs three workers of "j" on s1 at once
+    params = spec.parse_params({})
+    doc = results.build(inst, simulate(inst, spec.build(inst, params, seed=1)), "srtf", params, 1)
+    assert "storage" not in doc and max(p["count"] for p in doc["placements"] if p["role"] == "worker") == 3
+    assert any("3 GB of chunks stored > storage 2" in p for p in validate(inst, doc))
+    roomy = with_storage(inst, storage_gb=3.0, chunk_gb=1.0)
+    assert validate(roomy, doc) == []
+
+
+def test_storage_fields_load_from_the_cluster_spec_and_the_trace() -> None:
+    from scheduling.errors import InputError
+
+    inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0}])
+    job = job_from_row({"job_id": "j", "arrival": 0, "chunk_gb": "0.5"}, inst.cluster)
+    assert job.chunk_gb == 0.5
+    with pytest.raises(InputError, match="chunk_gb"):
+        job_from_row({"job_id": "j", "arrival": 0, "chunk_gb": "0"}, inst.cluster)
+    spec = {"slot_seconds": 1, "resources": ["gpu"], "servers": [{"id": "s", "capacity": {"gpu": 1}, "storage_gb": 8}]}
+    assert cluster_from_dict(spec).servers[0].storage_gb == 8
+    with pytest.raises(InputError, match=r"servers\[0\].storage_gb"):
+        cluster_from_dict({**spec, "servers": [{"id": "s", "capacity": {"gpu": 1}, "storage_gb": -1}]})
