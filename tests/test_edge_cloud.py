@@ -448,3 +448,73 @@ def test_storage_fields_load_from_the_cluster_spec_and_the_trace() -> None:
     assert cluster_from_dict(spec).servers[0].storage_gb == 8
     with pytest.raises(InputError, match=r"servers\[0\].storage_gb"):
         cluster_from_dict({**spec, "servers": [{"id": "s", "capacity": {"gpu": 1}, "storage_gb": -1}]})
+
+
+# ---- worker queues: never idle while a dispatched chunk waits -----------------------------------
+
+
+def haprf_busy(inst: Instance, algo: EdgeCloud) -> dict[tuple[str, str, int], int]:
+    """(job, server, slot) -> busy edge workers, by a slot-by-slot reference of the queues.
+
+    Written independently of WorkerQueue: in every slot, every edge worker trains, among the chunks
+    dispatched to it whose job has arrived and whose data is uploaded, the one with the largest
+    gamma (the earliest dispatched on ties); a worker idles only when it has no such chunk."""
+    servers = {s.id: s for s in inst.cluster.servers}
+    pending: dict[int, list[list[Any]]] = defaultdict(list)  # id(worker) -> [gamma, seq, release, left, job]
+    seq = 0
+    for job in inst.jobs:  # the order A_online dispatches in: arrival, then job id
+        wtype = next(iter(job.batch_time))
+        slots = chunk_slots(inst.cluster, job, wtype, colocated=False)
+        gamma = processing_capacity(inst.cluster, job, wtype, False) / (job.epochs * job.chunks * job.minibatches)
+        for w in algo.dispatches[job.job_id].workers:
+            if w is not None:
+                release = job.arrival + job.upload_delay_to(servers[w.server])
+                pending[id(w)].append([gamma, seq, release, slots, job.job_id, w.server])
+                seq += 1
+    busy: dict[tuple[str, str, int], int] = defaultdict(int)
+    t = 0
+    while any(c[3] > 0 for cs in pending.values() for c in cs):
+        for cs in pending.values():
+            ready = [c for c in cs if c[2] <= t and c[3] > 0]
+            if ready:
+                c = min(ready, key=lambda c: (-c[0], c[1]))
+                c[3] -= 1
+                busy[(c[4], c[5], t)] += 1
+        t += 1
+    return dict(busy)
+
+
+def placed_busy(inst: Instance, doc: dict[str, Any]) -> dict[tuple[str, str, int], int]:
+    edge = {s.id for s in inst.cluster.servers if s.site == "edge"}
+    busy: dict[tuple[str, str, int], int] = defaultdict(int)
+    for p in doc["placements"]:
+        if p["role"] == "worker" and p["server"] in edge:
+            for t in range(p["start"], p["end"]):
+                busy[(p["job_id"], p["server"], t)] += p["count"]
+    return dict(busy)
+
+
+def test_a_worker_never_idles_while_a_chunk_dispatched_to_it_waits_even_across_an_empty_cluster() -> None:
+    # "a" finishes at 5; nothing is active until "b" arrives at 9; "c" (higher gamma) preempts "b".
+    inst = tiny(
+        [("s1", 1, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 1, "minibatches": 4},
+            {"job_id": "b", "arrival": 9, "chunks": 2, "minibatches": 3},
+            {"job_id": "c", "arrival": 10, "chunks": 1, "minibatches": 1},
+        ],
+        cloud_delay=40,
+    )
+    doc, algo = run_algo(inst, edge_only=True)
+    assert placed_busy(inst, doc) == haprf_busy(inst, algo)
+    done = {j["job_id"]: j["completion"] for j in doc["jobs"]}
+    assert done == {"a": 5, "b": 10 + 1 + 6, "c": 12}  # b: 10..11, preempted at 11 by c, then 12..17
+
+
+@pytest.mark.parametrize(("seed", "edge_only"), [(1, False), (2, True), (5, True)])
+def test_the_preset_schedule_keeps_every_worker_busy_while_it_has_released_chunks(
+    tmp_path: Path, seed: int, edge_only: bool
+) -> None:
+    inst = edge_instance(tmp_path, jobs=25, seed=seed)
+    doc, algo = run_algo(inst, edge_only=edge_only)
+    assert placed_busy(inst, doc) == haprf_busy(inst, algo)
