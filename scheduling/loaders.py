@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from scheduling.errors import InputError
@@ -201,6 +202,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
             raise InputError("capacity is empty", field=f"{f}.capacity")
         count = integer(s.get("count", 1), f"{f}.count", minimum=1)
         nic = s.get("nic_bw_gbps")
+        storage = s.get("storage_gb")
         intra = s.get("intra_bw_gbps")
         for k in range(count):
             out.append(
@@ -214,6 +216,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
                     intra_bw=None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot),
                     nic_bw=None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot),
                     gpu_model=None if s.get("gpu_model") is None else str(s["gpu_model"]),
+                    storage_gb=None if storage is None else number(storage, f"{f}.storage_gb", strict=True),
                 )
             )
     ids = [s.id for s in out]
@@ -404,6 +407,10 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             kw["work"] = number(row["work"], "work", strict=True)
         if "stages" in row:
             kw["stages"] = _stages(row["stages"], slot)
+        if "chunk_gb" in row:
+            kw["chunk_gb"] = number(row["chunk_gb"], "chunk_gb", strict=True)
+        if "upload_delay" in row:
+            kw["upload_delay"] = _upload_delays(row["upload_delay"], cluster)
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = str(row[key])
@@ -412,6 +419,22 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
     if "duration" in kw and "gpus" not in kw:
         raise InputError("a job with a recorded duration also needs gpus", job=job_id, field="gpus")
     return Job(**kw)
+
+
+def _upload_delays(value: Any, cluster: Cluster) -> Mapping[str, int]:
+    """Delta_js in whole slots: one number for every server ("*"), or server id / site / "*" -> slots."""
+    if not isinstance(value, Mapping):
+        return MappingProxyType({"*": integer(value, "upload_delay")})
+    known = {s.id for s in cluster.servers} | set(SITES) | {"*"}
+    out = {}
+    for k, v in value.items():
+        if k not in known:
+            raise InputError(
+                f"unknown server {k!r} (a server id of the cluster, a site {' or '.join(SITES)}, or *)",
+                field=f"upload_delay.{k}",
+            )
+        out[str(k)] = integer(v, f"upload_delay.{k}")
+    return MappingProxyType(out)
 
 
 def _utility(row: Mapping[str, Any]) -> Utility:

@@ -54,6 +54,7 @@ class Server:
     intra_bw: float | None = None  # intra-server (NVLink/PCIe) bandwidth, MB per slot (A-SRPT)
     nic_bw: float | None = None  # NIC bandwidth, MB per slot (A-SRPT)
     gpu_model: str | None = None  # GPU type name, informational (imported node lists)
+    storage_gb: float | None = None  # U_s: storage for data chunks, GB; None = unlimited (Sec. VI)
 
     def accepts(self, role: str) -> bool:
         return self.pool in ("any", role)
@@ -150,6 +151,10 @@ class Job:
     user: str | None = None
     model: str | None = None  # model name (e.g. "ResNet152")
     work: float | None = None  # explicit work units; overrides the derived amount
+    upload_delay: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Delta_js of the edge-cloud paper, slots: server id, site ("edge"/"cloud") or "*" -> delay;
+    overrides the server's own ``upload_delay`` (see ``upload_delay_to``)."""
+    chunk_gb: float | None = None  # u_j: storage one data chunk occupies, GB (edge-cloud Sec. VI)
 
     @property
     def rigid(self) -> bool:
@@ -178,6 +183,17 @@ class Job:
         if self.stages:
             return sum(s.replicas for s in self.stages)  # one GPU per stage replica (A-SRPT)
         return self.chunks
+
+    def upload_delay_to(self, server: Server) -> int:
+        """Delta_js in slots: the job's delay for this server id, else for its site, else its "*",
+        else the server's own ``upload_delay``."""
+        d = self.upload_delay
+        if not d:
+            return server.upload_delay
+        for key in (server.id, server.site, "*"):
+            if key in d:
+                return d[key]
+        return server.upload_delay
 
     def batch_time_for(self, worker_type: str) -> float:
         """v_jm in slots; 1 slot when the trace gives none."""

@@ -466,8 +466,17 @@ def _edge_cloud(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
         "worker_types": worker_types,
         "ps_types": [{"id": "ps", "demand": {"ps_slot": 1}}],
     }
+    # Delta_js per job and server (Sec. V-A: [1, 4] slots to an edge server, [10, 15] to the cloud),
+    # drawn last so that the cluster and the other job fields do not depend on them.
+    edge_ids = [s["id"] for s in servers if s["site"] == "edge"]
+    edge_delays = rng.integers(1, 5, size=(n, len(edge_ids)))
+    cloud_delays = rng.integers(10, 16, size=n)
+    for i, row in enumerate(rows):
+        row.update({f"upload_delay.{sid}": int(d) for sid, d in zip(edge_ids, edge_delays[i], strict=True)})
+        row["upload_delay.cloud"] = int(cloud_delays[i])
     columns = ["job_id", "arrival", "arch", "model", "epochs", "chunks", "minibatches"]
     columns += [f"batch_time.{t}" for t in types] + ["ps_update", "gradient_mb"]
+    columns += [f"upload_delay.{sid}" for sid in edge_ids] + ["upload_delay.cloud"]
     return PresetFiles(_json(cluster), _csv(columns, rows), "trace.csv")
 
 

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from scheduling import metrics
+from scheduling import metrics, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance, Job
 from scheduling.results import SCHEMA, compute_metrics, server_list
@@ -61,6 +61,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             problems.append(f"{where}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
         by_job[p["job_id"]].append(p)
     _check_capacity(instance, doc, problems)
+    problems.extend(storage.check(instance, doc))
     progress: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for g in doc["progress"]:
         progress[g["job_id"]].append(g)

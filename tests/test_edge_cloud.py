@@ -191,6 +191,65 @@ def test_no_chunk_starts_before_its_data_is_uploaded() -> None:
     assert min(p["start"] for p in doc["placements"]) == 4 + 3
 
 
+# ---- upload delays per job and server (Delta_js) ------------------------------------------------
+
+
+def test_a_jobs_own_upload_delay_overrides_the_servers_by_id_then_site_then_star() -> None:
+    inst = tiny([("s1", 1, 1), ("s2", 1, 3)], [{"job_id": "j", "arrival": 0}])
+    s1, s2, cloud = inst.cluster.servers
+    job = job_from_row({"job_id": "j", "arrival": 0, "upload_delay": {"s2": 7, "edge": 2}}, inst.cluster)
+    assert [job.upload_delay_to(s) for s in (s1, s2, cloud)] == [2, 7, 10]
+    star = job_from_row({"job_id": "j", "arrival": 0, "upload_delay": 5}, inst.cluster)
+    assert [star.upload_delay_to(s) for s in (s1, s2, cloud)] == [5, 5, 5]
+    plain = job_from_row({"job_id": "j", "arrival": 0}, inst.cluster)
+    assert [plain.upload_delay_to(s) for s in (s1, s2, cloud)] == [1, 3, 10]
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [("s9", "unknown server 's9'"), ("s1", "'-1' must be >= 0"), ("s1", "'1.5' is not a whole number")],
+)
+def test_a_bad_upload_delay_names_the_file_line_job_and_field(cell: str, problem: str) -> None:
+    from scheduling.errors import InputError
+    from scheduling.loaders import parse_trace
+
+    inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0}])
+    value = {"unknown server 's9'": "2", "'-1' must be >= 0": "-1"}.get(problem, "1.5")
+    text = f"job_id,arrival,upload_delay.cloud,upload_delay.{cell}\nok,0,3,\nbad,1,3,{value}\n"
+    with pytest.raises(InputError) as err:
+        parse_trace(text, inst.cluster, "t.csv")
+    assert str(err.value).startswith(f"t.csv, line 3, job 'bad', field 'upload_delay.{cell}': {problem}")
+
+
+def test_each_chunk_pays_its_own_jobs_delay_to_the_server_in_q_and_in_its_start() -> None:
+    # s1 is near for "a" (delay 1) and far for "b" (delay 6); s2 the reverse. Same jobs otherwise:
+    # each goes to its near server and starts after its own delay there.
+    inst = tiny(
+        [("s1", 1, 0), ("s2", 1, 0)],
+        [
+            {"job_id": "a", "arrival": 0, "minibatches": 2, "upload_delay": {"s1": 1, "s2": 6}},
+            {"job_id": "b", "arrival": 0, "minibatches": 2, "upload_delay": {"s1": 6, "s2": 2}},
+        ],
+        cloud_delay=30,
+    )
+    doc, algo = run_algo(inst)
+    assert [algo.dispatches[j].workers[0].server for j in ("a", "b")] == ["s1", "s2"]  # type: ignore[union-attr]
+    starts = {(p["job_id"], p["server"]): p["start"] for p in doc["placements"] if p["role"] == "worker"}
+    assert starts == {("a", "s1"): 1, ("b", "s2"): 2}
+    q = algo._q(algo.workers["w1"][0], inst.jobs[1], 0, 6, 2, 0.5)
+    assert q == pytest.approx(q_edge(6, 1, 2, 0.5, []).total)  # Delta = 6 for b on s1
+
+
+def test_the_preset_draws_a_delay_per_job_and_server_in_the_papers_ranges(tmp_path: Path) -> None:
+    inst = edge_instance(tmp_path, jobs=30)
+    edges = [s for s in inst.cluster.servers if s.site == "edge"]
+    cloud = next(s for s in inst.cluster.servers if s.site == "cloud")
+    per_job = [[j.upload_delay_to(s) for s in edges] for j in inst.jobs]
+    assert all(1 <= d <= 4 for row in per_job for d in row)
+    assert all(10 <= j.upload_delay_to(cloud) <= 15 for j in inst.jobs)
+    assert len({tuple(row) for row in per_job}) == len(per_job)  # per job, not only per server
+
+
 def edge_instance(tmp_path: Path, jobs: int = 40, seed: int = 2) -> Instance:
     cluster_path, trace_path = presets.generate("edge-cloud", jobs=jobs, seed=seed, size=0.1, out=tmp_path)
     return api.load_instance(cluster_path, trace_path)
@@ -282,9 +341,10 @@ def test_speed_augmentation_multiplies_the_processing_capacity(tmp_path: Path) -
 def test_baselines_wait_for_the_upload_and_complete_every_job(tmp_path: Path, name: str) -> None:
     inst = edge_instance(tmp_path, jobs=15)
     doc = api.run(inst, name, seed=2)
-    delay = min(s.upload_delay for s in inst.cluster.servers)
-    arrival = {j.job_id: j.arrival for j in inst.jobs}
-    assert all(p["start"] >= arrival[p["job_id"]] + delay for p in doc["placements"])
+    servers = inst.cluster.servers
+    ready = {j.job_id: j.arrival + min(j.upload_delay_to(s) for s in servers) for j in inst.jobs}
+    assert any(j.upload_delay for j in inst.jobs)  # the preset gives per-job delays
+    assert all(p["start"] >= ready[p["job_id"]] for p in doc["placements"])
     assert doc["metrics"]["completed"] == len(inst.jobs)
 
 
@@ -301,3 +361,160 @@ def test_batchsche_starts_no_job_of_a_batch_before_the_previous_batch_completes(
     doc = api.run(inst, "batchsche")
     jobs = {j["job_id"]: j for j in doc["jobs"]}
     assert jobs["b"]["start"] >= jobs["a"]["completion"]
+
+
+# ---- storage capacity (Sec. VI) -----------------------------------------------------------------
+
+
+def with_storage(inst: Instance, storage_gb: float, chunk_gb: float) -> Instance:
+    """Every edge server holds ``storage_gb`` GB of chunks; every job's chunks are ``chunk_gb`` GB."""
+    import dataclasses
+
+    servers = tuple(
+        dataclasses.replace(s, storage_gb=storage_gb) if s.site == "edge" else s for s in inst.cluster.servers
+    )
+    cluster = dataclasses.replace(inst.cluster, servers=servers)
+    return Instance(cluster, tuple(dataclasses.replace(j, chunk_gb=chunk_gb) for j in inst.jobs))
+
+
+def crowded() -> Instance:
+    # One edge server with 3 workers that can store 2 chunks of 1 GB; a job of 3 chunks, cloud far away.
+    inst = tiny([("s1", 3, 1)], [{"job_id": "j", "arrival": 0, "chunks": 3, "minibatches": 4}], cloud_delay=30)
+    return with_storage(inst, storage_gb=2.0, chunk_gb=1.0)
+
+
+def test_without_the_storage_option_a_full_server_is_overfilled_and_the_validator_says_so() -> None:
+    inst = crowded()
+    spec = registry.get("edge-cloud")
+    params = spec.parse_params({})
+    doc = results.build(inst, simulate(inst, spec.build(inst, params, seed=1)), "edge-cloud", params, 1)
+    assert [(g["server"], g["start"], g["end"]) for g in doc["storage"]] == [("s1", 0, 5)] * 3
+    assert any("3 GB of chunks stored > storage 2" in p for p in validate(inst, doc))
+
+
+def test_with_the_storage_option_a_chunk_goes_where_there_is_room() -> None:
+    doc, algo = run_algo(crowded(), storage=True)  # run_algo checks the validator
+    assert [w.server if w else "cloud" for w in algo.dispatches["j"].workers] == ["s1", "s1", "cloud"]
+    assert [(g["server"], g["gb"]) for g in doc["storage"]] == [("s1", 1.0)] * 2
+
+
+def test_storage_is_freed_when_a_chunk_is_trained_so_a_later_job_can_use_it() -> None:
+    # Room for one 1-GB chunk: "a" (done at 1 + 4 = 5) and then "b", arriving at 6, both fit on s1.
+    inst = tiny(
+        [("s1", 1, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 1, "minibatches": 4},
+            {"job_id": "b", "arrival": 6, "chunks": 1, "minibatches": 4},
+        ],
+        cloud_delay=30,
+    )
+    doc, algo = run_algo(with_storage(inst, 1.0, 1.0), storage=True)
+    assert [algo.dispatches[j].workers[0] is not None for j in ("a", "b")] == [True, True]
+    assert [(g["job_id"], g["start"], g["end"]) for g in doc["storage"]] == [("a", 0, 5), ("b", 6, 11)]
+
+
+def test_edge_only_sends_a_chunk_that_fits_nowhere_at_the_edge_to_the_cloud_and_reports_it() -> None:
+    doc, algo = run_algo(crowded(), storage=True, edge_only=True)
+    assert [w is None for w in algo.dispatches["j"].workers] == [False, False, True]
+    assert doc["edge_cloud"]["storage_fallbacks_to_cloud"] == 1
+
+
+def test_the_validator_wants_every_running_worker_to_have_its_chunk_stored() -> None:
+    doc, _ = run_algo(crowded(), storage=True)
+    doc["storage"] = doc["storage"][:1]  # drop a chunk that a worker trains
+    assert any("runs 2 worker(s) on 's1'" in p and "1 chunk(s) stored" in p for p in validate(crowded(), doc))
+
+
+def test_without_a_storage_record_the_validator_counts_one_chunk_per_running_worker() -> None:
+    inst = crowded()
+    spec = registry.get("srtf")  # tracks no chunks: it runs three workers of "j" on s1 at once
+    params = spec.parse_params({})
+    doc = results.build(inst, simulate(inst, spec.build(inst, params, seed=1)), "srtf", params, 1)
+    assert "storage" not in doc and max(p["count"] for p in doc["placements"] if p["role"] == "worker") == 3
+    assert any("3 GB of chunks stored > storage 2" in p for p in validate(inst, doc))
+    roomy = with_storage(inst, storage_gb=3.0, chunk_gb=1.0)
+    assert validate(roomy, doc) == []
+
+
+def test_storage_fields_load_from_the_cluster_spec_and_the_trace() -> None:
+    from scheduling.errors import InputError
+
+    inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0}])
+    job = job_from_row({"job_id": "j", "arrival": 0, "chunk_gb": "0.5"}, inst.cluster)
+    assert job.chunk_gb == 0.5
+    with pytest.raises(InputError, match="chunk_gb"):
+        job_from_row({"job_id": "j", "arrival": 0, "chunk_gb": "0"}, inst.cluster)
+    spec = {"slot_seconds": 1, "resources": ["gpu"], "servers": [{"id": "s", "capacity": {"gpu": 1}, "storage_gb": 8}]}
+    assert cluster_from_dict(spec).servers[0].storage_gb == 8
+    with pytest.raises(InputError, match=r"servers\[0\].storage_gb"):
+        cluster_from_dict({**spec, "servers": [{"id": "s", "capacity": {"gpu": 1}, "storage_gb": -1}]})
+
+
+# ---- worker queues: never idle while a dispatched chunk waits -----------------------------------
+
+
+def haprf_busy(inst: Instance, algo: EdgeCloud) -> dict[tuple[str, str, int], int]:
+    """(job, server, slot) -> busy edge workers, by a slot-by-slot reference of the queues.
+
+    Written independently of WorkerQueue: in every slot, every edge worker trains, among the chunks
+    dispatched to it whose job has arrived and whose data is uploaded, the one with the largest
+    gamma (the earliest dispatched on ties); a worker idles only when it has no such chunk."""
+    servers = {s.id: s for s in inst.cluster.servers}
+    pending: dict[int, list[list[Any]]] = defaultdict(list)  # id(worker) -> [gamma, seq, release, left, job]
+    seq = 0
+    for job in inst.jobs:  # the order A_online dispatches in: arrival, then job id
+        wtype = next(iter(job.batch_time))
+        slots = chunk_slots(inst.cluster, job, wtype, colocated=False)
+        gamma = processing_capacity(inst.cluster, job, wtype, False) / (job.epochs * job.chunks * job.minibatches)
+        for w in algo.dispatches[job.job_id].workers:
+            if w is not None:
+                release = job.arrival + job.upload_delay_to(servers[w.server])
+                pending[id(w)].append([gamma, seq, release, slots, job.job_id, w.server])
+                seq += 1
+    busy: dict[tuple[str, str, int], int] = defaultdict(int)
+    t = 0
+    while any(c[3] > 0 for cs in pending.values() for c in cs):
+        for cs in pending.values():
+            ready = [c for c in cs if c[2] <= t and c[3] > 0]
+            if ready:
+                c = min(ready, key=lambda c: (-c[0], c[1]))
+                c[3] -= 1
+                busy[(c[4], c[5], t)] += 1
+        t += 1
+    return dict(busy)
+
+
+def placed_busy(inst: Instance, doc: dict[str, Any]) -> dict[tuple[str, str, int], int]:
+    edge = {s.id for s in inst.cluster.servers if s.site == "edge"}
+    busy: dict[tuple[str, str, int], int] = defaultdict(int)
+    for p in doc["placements"]:
+        if p["role"] == "worker" and p["server"] in edge:
+            for t in range(p["start"], p["end"]):
+                busy[(p["job_id"], p["server"], t)] += p["count"]
+    return dict(busy)
+
+
+def test_a_worker_never_idles_while_a_chunk_dispatched_to_it_waits_even_across_an_empty_cluster() -> None:
+    # "a" finishes at 5; nothing is active until "b" arrives at 9; "c" (higher gamma) preempts "b".
+    inst = tiny(
+        [("s1", 1, 1)],
+        [
+            {"job_id": "a", "arrival": 0, "chunks": 1, "minibatches": 4},
+            {"job_id": "b", "arrival": 9, "chunks": 2, "minibatches": 3},
+            {"job_id": "c", "arrival": 10, "chunks": 1, "minibatches": 1},
+        ],
+        cloud_delay=40,
+    )
+    doc, algo = run_algo(inst, edge_only=True)
+    assert placed_busy(inst, doc) == haprf_busy(inst, algo)
+    done = {j["job_id"]: j["completion"] for j in doc["jobs"]}
+    assert done == {"a": 5, "b": 10 + 1 + 6, "c": 12}  # b: 10..11, preempted at 11 by c, then 12..17
+
+
+@pytest.mark.parametrize(("seed", "edge_only"), [(1, False), (2, True), (5, True)])
+def test_the_preset_schedule_keeps_every_worker_busy_while_it_has_released_chunks(
+    tmp_path: Path, seed: int, edge_only: bool
+) -> None:
+    inst = edge_instance(tmp_path, jobs=25, seed=seed)
+    doc, algo = run_algo(inst, edge_only=edge_only)
+    assert placed_busy(inst, doc) == haprf_busy(inst, algo)

@@ -1,6 +1,7 @@
 """Baselines of the edge-cloud paper's Sec. V-A: Tiresias-L and BatchSche, on its edge-cloud model.
 
-Both respect upload delays: a job's data must reach a server (r_j + Delta_js) before it trains there.
+Both respect upload delays: a job's data must reach a server (r_j + Delta_js, the job's own delay for
+that server if the trace gives one, else the server's) before it trains there.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ class UploadGated:
     """Hides a job from the wrapped scheduler until its data can be on some server (r_j + min Delta_s)."""
 
     def __init__(self, instance: Instance, inner: ListScheduler) -> None:
-        delay = min(s.upload_delay for s in instance.cluster.servers)
-        self.ready = {j.job_id: j.arrival + delay for j in instance.jobs}
+        servers = instance.cluster.servers
+        self.ready = {j.job_id: j.arrival + min(j.upload_delay_to(s) for s in servers) for j in instance.jobs}
         self.inner = inner
 
     def decide(self, view: View) -> Decision:
@@ -54,7 +55,7 @@ register(
             "fixed worker count per job drawn in [workers_min, workers_max], one PS, all-or-nothing "
             "placement, whole-job preemption; a resumed job may land on other servers, i.e. its data "
             "migrates for free) on the edge-cloud model, where a job becomes schedulable once its data "
-            "can be on the nearest server, r_j + min_s Delta_s (optimistic for the baseline: it may then "
+            "can be on the nearest server, r_j + min_s Delta_js (optimistic for the baseline: it may then "
             "be placed on any server, including the cloud, without waiting for that server's own "
             "upload delay). Thresholds default to 100 and 1000 GPU-hours, for one-hour slots."
         ),
@@ -111,10 +112,11 @@ class BatchSche:
         workers = min(job.chunks, self.workers_max)
         ps_type = self.cluster.ps_types[0].id
         run_cloud = job.chunks * chunk_slots(self.cluster, job, wtype, True) / workers
-        cloud_cost = self.cloud_price * workers * (self.cloud.upload_delay + run_cloud)
+        cloud_delay = job.upload_delay_to(self.cloud)
+        cloud_cost = self.cloud_price * workers * (cloud_delay + run_cloud)
         edge = self._edge_fit(ledger, job, wtype, workers)
         if edge is not None:
-            delay = max(self.cluster.server(a.server).upload_delay for a in edge)
+            delay = max(job.upload_delay_to(self.cluster.server(a.server)) for a in edge)
             run_edge = job.chunks * chunk_slots(self.cluster, job, wtype, False) / workers
             if workers * (delay + run_edge) <= cloud_cost:
                 self._book(ledger, job, edge)
@@ -123,7 +125,7 @@ class BatchSche:
             Allocation(job.job_id, self.cloud.id, "worker", wtype, workers),
             Allocation(job.job_id, self.cloud.id, "ps", ps_type, 1),
         )
-        return _Planned(cloud, max(t, job.arrival + self.cloud.upload_delay))
+        return _Planned(cloud, max(t, job.arrival + cloud_delay))
 
     def _edge_fit(self, ledger: Ledger, job: Job, wtype: str, workers: int) -> tuple[Allocation, ...] | None:
         """All ``workers`` workers and one PS on edge servers (first fit), or None; nothing booked."""

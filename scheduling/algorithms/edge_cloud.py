@@ -21,6 +21,8 @@ from scheduling.engine import Decision, View
 from scheduling.model import Cluster, Instance, Job
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import Allocation, chunk_slots, is_edge_cloud, processing_capacity
+from scheduling.storage import has_storage
+from scheduling.storage import limits as storage_limits
 
 PS_SLOT = "ps_slot"
 
@@ -53,12 +55,25 @@ def job_type(cluster: Cluster, job: Job) -> str:
 class EdgeCloud:
     """A_online (Alg. 1). ``edge_only`` gives the paper's A_online-E (no cloud candidates)."""
 
-    def __init__(self, instance: Instance, rng: np.random.Generator, edge_only: bool = False) -> None:
+    def __init__(
+        self, instance: Instance, rng: np.random.Generator, edge_only: bool = False, storage: bool = False
+    ) -> None:
         self.cluster = instance.cluster
         self.rng = rng
         self.edge_only = edge_only
+        # Sec. VI: U_s per server with a storage limit; chunks are recorded when the instance has one,
+        # and limit dispatching only when ``storage`` is on.
+        self.track_storage = has_storage(instance)
+        self.limited = storage_limits(instance)
+        self.storage_cap = self.limited if storage and self.track_storage else {}
+        self.stored: dict[str, float] = defaultdict(float)  # server -> GB of chunks stored now
+        self.stored_since: dict[int, tuple[str, str, float, int]] = {}  # id(chunk) -> (job, server, GB, slot)
+        self.storage_log: list[dict[str, Any]] = []  # finished storage segments (result "storage")
+        self.storage_fallbacks = 0  # chunks sent to the cloud because no edge server had room
+        self.horizon: int | None = None
         cloud = [s for s in self.cluster.servers if s.site == "cloud" and s.unlimited]
         self.cloud = cloud[0] if cloud else None
+        self.servers = {s.id: s for s in self.cluster.servers if s.site == "edge" or s is self.cloud}
         self.workers: dict[str, list[WorkerQueue]] = defaultdict(list)  # type -> queues, cluster order
         for s in self.cluster.servers:
             if s.site != "edge":
@@ -92,20 +107,32 @@ class EdgeCloud:
         slots_edge = chunk_slots(cluster, job, wtype, colocated=False)  # zeta_j = 0 (line 2)
         gamma = processing_capacity(cluster, job, wtype, False) / (job.epochs * d_j * job.minibatches)
         queues = self.workers.get(wtype, [])
+        # Delta_js of this job for every server (the job's own delays, else the server's).
+        delay = {sid: job.upload_delay_to(s) for sid, s in self.servers.items()}
         # Lines 3-8: Q of the first chunk for every qualified worker (n_jsw > 0); the cloud with zeta_j = 1.
-        cands: list[float] = [self._q(q, job, t, slots_edge, gamma) for q in queues]
+        cands: list[float] = [self._q(q, job, t, delay[q.server], slots_edge, gamma) for q in queues]
+        size = job.chunk_gb or 0.0
+        for i, q in enumerate(queues):  # Sec. VI: only servers with room for one more chunk
+            if not self._has_room(q.server, size):
+                cands[i] = math_inf
         use_cloud = self.cloud is not None and not (self.edge_only and queues)
         if not queues and self.edge_only:
             self.edge_only_fallbacks += 1
         cloud_q = math_inf
         if use_cloud:
             assert self.cloud is not None
-            cloud_q = q_cloud(self.cloud.upload_delay, d_j, chunk_slots(cluster, job, wtype, True)).total
+            cloud_q = q_cloud(delay[self.cloud.id], d_j, chunk_slots(cluster, job, wtype, True)).total
         placed: list[WorkerQueue | None] = []
         alpha: list[float] = []
         zeta = 0
         for d in range(d_j):  # line 9
             best = min(range(len(cands)), key=cands.__getitem__, default=None)  # line 11
+            if best is not None and cands[best] == math_inf:
+                best = None  # Sec. VI: no edge server has room for the chunk
+            if best is None and cloud_q == math_inf and self.cloud is not None:
+                # A_online-E whose chunk fits on no edge server: the cloud after all (reported).
+                self.storage_fallbacks += d_j - d
+                cloud_q = q_cloud(delay[self.cloud.id], d_j, chunk_slots(cluster, job, wtype, d == 0)).total
             if best is None or cloud_q < cands[best]:
                 # Lines 12-16: the cloud is the minimum; dispatching there leaves C_j unchanged, so
                 # every remaining chunk goes there too. zeta_j = 1 only if the first chunk did.
@@ -115,32 +142,55 @@ class EdgeCloud:
                 break
             if d == 0 and use_cloud:  # lines 17-20: recompute the cloud's Q with zeta_j = 0
                 assert self.cloud is not None
-                cloud_q = q_cloud(self.cloud.upload_delay, d_j, slots_edge).total
+                cloud_q = q_cloud(delay[self.cloud.id], d_j, slots_edge).total
             queue = queues[best]
-            queue.insert(  # line 24, Alg. 4: y_jdsw(t) = 1 from t*, A2 postponed (HAPRF order)
-                Chunk(job.job_id, d, gamma, 1.0 / d_j, t + queue.upload_delay, slots_edge, self.seq)
-            )
+            new = Chunk(job.job_id, d, gamma, 1.0 / d_j, t + delay[queue.server], slots_edge, self.seq)
+            queue.insert(new)  # line 24, Alg. 4: y_jdsw(t) = 1 from t*, A2 postponed (HAPRF order)
             self.seq += 1
-            cands[best] = self._q(queue, job, t, slots_edge, gamma)  # lines 21-22
+            cands[best] = self._q(queue, job, t, delay[queue.server], slots_edge, gamma)  # lines 21-22
+            if self.track_storage and queue.server in self.limited:
+                self._store(new, queue.server, size, t)
+                if not self._has_room(queue.server, size):  # Sec. VI: the server's storage is full
+                    for i, q in enumerate(queues):
+                        if q.server == queue.server:
+                            cands[i] = math_inf
             alpha.append(min(*cands, cloud_q))  # line 23
             placed.append(queue)
         cloud_chunks = sum(1 for p in placed if p is None)
         if cloud_chunks:
             assert self.cloud is not None
             slots = chunk_slots(cluster, job, wtype, colocated=zeta == 1)
-            self.cloud_parts.append(CloudPart(job.job_id, wtype, cloud_chunks, t + self.cloud.upload_delay, slots))
+            self.cloud_parts.append(CloudPart(job.job_id, wtype, cloud_chunks, t + delay[self.cloud.id], slots))
         return Dispatch(tuple(placed), zeta, tuple(alpha))
 
-    def _q(self, queue: WorkerQueue, job: Job, t: int, slots: int, gamma: float) -> float:
+    def _has_room(self, server: str, size: float) -> bool:
+        """Sec. VI: whether one more chunk of ``size`` GB fits in the server's storage (with ``storage``)."""
+        cap = self.storage_cap.get(server)
+        return cap is None or self.stored[server] + size <= cap + 1e-9
+
+    def _store(self, chunk: Chunk, server: str, size: float, t: int) -> None:
+        """Keep the chunk's data on the server from its dispatch (r_j) until it is trained ((7c)/(7d))."""
+        self.stored[server] += size
+        self.stored_since[id(chunk)] = (chunk.job_id, server, size, t)
+
+    def _unstore(self, chunk: Chunk, t: int) -> None:
+        entry = self.stored_since.pop(id(chunk), None)
+        if entry is not None:
+            job_id, server, size, start = entry
+            self.stored[server] -= size
+            self.storage_log.append({"job_id": job_id, "server": server, "start": start, "end": t, "gb": size})
+
+    def _q(self, queue: WorkerQueue, job: Job, t: int, delay: int, slots: int, gamma: float) -> float:
         """CALCULATEQ (Alg. 3 lines 9-13) for an edge worker: eq. (5) on A(t0), t0 = r_j + Delta_js."""
-        t0 = t + queue.upload_delay
+        t0 = t + delay
         pending = [Pending(c.gamma, left, round(1.0 / c.weight)) for c, left in queue.project(t, t0)]
-        return q_edge(queue.upload_delay, job.chunks, slots, gamma, pending).total
+        return q_edge(delay, job.chunks, slots, gamma, pending).total
 
     # ---- A_online (Alg. 1) as an engine algorithm -------------------------------------------
 
     def decide(self, view: View) -> Decision:
         t = view.t
+        self.horizon = view.horizon
         self._advance(t)
         for job in view.arrived:  # Alg. 1 lines 2-3
             self.jobs[job.job_id] = job
@@ -186,11 +236,18 @@ class EdgeCloud:
         )
 
     def _advance(self, t: int) -> None:
-        """Every worker trained the chunk chosen at the previous decision up to ``t``."""
+        """Every worker trained the chunk chosen at the previous decision up to ``t``, or to its end.
+
+        The algorithm asks to be woken whenever a worker switches chunk, so a chunk ends at ``t`` at the
+        latest, except when the engine skips the decisions of a slot with no active job: then the
+        chunks running since the last decision were the last ones and ended before ``t``."""
         if self.t_last is not None:
             span = t - self.t_last
             for q, c in self.current.values():
-                q.advance(c, span)
+                end = self.t_last + min(span, c.remaining)
+                done = q.advance(c, end - self.t_last)
+                if done is not None:
+                    self._unstore(done, end)
         self.t_last = t
 
     # ---- A_ps (Alg. 5) ------------------------------------------------------------------
@@ -233,7 +290,21 @@ class EdgeCloud:
     def report(self) -> Mapping[str, Any]:
         cloud = sum(1 for d in self.dispatches.values() for w in d.workers if w is None)
         total = sum(len(d.workers) for d in self.dispatches.values())
+        extra: dict[str, Any] = {}
+        if self.track_storage:
+            # Chunks still queued after the last decision train on (HAPRF, nothing new arrives) until
+            # they finish, or until the horizon stops the run.
+            last = self.t_last or 0
+            ends = {k: v for qs in self.workers.values() for q in qs for k, v in q.finish_slots(last).items()}
+            stop = self.horizon if self.horizon is not None else max(ends.values(), default=last)
+            unfinished = [
+                {"job_id": j, "server": s, "start": a, "end": min(ends.get(k, stop), stop), "gb": g}
+                for k, (j, s, g, a) in self.stored_since.items()
+            ]
+            log = [g for g in (*self.storage_log, *unfinished) if g["end"] > g["start"]]
+            extra["storage"] = sorted(log, key=lambda g: (g["start"], g["job_id"], g["server"], g["end"]))
         return {
+            **extra,
             "edge_cloud": {
                 "chunk_preemptions": self.chunk_preemptions,
                 "chunks_dispatched": total,
@@ -241,7 +312,8 @@ class EdgeCloud:
                 "jobs_wholly_in_cloud": sum(self.zeta.values()),
                 "ps_fallbacks_to_cloud": self.ps_fallbacks,
                 "edge_only_fallbacks_to_cloud": self.edge_only_fallbacks,
-            }
+                "storage_fallbacks_to_cloud": self.storage_fallbacks,
+            },
         }
 
 
@@ -273,7 +345,7 @@ EDGE_CLOUD_MODEL = Feature(
 
 
 def make_edge_cloud(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> EdgeCloud:
-    return EdgeCloud(instance, rng, edge_only=params["edge_only"])
+    return EdgeCloud(instance, rng, edge_only=params["edge_only"], storage=params["storage"])
 
 
 register(
@@ -300,11 +372,20 @@ register(
             "every edge PS is taken: report ps_fallbacks_to_cloud) and in the cloud for zeta_j = 1. "
             "edge_only=true is A_online-E: no cloud candidate (a job whose worker type exists on no edge "
             "server still goes to the cloud: edge_only_fallbacks_to_cloud). Upload delays are per "
-            "server (the preset's), not per job and server."
+            "job and server: the job's `upload_delay` for that server (or its site), else the server's. "
+            "storage=true is Sec. VI's extension: a chunk (u_j = chunk_gb) is dispatched only to servers whose "
+            "storage (U_s = storage_gb) has room for it next to the chunks stored there, which stay from "
+            "the job's arrival until their training ends; when no edge server has room the chunk goes to "
+            "the cloud (also under edge_only: storage_fallbacks_to_cloud). On an instance with storage "
+            "limits the result lists every chunk stored on a limited server (result field storage), "
+            "whatever the parameter, and the validator checks it against U_s."
         ),
         reference="Edge-cloud paper (seeds/003) Sec. IV, Algs. 1-5, eqs. (1), (5)",
         factory=make_edge_cloud,
-        params=(Param("edge_only", bool, False, "A_online-E: dispatch to edge servers only."),),
+        params=(
+            Param("edge_only", bool, False, "A_online-E: dispatch to edge servers only."),
+            Param("storage", bool, False, "Sec. VI: dispatch a chunk only to a server with storage room for it."),
+        ),
         needs=(EDGE_CLOUD_MODEL,),
     )
 )

@@ -93,6 +93,25 @@ class WorkerQueue:
             return chunk
         return None
 
+    def finish_slots(self, t: int) -> dict[int, int]:
+        """id(chunk) -> the slot each pending chunk's training ends if the worker keeps following HAPRF
+        from ``t`` with no new chunk (used once the run is over, for what it left running)."""
+        left = {id(c): c.remaining for c in self.chunks}
+        done: dict[int, int] = {}
+        cur = t
+        while len(done) < len(self.chunks):
+            first = next((c for c in self.chunks if id(c) not in done and c.release <= cur), None)
+            later = [c.release for c in self.chunks if id(c) not in done and c.release > cur]
+            if first is None:
+                cur = min(later)
+                continue
+            nxt = min([cur + left[id(first)], *(r for r in later if r < cur + left[id(first)])])
+            left[id(first)] -= nxt - cur
+            cur = nxt
+            if left[id(first)] == 0:
+                done[id(first)] = cur
+        return done
+
     def project(self, t: int, t0: int) -> list[tuple[Chunk, int]]:
         """A(t0): the chunks still pending at ``t0`` and their remaining slots p_hat(t0), if the worker
         keeps following HAPRF from ``t`` with no new chunk (the paper's t0 = r_j + Delta_js)."""

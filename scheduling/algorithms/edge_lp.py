@@ -23,7 +23,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from scheduling.algorithms.edge_cloud import job_type
-from scheduling.model import Instance, Job, frozen_amounts
+from scheduling.model import Instance, Job, Server, frozen_amounts
 from scheduling.speed import chunk_slots
 
 
@@ -50,16 +50,15 @@ def lp_lower_bound(instance: Instance) -> float:
     cloud alone, with its D_j parallel workers, could have finished it, so later slots never pay.
     """
     cluster = instance.cluster
-    machines: list[tuple[str, str, int, int]] = []  # (server, worker type, workers, upload delay)
+    machines: list[tuple[Server, str, int]] = []  # (server, worker type, workers)
     for s in cluster.servers:
         for wt in cluster.worker_types:
             if s.unlimited:
-                machines.append((s.id, wt.id, -1, s.upload_delay))
+                machines.append((s, wt.id, -1))
             elif s.site == "edge":
                 n = int(min((s.capacity.get(r, 0.0) for r, a in wt.demand.items() if a > 0), default=0))
                 if n > 0:
-                    machines.append((s.id, wt.id, n, s.upload_delay))
-    max_delay = max(m[3] for m in machines)
+                    machines.append((s, wt.id, n))
     cost: list[float] = []
     cap_keys: dict[tuple[int, int], int] = {}  # (machine, t) -> row of (4b)
     par_keys: dict[tuple[int, int], int] = {}  # (job, t) -> row of (4e)
@@ -71,10 +70,11 @@ def lp_lower_bound(instance: Instance) -> float:
         wtype = job_type(cluster, job)
         slots = chunk_slots(cluster, job, wtype, colocated=True)
         need.append(job.chunks * slots)
-        end = job.arrival + max_delay + slots
-        for mi, (_sid, mtype, count, delay) in enumerate(machines):
+        end = job.arrival + max(job.upload_delay_to(m[0]) for m in machines) + slots
+        for mi, (server, mtype, count) in enumerate(machines):
             if mtype != wtype:
                 continue
+            delay = job.upload_delay_to(server)
             for t in range(job.arrival + delay, end):
                 col = len(cost)
                 cost.append((t + 1 - job.arrival) / (job.chunks * slots))
