@@ -2,7 +2,7 @@
 
 Modules: ``mapping`` (job graph, Heavy-Edge, alpha~_min), ``predictors`` (random forest, mean,
 median, perfect), ``cluster`` (profiles, free GPUs, placement), ``scheduler`` (Alg. 1 and the
-list baselines), ``ilp`` (exact mapping for Table II), ``philly`` (rigid trace -> stage jobs),
+list baselines), ``exact`` (exact ILP mapping for Table II), ``philly`` (rigid trace -> stage jobs),
 ``spec`` (registry entries).
 """
 

@@ -88,7 +88,14 @@ class VirtualSRPT:
 
 
 class Asrpt(_NonPreemptive):
-    """Algorithm 1 (A-SRPT)."""
+    """Algorithm 1 (A-SRPT).
+
+    ``release`` is when a job joins ``pending_queue`` (see docs/algorithms-asrpt.md):
+    ``completion`` (literal line 2) when it completes on the virtual single machine; ``arrival``
+    on arrival, the queue ordered as the virtual machine would complete the jobs it holds now
+    (those already completed there first, in completion order, then the rest by remaining virtual
+    time: SRPT's completion order if nothing else arrived).
+    """
 
     def __init__(
         self,
@@ -96,13 +103,16 @@ class Asrpt(_NonPreemptive):
         profiles: dict[str, Profile],
         comm_heavy: float,
         tau: float,
+        release: str,
         report: Mapping[str, Any],
     ) -> None:
         super().__init__(instance, profiles, report)
         self.comm_heavy = comm_heavy  # COMM_HEAVY
         self.tau = tau  # delay factor
+        self.release = release
         self.vm = VirtualSRPT()
         self.pending: deque[str] = deque()  # pending_queue
+        self.popped: set[str] = set()  # jobs popped from pending_queue (line 7) still on the virtual machine
         self.delayed: tuple[str, float, int] | None = None  # (job, kappa, last slot of its delay)
 
     def decide(self, view: View) -> Decision:
@@ -115,24 +125,40 @@ class Asrpt(_NonPreemptive):
             self.vm.add(job.job_id, job.arrival, p.gpus / self.gpus.total * p.predicted * p.alpha_min)
         self.vm.advance(t)
         while self.vm.done:
-            self.pending.append(self.vm.done.popleft())
-        self._schedule(t)
-        wake = [w for w in (self._virtual_wake(t), self.delayed[2] if self.delayed else None) if w is not None]
+            job_id = self.vm.done.popleft()
+            if job_id in self.popped:
+                self.popped.discard(job_id)
+            else:
+                self.pending.append(job_id)
+        if self.release == "arrival":
+            order = [*self.pending, *(j for _rem, _arr, j in sorted(self.vm.heap) if j not in self.popped)]
+            queue = deque(order)
+            self._schedule(t, queue)
+            taken = order[: len(order) - len(queue)]  # popped at line 7 (the queue's head)
+            done_virtually = min(len(taken), len(self.pending))
+            for _ in range(done_virtually):
+                self.pending.popleft()
+            self.popped.update(taken[done_virtually:])
+            wake_virtual = None  # SRPT keeps the relative order of present jobs: it changes only at arrivals
+        else:
+            self._schedule(t, self.pending)
+            wake_virtual = self._virtual_wake(t)
+        wake = [w for w in (wake_virtual, self.delayed[2] if self.delayed else None) if w is not None]
         return Decision(allocations=self.allocations(), wake_at=min(wake) if wake else None)
 
     def _virtual_wake(self, t: int) -> int | None:
         nxt = self.vm.next_completion()
         return None if nxt is None else max(t + 1, math.ceil(nxt - 1e-9))
 
-    def _schedule(self, t: int) -> None:
+    def _schedule(self, t: int, pending: deque[str]) -> None:
         if self.delayed is not None and not self._retry_delayed(t):
             return  # lines 16-19: still waiting for a better placement; the queue waits too
-        while self.pending:  # line 3
-            job_id = self.pending[0]  # line 4
+        while pending:  # line 3
+            job_id = pending[0]  # line 4
             p = self.profiles[job_id]
             if p.gpus > self.gpus.available:  # line 5
                 return  # line 25: next time slot
-            self.pending.popleft()  # line 7
+            pending.popleft()  # line 7
             if p.comm_ratio >= self.comm_heavy:  # line 8: communication-heavy
                 allocs, a = mapping(p, self.gpus.select(p.gpus, "most"), self.gpus)  # lines 9-11
                 if a / p.alpha_min <= self.comm_heavy:  # line 12

@@ -54,7 +54,7 @@ def _prepared(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
 
 def make_asrpt(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Asrpt:
     profs, report = _prepared(instance, params, rng)
-    return Asrpt(instance, profs, params["comm_heavy"], params["tau"], report)
+    return Asrpt(instance, profs, params["comm_heavy"], params["tau"], params["release"], report)
 
 
 def _list_factory(key: str, backfill: bool) -> Any:
@@ -71,8 +71,11 @@ register(
         summary="A-SRPT: virtual single-machine SRPT order on predicted work, Heavy-Edge GPU mapping.",
         semantics=(
             "Alg. 1. Each arriving job enters a virtual single machine with processing time "
-            "g_i/G * n~_i * alpha~_i^min (slots) scheduled by preemptive SRPT; jobs join pending_queue "
-            "in their virtual completion order (a job predicted at 0 iterations joins at once). At "
+            "g_i/G * n~_i * alpha~_i^min (slots) scheduled by preemptive SRPT; with release=completion "
+            "(literal line 2) jobs join pending_queue in their virtual completion order, when they "
+            "complete there (a job predicted at 0 iterations joins at once); with release=arrival "
+            "every arrived job is in pending_queue, ordered: virtually completed jobs in completion "
+            "order, then the others by remaining virtual time (SRPT's completion order). At "
             "every event the head of pending_queue starts if its g_i GPUs are free in the cluster, "
             "else everything waits (no backfilling, line 25). A job with alpha_max/alpha~_min >= "
             "comm_heavy takes GPUs from the servers with the most free GPUs and is mapped by "
@@ -88,6 +91,14 @@ register(
         params=(
             Param("comm_heavy", float, 1.5, "COMM_HEAVY threshold on alpha_max / alpha~_min.", min=1.0, max=1000.0),
             Param("tau", float, 1.0, "Delay factor tau of communication-heavy jobs.", min=0.0, max=100.0),
+            Param(
+                "release",
+                str,
+                "completion",
+                "When a job joins pending_queue (Alg. 1 line 2): at its virtual completion (literal), or at "
+                "arrival, ordered by the virtual machine's SRPT order.",
+                choices=("completion", "arrival"),
+            ),
             *PREDICTION_PARAMS,
         ),
         needs=(STAGE_JOBS,),
