@@ -1,6 +1,7 @@
 """Shared fixtures: tiny inputs, and runs simulated either inline (web tests) or by a worker on Redis."""
 
 import json
+import os
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -9,7 +10,7 @@ from workers.celery import app as celery_app
 from workers.tasks import simulate_run
 
 TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
-TEST_QUEUE = "mlsched-tests"
+TEST_QUEUE = f"mlsched-tests-{os.getpid()}"  # one queue per test session: parallel checkouts never share one
 
 TINY_CLUSTER = {
     "slot_seconds": 60,

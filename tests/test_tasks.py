@@ -23,7 +23,24 @@ from workers.runs import load_instance
 from workers.tasks import simulate_run
 
 ROOT = Path(__file__).resolve().parent.parent
-POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/test"
+POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
+POSTGRES_URL = f"{POSTGRES_SERVER}/test"
+
+
+@pytest.fixture
+def postgres_db():
+    """A new PostgreSQL database for one test (created in the server's ``test`` database, dropped
+    after), so that the migration state of ``test`` itself never matters."""
+    import psycopg
+
+    name = f"mlsched_test_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{POSTGRES_SERVER}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def make_run(cluster, trace, algorithm="fifo", **params):
@@ -164,11 +181,11 @@ def django_env(**extra):
 @pytest.mark.redis
 @pytest.mark.postgres
 @pytest.mark.slow
-def test_the_worker_command_records_runs_in_postgresql(tmp_path):
+def test_the_worker_command_records_runs_in_postgresql(tmp_path, postgres_db):
     env = django_env(
-        DATABASE_URL=POSTGRES_URL,
+        DATABASE_URL=postgres_db,
         REDIS_URL="redis://127.0.0.1:6379/15",
-        MLSCHED_QUEUE="mlsched-tests-postgres",
+        MLSCHED_QUEUE=f"mlsched-tests-postgres-{os.getpid()}",
         MEDIA_ROOT=str(tmp_path / "media"),
         MLSCHED_VAR_DIR=str(tmp_path / "var"),
     )
