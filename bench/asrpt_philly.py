@@ -13,6 +13,9 @@ trace does not give Philly's cluster size. The paper replays a trace of a 6,000-
 of the GPUs of a cluster at load 0.8).
 
     PYTHONPATH=. python bench/asrpt_philly.py [--windows 8] [--window 1200] [--history 3000] [--loads 0.8 2.4]
+
+``--errors`` skips the simulations and prints, per window, the mean absolute prediction error
+(iterations, over the window's jobs) of every predictor fitted on that window's history.
 """
 
 from __future__ import annotations
@@ -74,17 +77,41 @@ def window_instance(
     return instance, servers, error
 
 
+PREDICTORS = ("perfect", "random-forest", "random-forest-mae", "mean", "median")
+
+
+def print_errors(cluster: dict[str, Any], rows: list[dict[str, Any]], starts: Any, history: int, span: int) -> None:
+    """Mean absolute error per predictor and window (fitted on the window's history, as simulated)."""
+    parsed = parse_cluster(json.dumps(cluster))
+    print("\n### Prediction error per window (mean absolute error over the window's jobs, iterations)\n")
+    print(f"| window (first job) | {' | '.join(PREDICTORS)} | best non-perfect |")
+    print("|---" * (len(PREDICTORS) + 2) + "|")
+    for start in starts:
+        every = parse_trace(json.dumps(rows[start : start + span]), parsed, "trace.json", "json")
+        window = [j for j in every if j.job_id in {r["job_id"] for r in rows[start + history : start + span]}]
+        err = {}
+        for kind in PREDICTORS:
+            pred = predict(every, kind, history / span, np.random.default_rng(0))
+            err[kind] = float(np.mean([abs(j.work_required - pred.values[j.job_id]) for j in window]))
+        best = min(PREDICTORS[1:], key=lambda k: err[k])
+        print(f"| {start + history} | {' | '.join(f'{err[k]:.0f}' for k in PREDICTORS)} | {best} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--windows", type=int, default=8)
     parser.add_argument("--window", type=int, default=1200)
     parser.add_argument("--history", type=int, default=3000)
     parser.add_argument("--loads", type=float, nargs="+", default=[0.8, 2.4])
+    parser.add_argument("--errors", action="store_true", help="only the predictors' errors per window")
     args = parser.parse_args()
     cluster = json.loads(presets.build("asrpt", jobs=1).cluster)
     rows = sorted(convert(philly_rows(), cluster, seed=0), key=lambda r: (r["arrival"], r["job_id"]))
     span = args.history + args.window
     starts = np.linspace(0, len(rows) - span, args.windows).astype(int)
+    if args.errors:
+        print_errors(cluster, rows, starts, args.history, span)
+        return
     names = [name for name, _a, _p in RUNS]
     for load in args.loads:
         print(f"\n### load {load}: {args.windows} windows of {args.window} jobs after {args.history} history jobs\n")

@@ -165,6 +165,18 @@ def test_random_forest_learns_groups_and_predicts_zero_for_unseen_ones() -> None
         assert err is not None and err > rf_err
 
 
+def test_the_absolute_error_forest_predicts_a_groups_median_where_the_squared_error_forest_predicts_its_mean() -> None:
+    # One group whose history is four short jobs and one very long one: mean 208, median 10.
+    history = [Job(f"h{i}", i, group="g", user="u", work=w) for i, w in enumerate([10, 10, 10, 10, 1000])]
+    jobs = [*history, *(Job(f"n{i}", 10 + i, group="g", user="u", work=10.0) for i in range(5))]
+    squared = predict(jobs, "random-forest", 0.5, np.random.default_rng(0))
+    absolute = predict(jobs, "random-forest-mae", 0.5, np.random.default_rng(0))
+    # Bootstrap samples of a one-group history: each tree's leaf is its sample's mean / median.
+    assert 100 < squared.values["n0"] < 1000
+    assert absolute.values["n0"] < 100
+    assert absolute.errors(jobs)["mean_abs_error_after_history"] < squared.errors(jobs)["mean_abs_error_after_history"]
+
+
 def test_results_report_the_predictors_errors(preset_instance: Instance, tmp_path: Path) -> None:
     doc = api.run(preset_instance, "asrpt", {"predictor": "mean"}, seed=0)
     assert doc["prediction"]["predictor"] == "mean"
