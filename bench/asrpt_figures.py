@@ -4,8 +4,9 @@ NIC bandwidth (Fig. 8) and predictor (Fig. 9), at a reduced scale.
 Every case is a *history* of jobs followed by a *window* (as in bench/asrpt_compare.py): the
 predictor is fitted on the history and predicts the window's jobs out of sample; the window alone
 is simulated with those predictions (``predictor=trace``). Baselines use the random forest, as in
-the paper. The cluster is the asrpt preset at ``--size`` (default 1.0: the paper's 250 servers of 8 GPUs; smaller clusters
-keep the preset's GPU demands up to 128, which then block a strict-order queue far more often).
+the paper. The cluster is the asrpt preset at ``--size`` (default 1.0: the paper's 250 servers of
+8 GPUs; smaller clusters keep the preset's GPU demands up to 128, which then block a strict-order
+queue far more often).
 
 * Fig. 6: windows of ``--jobs`` jobs (the paper: 37,500-150,000 jobs on 250 servers).
 * Fig. 7: the share of single-GPU job groups set to 80%, 60%, 40%, 20%, 0%; the other groups keep
