@@ -104,7 +104,7 @@ class PriceLog:
 def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.ndarray:
     """The server x slot price matrix of ``resource`` just after decision number ``decision``."""
     r = prices["resources"].index(resource)
-    out = _initial_matrix(
+    out: np.ndarray = _initial_matrix(
         1,
         prices.get("pools"),
         len(prices["servers"]),

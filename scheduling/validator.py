@@ -14,7 +14,7 @@ from typing import Any
 from scheduling import metrics, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance, Job
-from scheduling.results import SCHEMA, compute_metrics, server_list
+from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
 from scheduling.speed import Allocation, demand_of, is_edge_cloud, needs_ps, rate
 
 WORK_TOLERANCE = 1e-6
@@ -68,6 +68,8 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     for job_id, r in records.items():
         _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems)
     recomputed = compute_metrics(cluster, doc)
+    if "timeliness" in doc["metrics"]:  # optional OASiS metrics, recomputed from the trace's utilities
+        recomputed.update(metrics.utility_metrics(job_records(doc), {j.job_id: j.utility for j in instance.jobs}))
     for key, value in recomputed.items():
         if not metrics.close(value, doc["metrics"].get(key)):
             problems.append(f"metric {key}: reported {doc['metrics'].get(key)!r}, recomputed {value!r}")

@@ -6,4 +6,6 @@ from scheduling.algorithms import (  # noqa: F401
     edge_baselines,
     edge_cloud,
     oasis,
+    oasis_baselines,
+    oasis_opt,
 )

@@ -32,7 +32,7 @@ from scheduling.algorithms.oasis_dp import (
     best_schedule_transcribed,
 )
 from scheduling.engine import Decision, View
-from scheduling.model import Cluster, Instance, Job
+from scheduling.model import Cluster, Instance, Job, Server
 from scheduling.prices import PriceLog
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import Allocation, rate
@@ -174,7 +174,10 @@ class Oasis:
         self.resources = list(cluster.resource_names())
         self.wservers = [s for s in cluster.servers if s.pool == "worker"]
         self.pservers = [s for s in cluster.servers if s.pool == "ps"]
-        cap = lambda servers: np.array([[float(s.capacity.get(r, 0.0)) for r in self.resources] for s in servers])  # noqa: E731
+
+        def cap(servers: Sequence[Server]) -> np.ndarray:
+            return np.array([[float(s.capacity.get(r, 0.0)) for r in self.resources] for s in servers])
+
         self.book = Book(cap(self.wservers), cap(self.pservers), cluster.horizon)
         self.shapes = {j.job_id: job_shape(cluster, j, self.resources) for j in instance.jobs}
         window = int(params.get("bounds_window", 0))
@@ -247,7 +250,8 @@ class Oasis:
 
     def decide(self, view: View) -> Decision:
         t = view.t
-        admit, reject = [], []
+        admit: list[str] = []
+        reject: list[str] = []
         for job in view.arrived:  # in (arrival, job id) order
             (admit if self.arrive(job.job_id, t) else reject).append(job.job_id)
         allocations = []

@@ -103,7 +103,8 @@ class Schedule:
 
 def unit_costs(prices: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """sum_r p_h^r(t) w_i^r for every server (line 23; line 32 with q and s)."""
-    return (prices * demand).sum(axis=1)
+    out: np.ndarray = (prices * demand).sum(axis=1)
+    return out
 
 
 def fits(cap: np.ndarray, used: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -248,7 +249,8 @@ def _greedy_costs(unit: np.ndarray, fit: np.ndarray, counts: np.ndarray) -> np.n
     full = np.concatenate(([0.0], np.cumsum(unit * fit)))
     j = np.searchsorted(cum, counts, side="right") - 1
     unit_pad = np.concatenate((unit, [0.0]))
-    return full[j] + unit_pad[j] * (counts - cum[j])
+    out: np.ndarray = full[j] + unit_pad[j] * (counts - cum[j])
+    return out
 
 
 def slot_table(book: Book, job: JobShape, t: int) -> _Slot:
@@ -318,13 +320,13 @@ def best_schedule_fast(book: Book, job: JobShape) -> Schedule | None:
     n_h, n_k = book.cap_w.shape[0], book.cap_p.shape[0]
     for i in range(best_i, -1, -1):  # backtrack with the transcription's choice of d (line 15)
         sl, prev = slots[i], tables[i]
-        y = need[: remaining + 1]
-        c = np.full(remaining + 1, INF)
-        ok = y < len(sl.cost)
-        c[ok] = sl.cost[y[ok]]
-        totals = c + prev[remaining::-1]  # d = 0..remaining: COST_t(t, d) + cost(t - 1, remaining - d)
+        needed = need[: remaining + 1]
+        per_slot = np.full(remaining + 1, INF)
+        ok = needed < len(sl.cost)
+        per_slot[ok] = sl.cost[needed[ok]]
+        totals = per_slot + prev[remaining::-1]  # d = 0..remaining: COST_t(t, d) + cost(t - 1, remaining - d)
         chosen = first_within(totals, float(totals.min()))
-        workers = int(y[chosen])
+        workers = int(needed[chosen])
         if workers:
             out[job.arrival + i] = (
                 _split(sl.order_w, sl.fit_w, workers, n_h),
