@@ -125,7 +125,8 @@ class OfflineOpt:
         self.plan: dict[int, list[Allocation]] = {}
         for (kind, i, h, t), c in cols.items():
             if kind != "e" and x[c] > 0 and jobs[i].job_id in self.admitted:
-                server, role = (ws[h].id, "worker") if kind == "y" else (ps[h].id, "ps")
+                server = ws[h].id if kind == "y" else ps[h].id
+                role = "worker" if kind == "y" else "ps"
                 self.plan.setdefault(t, []).append(Allocation(jobs[i].job_id, server, role, OWN_DEMAND_TYPE, int(x[c])))
 
     def decide(self, view: View) -> Decision:
