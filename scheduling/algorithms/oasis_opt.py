@@ -125,9 +125,9 @@ class OfflineOpt:
         self.plan: dict[int, list[Allocation]] = {}
         for (kind, i, h, t), c in cols.items():
             if kind != "e" and x[c] > 0 and jobs[i].job_id in self.admitted:
-                server = ws[h].id if kind == "y" else ps[h].id
+                sid = ws[h].id if kind == "y" else ps[h].id
                 role = "worker" if kind == "y" else "ps"
-                self.plan.setdefault(t, []).append(Allocation(jobs[i].job_id, server, role, OWN_DEMAND_TYPE, int(x[c])))
+                self.plan.setdefault(t, []).append(Allocation(jobs[i].job_id, sid, role, OWN_DEMAND_TYPE, int(x[c])))
 
     def decide(self, view: View) -> Decision:
         t = view.t
