@@ -276,3 +276,105 @@ def test_rejects_instances_outside_its_model() -> None:
     inst = Instance(cluster, parse_trace(files.trace, cluster))
     with pytest.raises(UnsupportedInstance, match="oasis needs"):
         registry.get("oasis").build(inst, registry.get("oasis").parse_params({}), 0)
+
+
+# ---- baselines, offline optimum, metrics ---------------------------------------------------------
+
+
+def test_baselines_validate_and_keep_their_rules() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        inst = tiny_instance(rng, 7, horizon=8)
+        for name in ("rrh", "dorm", "fifo", "drf"):
+            doc = api.run(inst, name, seed=1)
+            assert validate(inst, doc) == []
+        rrh = api.run(inst, "rrh", seed=1)
+        for job_id in {p["job_id"] for p in rrh["placements"]}:  # fixed worker count while running
+            per_slot: dict[int, int] = {}
+            for p in rrh["placements"]:
+                if p["job_id"] == job_id and p["role"] == "worker":
+                    for t in range(p["start"], p["end"]):
+                        per_slot[t] = per_slot.get(t, 0) + p["count"]
+            assert len(set(per_slot.values())) == 1
+        dorm = api.run(inst, "dorm", seed=1)
+        assert all(j["admitted"] for j in dorm["jobs"])  # Dorm admits every job
+        assert check_constraints(inst, dorm) == []
+
+
+def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:
+    rng = np.random.default_rng(8)
+    inst = tiny_instance(rng, 1, horizon=8)
+    job = inst.jobs[0]
+    hopeless = Instance(inst.cluster, (type(job)(**{**job.__dict__, "utility": Utility(50.0, 6.0, -200.0)}),))
+    doc = api.run(hopeless, "rrh")
+    assert not doc["jobs"][0]["admitted"] and doc["placements"] == []
+
+
+def test_dorm_milp_limits_resizes_and_honours_fairness() -> None:
+    from scheduling.algorithms.oasis_baselines import Dorm
+    from scheduling.engine import JobView
+
+    rng = np.random.default_rng(9)
+    inst = tiny_instance(rng, 6, horizon=8)
+    params = registry.get("dorm").parse_params({"adjust": 0.25, "fairness": 0.5})
+    dorm = Dorm(inst, params, rng)
+    views = [JobView(j, 0.0, 0.0, True, None, False) for j in inst.jobs]
+    current = {j.job_id: 1 for j in inst.jobs[:4]}
+    out = dorm.solve(views, current, fair=True)
+    assert out is not None
+    changed = sum(1 for j, n in current.items() if out[j][0] != n)
+    assert changed <= math.ceil(0.25 * 4)
+    for j in inst.jobs:  # (6) and (7) in the MILP's answer
+        n, m = out[j.job_id]
+        assert m <= n and n * (j.worker_demand or {})["bw"] <= m * (j.ps_demand or {})["bw"] + 1e-9
+
+
+def test_offline_opt_is_an_upper_bound_and_exact_on_a_hand_instance() -> None:
+    rng = np.random.default_rng(10)
+    for _ in range(3):
+        inst = tiny_instance(rng, 6, horizon=6)
+        opt = api.run(inst, "offline-opt")
+        assert validate(inst, opt) == [] and check_constraints(inst, opt) == []
+        assert opt["offline_opt"]["gap"] == pytest.approx(0.0, abs=1e-6)
+        assert opt["metrics"]["total_utility"] >= opt["offline_opt"]["objective"] - 1e-6
+        for name in ("oasis", "rrh", "dorm", "fifo"):
+            other = api.run(inst, name)["metrics"]["total_utility"]
+            assert other <= opt["metrics"]["total_utility"] + 1e-6
+    # One worker server that holds one worker, two jobs of one worker-slot each arriving at 0 with a
+    # one-slot deadline-like utility: only one can earn (priority 90 > 40), the other only later.
+    spec = {
+        "slot_seconds": 1,
+        "horizon": 3,
+        "resources": ["cpu", "bw"],
+        "servers": [
+            {"id": "w", "pool": "worker", "capacity": {"cpu": 1, "bw": 10}},
+            {"id": "p", "pool": "ps", "capacity": {"cpu": 2, "bw": 10}},
+        ],
+    }
+    cluster = cluster_from_dict(spec)
+    row = {"arrival": 0, "arch": "ps", "work": 2, "chunks": 1, "batch_time": 0.5, "decay": 6, "target": 1.5}
+    row |= {"worker_demand": {"cpu": 1, "bw": 1}, "ps_demand": {"cpu": 1, "bw": 1}}
+    jobs = tuple(job_from_row({**row, "job_id": j, "priority": p}, cluster) for j, p in (("a", 40), ("b", 90)))
+    doc = api.run(Instance(cluster, jobs), "offline-opt")
+    expected = Utility(90, 6, 1.5).value(1) + Utility(40, 6, 1.5).value(2)
+    assert doc["metrics"]["total_utility"] == pytest.approx(expected)
+
+
+def test_timeliness_and_admission_rate_metrics() -> None:
+    rng = np.random.default_rng(11)
+    inst = tiny_instance(rng, 8, horizon=8)
+    doc = api.run(inst, "oasis")
+    m = doc["metrics"]
+    assert m["admission_rate"] == pytest.approx(m["admitted"] / m["jobs"])
+    by_id = {j.job_id: j for j in inst.jobs}
+    crit = [
+        r["completion"] - r["arrival"] - by_id[r["job_id"]].utility.target
+        for r in doc["jobs"]
+        if r["completion"] is not None and by_id[r["job_id"]].utility.decay >= 4
+    ]
+    t = m["timeliness"]["time-critical"]
+    assert t["completed"] == len(crit)
+    if crit:
+        assert t["mean"] == pytest.approx(sum(crit) / len(crit))
+    doc["metrics"]["admission_rate"] = 0.123
+    assert any("admission_rate" in p for p in validate(inst, doc))

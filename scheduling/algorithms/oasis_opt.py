@@ -31,8 +31,22 @@ from scheduling.algorithms.common import OWN_DEMAND_TYPE
 from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
 from scheduling.engine import Decision, View
 from scheduling.model import Instance
-from scheduling.registry import AlgorithmSpec, Param, register
+from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import Allocation
+
+MAX_VARIABLES = 50_000
+
+
+def _too_big(instance: Instance) -> str | None:
+    horizon = instance.cluster.horizon or 0
+    servers = sum(1 for s in instance.cluster.servers if s.pool in ("worker", "ps"))
+    size = sum(max(0, horizon - j.arrival) * (servers + 1) for j in instance.jobs)
+    if size > MAX_VARIABLES:
+        return f"the ILP would have {size:,} integer variables (jobs x slots x servers), above {MAX_VARIABLES:,}"
+    return None
+
+
+SMALL = Feature("small-instance", "a small instance (about 10 jobs, 10 slots, a few servers)", _too_big)
 
 
 class OfflineOpt:
@@ -170,6 +184,6 @@ register(
         reference="Bao et al., OASiS, INFOCOM'18, problem (1), Fig. 5 (seeds/001)",
         factory=OfflineOpt,
         params=(Param("time_limit", float, 60.0, "HiGHS time limit, seconds.", min=0.1),),
-        needs=(OASIS_MODEL,),
+        needs=(OASIS_MODEL, SMALL),
     )
 )
