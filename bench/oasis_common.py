@@ -84,7 +84,9 @@ def small_instance(seed: int, servers: int, priority_max: float, jobs: int = 10,
                     "bw": round(float(rng.uniform(5.0, 20.0)), 1),
                 },
                 "priority": round(float(rng.uniform(1, priority_max)), 2),
-                "decay": 0.0 if cls == 0 else round(float(rng.uniform(0.01, 1.0) if cls == 1 else rng.uniform(4, 6)), 3),
+                "decay": 0.0
+                if cls == 0
+                else round(float(rng.uniform(0.01, 1.0) if cls == 1 else rng.uniform(4, 6)), 3),
                 "target": round(float(rng.uniform(1, 5)), 2),
             }
         )

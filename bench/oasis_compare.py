@@ -26,7 +26,10 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     out = Path(args.out)
-    print("| jobs | seed | algorithm | total utility | admitted | completed | sensitive: mean (std) | critical: mean (std) | wall s |")
+    print(
+        "| jobs | seed | algorithm | total utility | admitted | completed | "
+        "sensitive: mean (std) | critical: mean (std) | wall s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for n in (int(x) for x in args.jobs.split(",")):
         for seed in (int(s) for s in args.seeds.split(",")):
@@ -50,7 +53,7 @@ def main() -> None:
                 rows.append(row)
                 out.write_text(json.dumps(rows, indent=1) + "\n")
 
-                def fmt(c: str) -> str:
+                def fmt(c: str, tl: dict[str, dict[str, float]] = tl) -> str:
                     x = tl[c]
                     return "-" if x["mean"] is None else f"{x['mean']:.1f} ({x['std']:.1f})"
 

@@ -281,6 +281,28 @@ def _split(order: np.ndarray, fit: np.ndarray, count: int, n: int) -> tuple[int,
     return tuple(out)
 
 
+def cost_floor(book: Book, job: JobShape) -> float:
+    """A lower bound on the cost of every schedule of ``job`` (any completion slot).
+
+    Any schedule has sum_t y(t) >= ceil(D_i / rate) worker-slots (y workers do at most y rate
+    units) and sum_t z(t) >= ceil(ratio sum_t y(t)) PS-slots; each costs at least the cheapest unit
+    price of a server that can still host one, over the slots a_i..T-1."""
+    slots = slice(job.arrival, book.horizon)
+    worker_slots = math.ceil(job.work / job.rate - EPS)
+    ps_slots = math.ceil(job.ratio * worker_slots - EPS)
+
+    def cheapest(prices: np.ndarray, cap: np.ndarray, used: np.ndarray, demand: np.ndarray) -> float:
+        unit = (prices[:, :, slots] * demand[None, :, None]).sum(axis=1)  # (servers, slots)
+        room = np.full(unit.shape, True)
+        for r in np.nonzero(demand > 0)[0]:
+            room &= cap[:, r, None] - used[:, r, slots] + EPS * demand[r] >= demand[r]
+        return float(unit[room].min()) if room.any() else INF
+
+    cw = cheapest(book.p, book.cap_w, book.g, job.w)
+    cp = cheapest(book.q, book.cap_p, book.v, job.s) if ps_slots > 0 else 0.0
+    return worker_slots * cw + ps_slots * cp
+
+
 def best_schedule_fast(book: Book, job: JobShape) -> Schedule | None:
     """Alg. 2 with the forward DP described in the module docstring (same result)."""
     work = job.work
@@ -290,10 +312,11 @@ def best_schedule_fast(book: Book, job: JobShape) -> Schedule | None:
     tables: list[np.ndarray] = [base]  # F_{a-1}, F_a, ...: cheapest cost of >= w units by slot t
     slots: list[_Slot] = []
     payoffs: list[float] = []
+    floor = cost_floor(book, job)
     for t in range(job.arrival, book.horizon):  # line 2
         utility = job.f(t + 1 - job.arrival)
-        if utility <= max([0.0, *payoffs]):
-            break  # no later completion can pay more (costs >= 0, f_i non-increasing)
+        if utility - floor <= max([0.0, *payoffs]):
+            break  # no later completion can pay more (f_i non-increasing, every cost >= floor)
         sl = slot_table(book, job, t)
         slots.append(sl)
         prev = tables[-1]
