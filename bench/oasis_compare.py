@@ -2,6 +2,7 @@
 
 Usage: PYTHONPATH=. python bench/oasis_compare.py [--jobs 100,200,400] [--seeds 1,2,3]
        [--algorithms oasis,fifo,drf,rrh,dorm] [--out bench/oasis_compare.json]
+An algorithm may carry parameters: "oasis:ratio_scale=1e-8" (several joined by ";").
 Every result passes the validator (api.run). Record the output in bench/RESULTS-oasis.md.
 """
 
@@ -34,16 +35,18 @@ def main() -> None:
     for n in (int(x) for x in args.jobs.split(",")):
         for seed in (int(s) for s in args.seeds.split(",")):
             inst = preset_instance(n, seed)
-            for name in args.algorithms.split(","):
+            for label in args.algorithms.split(","):
+                name, _, raw = label.partition(":")
+                params = dict(kv.split("=", 1) for kv in raw.split(";") if kv)
                 t0 = time.perf_counter()
-                doc = api.run(inst, name, seed=seed)
+                doc = api.run(inst, name, params, seed=seed)
                 wall = time.perf_counter() - t0
                 m = doc["metrics"]
                 tl = m["timeliness"]
                 row = {
                     "jobs": n,
                     "seed": seed,
-                    "algorithm": name,
+                    "algorithm": label,
                     "total_utility": m["total_utility"],
                     "admitted": m["admitted"],
                     "completed": m["completed"],
@@ -58,7 +61,7 @@ def main() -> None:
                     return "-" if x["mean"] is None else f"{x['mean']:.1f} ({x['std']:.1f})"
 
                 print(
-                    f"| {n} | {seed} | {name} | {m['total_utility']:.1f} | {m['admitted']} | {m['completed']} | "
+                    f"| {n} | {seed} | {label} | {m['total_utility']:.1f} | {m['admitted']} | {m['completed']} | "
                     f"{fmt('time-sensitive')} | {fmt('time-critical')} | {wall:.1f} |",
                     flush=True,
                 )

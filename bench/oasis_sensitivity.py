@@ -2,7 +2,8 @@
 their actual values (oasis parameter ratio_scale), T = 300, preset oasis.
 
 Usage: PYTHONPATH=. python bench/oasis_sensitivity.py [--jobs 200,400] [--seeds 1,2]
-       [--scales 0.01,0.1,0.5,1,2,10,100]
+       [--scales 100,1,0.01,1e-4,1e-6,1e-8,1e-9,1e-10]
+ratio_scale s sets U/L to s times its estimate by dividing L by s (scale_moves=L, the default).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", default="200,400")
     ap.add_argument("--seeds", default="1,2")
-    ap.add_argument("--scales", default="0.01,0.1,0.5,1,2,10,100")
+    ap.add_argument("--scales", default="100,1,0.01,1e-4,1e-6,1e-8,1e-9,1e-10")
     args = ap.parse_args()
     scales = [float(s) for s in args.scales.split(",")]
     print("| jobs | seed | " + " | ".join(f"{s:g}x" for s in scales) + " |")

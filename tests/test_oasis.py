@@ -179,7 +179,9 @@ def test_bounds_follow_23_to_26() -> None:
     eta = min(x * j.s.sum() / (10 * bk.cap_p.sum()) for x, j in zip(slots, jobs, strict=True))
     low = min(j.f(10 - j.arrival) / (x * j.s.sum()) for x, j in zip(slots, jobs, strict=True))
     assert b.l2 == pytest.approx(low * eta / 4)
-    assert estimate_bounds(jobs, bk, scale=0.5, floor=0.0).u1[1] == pytest.approx(b.u1[1] * 0.5)
+    assert estimate_bounds(jobs, bk, scale=0.5, floor=0.0, moves="U").u1[1] == pytest.approx(b.u1[1] * 0.5)
+    moved = estimate_bounds(jobs, bk, scale=0.5, floor=0.0)  # default: L moves, U stays
+    assert moved.l2 == pytest.approx(b.l2 * 2) and moved.u1[1] == pytest.approx(b.u1[1])
 
 
 # ---- whole runs ---------------------------------------------------------------------------------

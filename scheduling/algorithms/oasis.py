@@ -9,7 +9,8 @@ next slot where any admitted job's worker/PS counts change.
 
 U_1^r, U_2^r, L_1, L_2 of (23)-(26) need every job; they are estimated from a window of the trace
 (the paper: "estimated values (based on past experience)"), by default the whole trace (the
-paper's actual values), and ``ratio_scale`` multiplies U (so U/L) to reproduce Fig. 6.
+paper's actual values), and ``ratio_scale`` sets U/L to that fraction of its estimate (Fig. 6), by
+moving L (default) or U.
 """
 
 from __future__ import annotations
@@ -106,8 +107,11 @@ class Bounds:
         }
 
 
-def estimate_bounds(shapes: Sequence[JobShape], book: Book, scale: float = 1.0, floor: float = 0.0) -> Bounds:
-    """U_1^r, U_2^r (23)-(24), L_1, L_2 (25)-(26) over ``shapes``; U multiplied by ``scale``.
+def estimate_bounds(
+    shapes: Sequence[JobShape], book: Book, scale: float = 1.0, floor: float = 0.0, moves: str = "L"
+) -> Bounds:
+    """U_1^r, U_2^r (23)-(24), L_1, L_2 (25)-(26) over ``shapes``; U/L multiplied by ``scale``, by
+    dividing L by it (``moves`` = "L") or multiplying U by it ("U").
 
     * f_i at the shortest completion: N_i workers in every slot, JCT ceil(D_i / (N_i rate_i)).
     * ceil(E_i N_i M_i (tau_i + 2 e_i / b_i)) = the job's worker-slots, ceil(D_i / rate_i).
@@ -147,8 +151,12 @@ def estimate_bounds(shapes: Sequence[JobShape], book: Book, scale: float = 1.0, 
     tiny = math.ulp(0.0) * 2**60
     l1 = max(min(low1, default=tiny) * min(eta1, default=1.0) / 4.0, tiny)
     l2 = max(min(low2, default=tiny) * min(eta2, default=1.0) / 4.0, tiny)
-    u1 = np.where(u1 > 0, u1 * scale, l1)
-    u2 = np.where(u2 > 0, u2 * scale, l2)
+    if moves == "U":
+        u1, u2 = u1 * scale, u2 * scale
+    else:
+        l1, l2 = l1 / scale, l2 / scale
+    u1 = np.where(u1 > 0, u1, l1)
+    u2 = np.where(u2 > 0, u2, l2)
     return Bounds(l1, l2, np.maximum(u1, l1), np.maximum(u2, l2))
 
 
@@ -187,6 +195,7 @@ class Oasis:
             self.book,
             params.get("ratio_scale", 1.0),
             params.get("utility_floor", UTILITY_FLOOR),
+            params.get("scale_moves", "L"),
         )
         b = self.bounds
         self.book.p[:] = b.l1  # Alg. 1 line 1: p = P(0) = L_1, q = Q(0) = L_2
@@ -324,13 +333,15 @@ register(
             "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
             "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
             "U and L of (23)-(26) are estimated from the jobs arriving before `bounds_window` (0: the "
-            "whole trace); `ratio_scale` multiplies U (Fig. 6). `dp=transcription` runs the literal "
+            "whole trace); `ratio_scale` sets U/L to that fraction of the estimate by dividing L "
+            "(`scale_moves=L`) or multiplying U (`scale_moves=U`) (Fig. 6). `dp=transcription` runs the literal "
             "O(T W^2) recursion (small instances only)."
         ),
         reference="Bao et al., OASiS, INFOCOM'18, Algs. 1-2, eqs. (22)-(26) (seeds/001)",
         factory=make_oasis,
         params=(
-            Param("ratio_scale", float, 1.0, "Factor on the estimated U_1^r, U_2^r (so on U/L), Fig. 6.", min=1e-6),
+            Param("ratio_scale", float, 1.0, "Factor on the estimated U/L (Fig. 6).", min=1e-12),
+            Param("scale_moves", str, "L", "Which bound ratio_scale moves.", choices=("L", "U")),
             Param(
                 "utility_floor",
                 float,
