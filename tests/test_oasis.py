@@ -380,3 +380,17 @@ def test_timeliness_and_admission_rate_metrics() -> None:
         assert t["mean"] == pytest.approx(sum(crit) / len(crit))
     doc["metrics"]["admission_rate"] = 0.123
     assert any("admission_rate" in p for p in validate(inst, doc))
+
+
+def test_dashboard_metrics_table_shows_admission_rate_and_timeliness() -> None:
+    from webapp.charts import METRIC_COLUMNS, metrics_row
+
+    rng = np.random.default_rng(12)
+    inst = tiny_instance(rng, 6, horizon=8)
+    doc = api.run(inst, "oasis")
+    row = metrics_row("oasis", {}, doc)
+    cells = dict(zip([k for k, _ in METRIC_COLUMNS], row["cells"], strict=True))
+    assert cells["admission_rate"] not in ("", "—")
+    for cls, t in doc["metrics"]["timeliness"].items():
+        if t["mean"] is not None:
+            assert f"{cls} {t['mean']:+.1f}" in cells["timeliness"]
