@@ -394,3 +394,17 @@ def test_dashboard_metrics_table_shows_admission_rate_and_timeliness() -> None:
     for cls, t in doc["metrics"]["timeliness"].items():
         if t["mean"] is not None:
             assert f"{cls} {t['mean']:+.1f}" in cells["timeliness"]
+
+
+def test_validator_checks_per_slot_worker_and_ps_counts() -> None:
+    rng = np.random.default_rng(13)
+    inst = tiny_instance(rng, 6, horizon=8)
+    doc = api.run(inst, "oasis")
+    ps = next(p for p in doc["placements"] if p["role"] == "ps")
+    bad = {**doc, "placements": [p for p in doc["placements"] if p is not ps]}
+    assert any("(6)" in p for p in validate(inst, bad))  # a slot without enough PS bandwidth
+    fifo = {**bad, "algorithm": "fifo"}  # (6)/(7) are OASiS's rules, not fifo's
+    assert not any("(6)" in p for p in validate(inst, fifo))
+    job = inst.job(ps["job_id"])
+    many = dict(ps, role="worker", count=job.max_workers() + 1, server="w0", demand={})
+    assert any("(3)" in p for p in validate(inst, {**doc, "placements": [*doc["placements"], many]}))

@@ -295,25 +295,11 @@ class Oasis:
 
 
 def check_constraints(instance: Instance, doc: Mapping[str, Any]) -> list[str]:
-    """Per-slot checks of (3), (6) and (7) on a result: workers <= N_i, PS bandwidth >= worker
-    bandwidth, PSs <= workers, for every job in every slot where it holds workers or PSs."""
-    jobs = {j.job_id: j for j in instance.jobs}
-    counts: dict[tuple[str, int], list[int]] = {}
-    for p in doc["placements"]:
-        for t in range(p["start"], p["end"]):
-            c = counts.setdefault((p["job_id"], t), [0, 0])
-            c[0 if p["role"] == "worker" else 1] += p["count"]
-    problems = []
-    for (job_id, t), (y, z) in sorted(counts.items()):
-        job = jobs[job_id]
-        b, big_b = (job.worker_demand or {}).get("bw", 0.0), (job.ps_demand or {}).get("bw", 0.0)
-        if y > job.max_workers():
-            problems.append(f"job {job_id} slot {t}: {y} workers > N_i = {job.max_workers()} (3)")
-        if y * b > z * big_b + 1e-9:
-            problems.append(f"job {job_id} slot {t}: {y} workers x {b} > {z} PSs x {big_b} (6)")
-        if z > y:
-            problems.append(f"job {job_id} slot {t}: {z} PSs > {y} workers (7)")
-    return problems
+    """Per-slot checks of (3), (6) and (7) on a result (what the validator runs for oasis, dorm and
+    offline-opt results): workers <= N_i, PS bandwidth >= worker bandwidth, PSs <= workers."""
+    from scheduling.validator import worker_counts
+
+    return worker_counts(instance, doc, ps_rules=True)
 
 
 def make_oasis(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Oasis:
