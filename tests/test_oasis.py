@@ -23,7 +23,7 @@ from scheduling.algorithms.oasis_dp import (
     slot_table,
     unit_costs,
 )
-from scheduling.errors import UnsupportedInstance
+from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
 from scheduling.model import Instance, Utility
 from scheduling.prices import matrix_at
@@ -408,3 +408,11 @@ def test_validator_checks_per_slot_worker_and_ps_counts() -> None:
     job = inst.job(ps["job_id"])
     many = dict(ps, role="worker", count=job.max_workers() + 1, server="w0", demand={})
     assert any("(3)" in p for p in validate(inst, {**doc, "placements": [*doc["placements"], many]}))
+
+
+def test_transcription_is_refused_on_large_workloads() -> None:
+    files = presets.build("oasis", jobs=5, seed=3, size=0.2)
+    cluster = parse_cluster(files.cluster)
+    inst = Instance(cluster, tuple(sorted(parse_trace(files.trace, cluster), key=lambda j: (j.arrival, j.job_id))))
+    with pytest.raises(InputError, match="dp=fast"):
+        api.run(inst, "oasis", {"dp": "transcription"})

@@ -33,6 +33,7 @@ from scheduling.algorithms.oasis_dp import (
     best_schedule_transcribed,
 )
 from scheduling.engine import Decision, View
+from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job, Server
 from scheduling.prices import PriceLog
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
@@ -172,6 +173,7 @@ def price(low: float, high: np.ndarray, used: np.ndarray, cap: np.ndarray) -> np
 
 
 UTILITY_FLOOR = 1e-2
+TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
 
 
 class Oasis:
@@ -200,9 +202,15 @@ class Oasis:
         b = self.bounds
         self.book.p[:] = b.l1  # Alg. 1 line 1: p = P(0) = L_1, q = Q(0) = L_2
         self.book.q[:] = b.l2
-        self.solve = (
-            best_schedule_transcribed if (dp or params.get("dp", "fast")) == "transcription" else best_schedule_fast
-        )
+        literal = (dp or params.get("dp", "fast")) == "transcription"
+        biggest = max((sh.work for sh in self.shapes.values()), default=0)
+        if literal and biggest > TRANSCRIPTION_MAX_WORK:
+            raise InputError(
+                f"dp=transcription runs the literal O(T W^2) recursion; the largest workload here is {biggest} "
+                f"units (at most {TRANSCRIPTION_MAX_WORK}): use dp=fast, which gives the same schedules",
+                field="param dp",
+            )
+        self.solve = best_schedule_transcribed if literal else best_schedule_fast
         self.plans: dict[str, Schedule] = {}
         self.changes: list[int] = []  # sorted slots where some admitted job's allocation changes
         self.payoffs: dict[str, float] = {}
