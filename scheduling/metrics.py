@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduling.engine import JobRecord
+from scheduling.model import Utility
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,57 @@ def utilization_timeline(usages: Iterable[Usage], capacity: Mapping[str, float])
             if not points or abs(points[-1][1] - share) > 1e-12:
                 points.append((t, share))
     return series
+
+
+# ---- OASiS (seeds/001, Sec. V-A): admission rate and completion timeliness per job class ------
+
+CRITICAL_DECAY = 2.0
+"""Decay gamma_2 from which a job counts as time-critical. Sec. V-A draws gamma_2 = 0
+(time-insensitive), in [0.01, 1] (time-sensitive) or in [4, 6] (time-critical); 2 splits the gap."""
+
+JOB_CLASSES = ("time-insensitive", "time-sensitive", "time-critical")
+
+
+def job_class(u: Utility) -> str:
+    if u.decay <= 0:
+        return JOB_CLASSES[0]
+    return JOB_CLASSES[2] if u.decay >= CRITICAL_DECAY else JOB_CLASSES[1]
+
+
+def utility_metrics(jobs: Sequence[JobRecord], utilities: Mapping[str, Utility]) -> dict[str, object]:
+    """Optional metrics of results whose trace has sigmoid utilities (OASiS Figs. 3-4):
+
+    * ``admission_rate``: admitted jobs / jobs;
+    * ``timeliness``: per job class, completed jobs' JCT minus target gamma_3 (slots): ``jobs``,
+      ``completed``, ``mean``, ``std`` (population), ``min``, ``max`` (None without completions).
+    """
+    groups: dict[str, list[float]] = {c: [] for c in JOB_CLASSES}
+    totals = dict.fromkeys(JOB_CLASSES, 0)
+    for j in jobs:
+        u = utilities[j.job_id]
+        cls = job_class(u)
+        totals[cls] += 1
+        if j.completion is not None:
+            groups[cls].append(j.completion - j.arrival - u.target)
+    timeliness: dict[str, dict[str, float | int | None]] = {}
+    for cls, diffs in groups.items():
+        n = len(diffs)
+        mean = sum(diffs) / n if n else None
+        std = (sum((x - mean) ** 2 for x in diffs) / n) ** 0.5 if n and mean is not None else None
+        timeliness[cls] = {
+            "jobs": totals[cls],
+            "completed": n,
+            "mean": mean,
+            "std": std,
+            "min": min(diffs) if n else None,
+            "max": max(diffs) if n else None,
+        }
+    return {
+        "admission_rate": sum(1 for j in jobs if j.admitted) / len(jobs) if jobs else None,
+        "timeliness": timeliness,
+    }
+
+
+def has_utilities(utilities: Mapping[str, Utility]) -> bool:
+    """Whether a trace sets sigmoid utilities (any job differs from the default Utility())."""
+    return any(u != Utility() for u in utilities.values())

@@ -19,7 +19,9 @@ The result field ``prices`` (schema ``mlsched.prices/1``)::
                     "changes": [[resource_index, server_index, slot_offset, value], ...]}],
      "summary": {"gpu": {"mean": [...], "max": [...]}, ...}}   # one value per decision
 
-Every matrix starts at ``initial`` (0 for both papers' price functions at zero load).
+Every matrix starts at ``initial`` (0 for both papers' price functions at zero load). Optional
+(added for OASiS, whose prices start at L_1 on worker servers and L_2 on PS servers):
+``"initial_by_pool": {"worker": L1, "ps": L2}`` overrides ``initial`` for the servers of those pools.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class PriceLog:
         pools: Sequence[str] | None = None,
         initial: float = 0.0,
         digits: int = 6,
+        initial_by_pool: Mapping[str, float] | None = None,
     ) -> None:
         self.resources = list(resources)
         self.servers = list(servers)
@@ -54,7 +57,11 @@ class PriceLog:
         self.label = label
         self.initial = initial
         self.digits = digits
-        self._last = np.full((len(self.resources), len(self.servers), slots), initial, dtype=float)
+        self.initial_by_pool = dict(initial_by_pool) if initial_by_pool else None
+        self._last = _initial_matrix(
+            len(self.resources), self.pools, len(self.servers), slots, initial, initial_by_pool
+        )
+        self._last = np.round(self._last, digits)
         self.decisions: list[dict[str, Any]] = []
         self.summary: dict[str, dict[str, list[float]]] = {r: {"mean": [], "max": []} for r in self.resources}
 
@@ -78,7 +85,9 @@ class PriceLog:
             self.summary[r]["max"].append(round(float(window.max()), self.digits))
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {"initial_by_pool": self.initial_by_pool} if self.initial_by_pool else {}
         return {
+            **extra,
             "schema": SCHEMA,
             "resources": self.resources,
             "servers": self.servers,
@@ -95,9 +104,32 @@ class PriceLog:
 def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.ndarray:
     """The server x slot price matrix of ``resource`` just after decision number ``decision``."""
     r = prices["resources"].index(resource)
-    out = np.full((len(prices["servers"]), prices["slots"]), float(prices.get("initial", 0.0)))
+    out: np.ndarray = _initial_matrix(
+        1,
+        prices.get("pools"),
+        len(prices["servers"]),
+        prices["slots"],
+        float(prices.get("initial", 0.0)),
+        prices.get("initial_by_pool"),
+    )[0]
     for d in prices["decisions"][: decision + 1]:
         for ri, h, s, value in d["changes"]:
             if ri == r:
                 out[h, s] = value
+    return out
+
+
+def _initial_matrix(
+    n_resources: int,
+    pools: Sequence[str] | None,
+    n_servers: int,
+    slots: int,
+    initial: float,
+    by_pool: Mapping[str, float] | None,
+) -> np.ndarray:
+    out = np.full((n_resources, n_servers, slots), initial, dtype=float)
+    if by_pool and pools is not None:
+        for h, pool in enumerate(pools):
+            if pool in by_pool:
+                out[:, h, :] = float(by_pool[pool])
     return out

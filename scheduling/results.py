@@ -48,6 +48,9 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
     }
     doc.update(run.extra)
     doc["metrics"] = compute_metrics(cluster, doc)
+    utilities = {j.job_id: j.utility for j in instance.jobs}
+    if metrics.has_utilities(utilities):  # optional OASiS metrics (admission rate, timeliness)
+        doc["metrics"].update(metrics.utility_metrics(run.jobs, utilities))
     return doc
 
 

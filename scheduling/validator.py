@@ -14,10 +14,13 @@ from typing import Any
 from scheduling import metrics, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance, Job
-from scheduling.results import SCHEMA, compute_metrics, server_list
+from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
 from scheduling.speed import Allocation, demand_of, is_edge_cloud, needs_ps, rate
 
 WORK_TOLERANCE = 1e-6
+
+PS_RULES = ("oasis", "dorm", "offline-opt")
+"""Algorithms whose results must also meet OASiS's (6) and (7) in every slot (seeds/001)."""
 
 
 def validate(instance: Instance, doc: Mapping[str, Any], limit: int = 50) -> list[str]:
@@ -67,7 +70,10 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         progress[g["job_id"]].append(g)
     for job_id, r in records.items():
         _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems)
+    problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     recomputed = compute_metrics(cluster, doc)
+    if "timeliness" in doc["metrics"]:  # optional OASiS metrics, recomputed from the trace's utilities
+        recomputed.update(metrics.utility_metrics(job_records(doc), {j.job_id: j.utility for j in instance.jobs}))
     for key, value in recomputed.items():
         if not metrics.close(value, doc["metrics"].get(key)):
             problems.append(f"metric {key}: reported {doc['metrics'].get(key)!r}, recomputed {value!r}")
@@ -176,3 +182,34 @@ def _suspensions(placements: list[Mapping[str, Any]]) -> int:
             count += 1
         reach = end if reach is None else max(reach, end)
     return count
+
+
+def worker_counts(instance: Instance, doc: Mapping[str, Any], ps_rules: bool = False) -> list[str]:
+    """Per job and slot: workers <= the job's limit (OASiS (3), Zhou (2g)); with ``ps_rules`` also
+    OASiS (6) PS bandwidth >= worker bandwidth (per-job ``bw`` demands) and (7) PSs <= workers."""
+    jobs = {j.job_id: j for j in instance.jobs}
+    deltas: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for p in doc["placements"]:
+        if p["job_id"] not in jobs:
+            continue
+        k = 0 if p["role"] == "worker" else 1
+        deltas[p["job_id"]][p["start"]][k] += p["count"]
+        deltas[p["job_id"]][p["end"]][k] -= p["count"]
+    problems: list[str] = []
+    for job_id, changes in deltas.items():
+        job = jobs[job_id]
+        b = float((job.worker_demand or {}).get("bw", 0.0))
+        big_b = float((job.ps_demand or {}).get("bw", 0.0))
+        y = z = 0
+        for t in sorted(changes):
+            y, z = y + changes[t][0], z + changes[t][1]
+            if y > job.max_workers():
+                problems.append(f"job {job_id!r} slot {t}: {y} workers, more than its limit {job.max_workers()} (3)")
+                break
+            if ps_rules and y * b > z * big_b + 1e-9:
+                problems.append(f"job {job_id!r} slot {t}: {y} workers x {b:g} Gbps > {z} PSs x {big_b:g} Gbps (6)")
+                break
+            if ps_rules and z > y:
+                problems.append(f"job {job_id!r} slot {t}: {z} PSs > {y} workers (7)")
+                break
+    return problems

@@ -33,6 +33,8 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("total_weighted_jct", "Σ w·JCT"),
     ("makespan", "makespan"),
     ("total_utility", "utility"),
+    ("admission_rate", "admission rate"),  # OASiS: optional, results of traces with utilities
+    ("timeliness", "JCT − target (mean ± std)"),  # OASiS Fig. 4: per job class, optional
     ("preemptions", "preemptions"),
     ("utilization", "utilization"),
 )
@@ -51,6 +53,12 @@ def format_value(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}"
+    if isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values()):
+        # timeliness: per job class, completed jobs' JCT minus target (slots)
+        return (
+            ", ".join(f"{k} {v['mean']:+.1f} ± {v['std']:.1f}" for k, v in value.items() if v.get("mean") is not None)
+            or "—"
+        )
     if isinstance(value, Mapping):  # utilization: share per resource
         return ", ".join(f"{k} {v * 100:.0f}%" for k, v in sorted(value.items()))
     return str(value)

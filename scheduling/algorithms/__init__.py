@@ -5,4 +5,7 @@ from scheduling.algorithms import (  # noqa: F401
     baselines,
     edge_baselines,
     edge_cloud,
+    oasis,
+    oasis_baselines,
+    oasis_opt,
 )

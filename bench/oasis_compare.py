@@ -1,0 +1,71 @@
+"""OASiS Sec. V-A, Figs. 3-4: total utility, admissions and completion timeliness on preset oasis.
+
+Usage: PYTHONPATH=. python bench/oasis_compare.py [--jobs 100,200,400] [--seeds 1,2,3]
+       [--algorithms oasis,fifo,drf,rrh,dorm] [--out bench/oasis_compare.json]
+An algorithm may carry parameters: "oasis:ratio_scale=1e-8" (several joined by ";").
+Every result passes the validator (api.run). Record the output in bench/RESULTS-oasis.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from oasis_common import preset_instance
+
+from scheduling import api
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", default="100,200,400")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--algorithms", default="oasis,fifo,drf,rrh,dorm")
+    ap.add_argument("--out", default="bench/oasis_compare.json")
+    args = ap.parse_args()
+    rows = []
+    out = Path(args.out)
+    print(
+        "| jobs | seed | algorithm | total utility | admitted | completed | "
+        "sensitive: mean (std) | critical: mean (std) | wall s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in (int(x) for x in args.jobs.split(",")):
+        for seed in (int(s) for s in args.seeds.split(",")):
+            inst = preset_instance(n, seed)
+            for label in args.algorithms.split(","):
+                name, _, raw = label.partition(":")
+                params = dict(kv.split("=", 1) for kv in raw.split(";") if kv)
+                t0 = time.perf_counter()
+                doc = api.run(inst, name, params, seed=seed)
+                wall = time.perf_counter() - t0
+                m = doc["metrics"]
+                tl = m["timeliness"]
+                row = {
+                    "jobs": n,
+                    "seed": seed,
+                    "algorithm": label,
+                    "total_utility": m["total_utility"],
+                    "admitted": m["admitted"],
+                    "completed": m["completed"],
+                    "timeliness": tl,
+                    "wall_s": wall,
+                }
+                rows.append(row)
+                out.write_text(json.dumps(rows, indent=1) + "\n")
+
+                def fmt(c: str, tl: dict[str, dict[str, float]] = tl) -> str:
+                    x = tl[c]
+                    return "-" if x["mean"] is None else f"{x['mean']:.1f} ({x['std']:.1f})"
+
+                print(
+                    f"| {n} | {seed} | {label} | {m['total_utility']:.1f} | {m['admitted']} | {m['completed']} | "
+                    f"{fmt('time-sensitive')} | {fmt('time-critical')} | {wall:.1f} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

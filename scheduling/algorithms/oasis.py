@@ -1,0 +1,352 @@
+"""OASiS (Bao et al., INFOCOM'18; seeds/001), Alg. 1: online admission with resource prices.
+
+Upon each arrival, Alg. 2 (``oasis_dp``) computes the job's best schedule under the current prices
+p (worker servers) and q (PS servers) and its payoff mu_i; the job is admitted iff mu_i > 0, its
+per-slot workers and PSs are booked (g, v) and the prices of the booked (server, resource, slot)
+entries are raised by the price functions (22). The engine is told the schedule slot by slot: at
+each decision the algorithm emits the allocations of the current slot and asks to be woken at the
+next slot where any admitted job's worker/PS counts change.
+
+U_1^r, U_2^r, L_1, L_2 of (23)-(26) need every job; they are estimated from a window of the trace
+(the paper: "estimated values (based on past experience)"), by default the whole trace (the
+paper's actual values), and ``ratio_scale`` sets U/L to that fraction of its estimate (Fig. 6), by
+moving L (default) or U.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scheduling.algorithms.common import OWN_DEMAND_TYPE
+from scheduling.algorithms.oasis_dp import (
+    EPS,
+    Book,
+    JobShape,
+    Schedule,
+    best_schedule_fast,
+    best_schedule_transcribed,
+)
+from scheduling.engine import Decision, View
+from scheduling.errors import InputError
+from scheduling.model import Cluster, Instance, Job, Server
+from scheduling.prices import PriceLog
+from scheduling.registry import AlgorithmSpec, Feature, Param, register
+from scheduling.speed import Allocation, rate
+
+
+def _missing(instance: Instance) -> str | None:
+    cluster = instance.cluster
+    if cluster.horizon is None:
+        return "the cluster has no horizon T (prices and utilities are defined over slots 1..T)"
+    pools = {s.pool for s in cluster.servers}
+    if "any" in pools or not {"worker", "ps"} <= pools:
+        return "every server must be in pool worker or pool ps, with at least one of each (Sec. III-A)"
+    if any(s.unlimited for s in cluster.servers):
+        return "unlimited servers have no capacity to price"
+    for job in instance.jobs:
+        wd, pd = job.worker_demand, job.ps_demand
+        if job.rigid or job.arch != "ps" or wd is None or pd is None:
+            return f"job {job.job_id!r} is not a PS job with per-job worker_demand and ps_demand"
+        if wd.get("bw", 0.0) <= 0 or pd.get("bw", 0.0) <= 0:
+            return f"job {job.job_id!r} lacks a positive worker and PS bandwidth (bw: b_i and B_i)"
+    return None
+
+
+OASIS_MODEL = Feature(
+    "oasis-model",
+    "separate worker/PS server pools, a horizon T and PS jobs with per-job worker and PS demands (bw > 0)",
+    _missing,
+)
+
+
+def per_worker_rate(cluster: Cluster, job: Job) -> float:
+    """Work units one worker does per slot in the asynchronous model (2): 1/(tau_i + 2 e_i/b_i) per
+    unit (speed.rate with one worker and one PS on separate servers; no PS update time)."""
+    allocs = (
+        Allocation(job.job_id, "worker-server", "worker", OWN_DEMAND_TYPE, 1),
+        Allocation(job.job_id, "ps-server", "ps", OWN_DEMAND_TYPE, 1),
+    )
+    return rate(cluster, job, allocs)
+
+
+def job_shape(cluster: Cluster, job: Job, resources: Sequence[str]) -> JobShape:
+    wd, pd = job.worker_demand or {}, job.ps_demand or {}
+    return JobShape(
+        job_id=job.job_id,
+        arrival=job.arrival,
+        work=max(1, math.ceil(job.work_required - EPS)),
+        rate=per_worker_rate(cluster, job),
+        max_workers=job.max_workers(),
+        w=np.array([float(wd.get(r, 0.0)) for r in resources]),
+        s=np.array([float(pd.get(r, 0.0)) for r in resources]),
+        ratio=float(wd["bw"]) / float(pd["bw"]),
+        utility=job.utility,
+    )
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The price-function parameters of (22)-(26)."""
+
+    l1: float
+    l2: float
+    u1: np.ndarray  # per resource
+    u2: np.ndarray
+
+    def describe(self, resources: Sequence[str]) -> dict[str, Any]:
+        return {
+            "L1": self.l1,
+            "L2": self.l2,
+            "U1": {r: float(u) for r, u in zip(resources, self.u1, strict=True)},
+            "U2": {r: float(u) for r, u in zip(resources, self.u2, strict=True)},
+        }
+
+
+def estimate_bounds(
+    shapes: Sequence[JobShape], book: Book, scale: float = 1.0, floor: float = 0.0, moves: str = "L"
+) -> Bounds:
+    """U_1^r, U_2^r (23)-(24), L_1, L_2 (25)-(26) over ``shapes``; U/L multiplied by ``scale``, by
+    dividing L by it (``moves`` = "L") or multiplying U by it ("U").
+
+    * f_i at the shortest completion: N_i workers in every slot, JCT ceil(D_i / (N_i rate_i)).
+    * ceil(E_i N_i M_i (tau_i + 2 e_i / b_i)) = the job's worker-slots, ceil(D_i / rate_i).
+    * eta_1, eta_2: the largest 1/eta the paper allows (so the largest L).
+    * f_i(T - a_i) is replaced by max(f_i(T - a_i), ``floor`` x gamma_1 (priority)). With floor = 0 this
+      is (25)-(26) as written, except that jobs whose f_i(T - a_i) underflows to 0 are left out
+      (else L = 0 and (22) is undefined). The sigmoid of a time-critical job is ~e^-1000 at T - a_i
+      = 300, which makes U/L ~ 1e250 and the prices negligible below ~99% load: the default floor
+      (docs/algorithms-oasis.md, "L") keeps U/L in the range the paper's Figs. 5-6 vary.
+    * A resource no job demands keeps the flat price L (U = L).
+    """
+    horizon = book.horizon
+    n_res = book.cap_w.shape[1]
+    u1 = np.zeros(n_res)
+    u2 = np.zeros(n_res)
+    low1: list[float] = []
+    low2: list[float] = []
+    eta1: list[float] = []
+    eta2: list[float] = []
+    cap_w, cap_p = float(book.cap_w.sum()), float(book.cap_p.sum())
+    for sh in shapes:
+        fastest = max(1, math.ceil(sh.work / (sh.max_workers * sh.rate) - EPS))
+        top = sh.f(fastest)
+        for r in range(n_res):
+            if sh.w[r] > 0:
+                u1[r] = max(u1[r], top / sh.w[r])
+            if sh.s[r] > 0:
+                u2[r] = max(u2[r], top / sh.s[r])
+        slots = math.ceil(sh.work / sh.rate - EPS)
+        xw, xp = slots * float(sh.w.sum()), slots * float(sh.s.sum())
+        eta1.append(xw / (horizon * cap_w))
+        eta2.append(xp / (horizon * cap_p))
+        late = max(sh.f(horizon - sh.arrival), floor * sh.utility.priority)
+        if late > 0:
+            low1.append(late / xw)
+            low2.append(late / xp)
+    tiny = math.ulp(0.0) * 2**60
+    l1 = max(min(low1, default=tiny) * min(eta1, default=1.0) / 4.0, tiny)
+    l2 = max(min(low2, default=tiny) * min(eta2, default=1.0) / 4.0, tiny)
+    if moves == "U":
+        u1, u2 = u1 * scale, u2 * scale
+    else:
+        l1, l2 = l1 / scale, l2 / scale
+    u1 = np.where(u1 > 0, u1, l1)
+    u2 = np.where(u2 > 0, u2, l2)
+    return Bounds(l1, l2, np.maximum(u1, l1), np.maximum(u2, l2))
+
+
+def price(low: float, high: np.ndarray, used: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """(22): L (U^r / L)^(g^r / c^r), elementwise; a resource a server lacks keeps price L.
+
+    ``used`` and ``cap`` are (servers, R, ...) and (servers, R); ``high`` is per resource."""
+    c = cap.reshape(cap.shape + (1,) * (used.ndim - cap.ndim))
+    share = np.divide(used, c, out=np.zeros_like(used), where=c > 0)
+    log_ratio = np.log(high / low).reshape((1, -1) + (1,) * (used.ndim - 2))
+    out: np.ndarray = low * np.exp(share * log_ratio)
+    return out
+
+
+UTILITY_FLOOR = 1e-2
+TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
+
+
+class Oasis:
+    def __init__(self, instance: Instance, params: Mapping[str, Any], dp: str | None = None) -> None:
+        cluster = instance.cluster
+        assert cluster.horizon is not None
+        self.cluster = cluster
+        self.resources = list(cluster.resource_names())
+        self.wservers = [s for s in cluster.servers if s.pool == "worker"]
+        self.pservers = [s for s in cluster.servers if s.pool == "ps"]
+
+        def cap(servers: Sequence[Server]) -> np.ndarray:
+            return np.array([[float(s.capacity.get(r, 0.0)) for r in self.resources] for s in servers])
+
+        self.book = Book(cap(self.wservers), cap(self.pservers), cluster.horizon)
+        self.shapes = {j.job_id: job_shape(cluster, j, self.resources) for j in instance.jobs}
+        window = int(params.get("bounds_window", 0))
+        history = [self.shapes[j.job_id] for j in instance.jobs if window <= 0 or j.arrival < window]
+        self.bounds = estimate_bounds(
+            history or list(self.shapes.values()),
+            self.book,
+            params.get("ratio_scale", 1.0),
+            params.get("utility_floor", UTILITY_FLOOR),
+            params.get("scale_moves", "L"),
+        )
+        b = self.bounds
+        self.book.p[:] = b.l1  # Alg. 1 line 1: p = P(0) = L_1, q = Q(0) = L_2
+        self.book.q[:] = b.l2
+        literal = (dp or params.get("dp", "fast")) == "transcription"
+        biggest = max((sh.work for sh in self.shapes.values()), default=0)
+        if literal and biggest > TRANSCRIPTION_MAX_WORK:
+            raise InputError(
+                f"dp=transcription runs the literal O(T W^2) recursion; the largest workload here is {biggest} "
+                f"units (at most {TRANSCRIPTION_MAX_WORK}): use dp=fast, which gives the same schedules",
+                field="param dp",
+            )
+        self.solve = best_schedule_transcribed if literal else best_schedule_fast
+        self.plans: dict[str, Schedule] = {}
+        self.changes: list[int] = []  # sorted slots where some admitted job's allocation changes
+        self.payoffs: dict[str, float] = {}
+        order = {s.id: i for i, s in enumerate(cluster.servers)}
+        self.w_index = [order[s.id] for s in self.wservers]
+        self.p_index = [order[s.id] for s in self.pservers]
+        self.log = PriceLog(
+            self.resources,
+            [s.id for s in cluster.servers],
+            cluster.horizon,
+            label="p/q",
+            pools=[s.pool for s in cluster.servers],
+            initial_by_pool={"worker": b.l1, "ps": b.l2},
+            digits=9,
+        )
+
+    # -- Alg. 1 ------------------------------------------------------------------------------
+
+    def arrive(self, job_id: str, t: int) -> bool:
+        """Alg. 1 lines 2-15 for one job; returns whether it was admitted."""
+        shape = self.shapes[job_id]
+        plan = self.solve(self.book, shape)  # line 3 (Alg. 2)
+        admitted = plan is not None and plan.payoff > 0  # line 4
+        if plan is not None and admitted:
+            self.plans[job_id] = plan  # lines 5-6
+            self.payoffs[job_id] = plan.payoff
+            self._book(shape, plan)  # lines 7-10
+        self.log.record(t, job_id, admitted, self.price_array())
+        return admitted
+
+    def _book(self, shape: JobShape, plan: Schedule) -> None:
+        book, b = self.book, self.bounds
+        prev: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+        for t in range(min(plan.slots), plan.completion + 2):
+            cur = plan.slots.get(t)
+            if cur != prev:
+                bisect.insort(self.changes, t)
+            prev = cur
+        for t, (y, z) in plan.slots.items():
+            yv, zv = np.array(y, dtype=float), np.array(z, dtype=float)
+            hs, ks = np.nonzero(yv)[0], np.nonzero(zv)[0]
+            book.g[hs, :, t] += yv[hs, None] * shape.w  # line 7
+            book.p[hs, :, t] = price(b.l1, b.u1, book.g[hs, :, t], book.cap_w[hs])  # line 8
+            book.v[ks, :, t] += zv[ks, None] * shape.s  # line 9
+            book.q[ks, :, t] = price(b.l2, b.u2, book.v[ks, :, t], book.cap_p[ks])  # line 10
+
+    def price_array(self) -> np.ndarray:
+        out = np.empty((len(self.resources), len(self.cluster.servers), self.book.horizon))
+        out[:, self.w_index, :] = self.book.p.transpose(1, 0, 2)
+        out[:, self.p_index, :] = self.book.q.transpose(1, 0, 2)
+        return out
+
+    # -- engine protocol ---------------------------------------------------------------------
+
+    def decide(self, view: View) -> Decision:
+        t = view.t
+        admit: list[str] = []
+        reject: list[str] = []
+        for job in view.arrived:  # in (arrival, job id) order
+            (admit if self.arrive(job.job_id, t) else reject).append(job.job_id)
+        allocations = []
+        for jv in view.jobs:
+            plan = self.plans.get(jv.job.job_id)
+            slot = plan.slots.get(t) if plan is not None else None
+            if slot is None:
+                continue
+            y, z = slot
+            job_id = jv.job.job_id
+            allocations += [
+                Allocation(job_id, self.wservers[h].id, "worker", OWN_DEMAND_TYPE, n) for h, n in enumerate(y) if n
+            ]
+            allocations += [
+                Allocation(job_id, self.pservers[k].id, "ps", OWN_DEMAND_TYPE, n) for k, n in enumerate(z) if n
+            ]
+        i = bisect.bisect_right(self.changes, t)
+        wake = self.changes[i] if i < len(self.changes) else None
+        return Decision(tuple(allocations), tuple(admit), tuple(reject), wake_at=wake)
+
+    def report(self) -> Mapping[str, Any]:
+        return {
+            "prices": self.log.to_dict(),
+            "oasis": {
+                "bounds": self.bounds.describe(self.resources),
+                "planned": {
+                    job_id: {"completion": p.completion, "payoff": p.payoff, "cost": p.cost}
+                    for job_id, p in self.plans.items()
+                },
+            },
+        }
+
+
+def check_constraints(instance: Instance, doc: Mapping[str, Any]) -> list[str]:
+    """Per-slot checks of (3), (6) and (7) on a result (what the validator runs for oasis, dorm and
+    offline-opt results): workers <= N_i, PS bandwidth >= worker bandwidth, PSs <= workers."""
+    from scheduling.validator import worker_counts
+
+    return worker_counts(instance, doc, ps_rules=True)
+
+
+def make_oasis(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Oasis:
+    return Oasis(instance, params)
+
+
+register(
+    AlgorithmSpec(
+        name="oasis",
+        kind="paper",
+        summary="OASiS: admit a job iff its utility beats its priced resources; per-slot worker/PS scaling.",
+        semantics=(
+            "At each arrival (Alg. 1) the job's best schedule is computed by Alg. 2: every completion "
+            "slot is tried, the workload (work units) is spread over the slots by dynamic programming "
+            "(DP_COST) and each slot's workers go greedily to the cheapest worker servers and its PSs "
+            "(ceil(workers b_i/B_i), constraints (6)-(7)) to the cheapest PS servers (COST_t). The job "
+            "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
+            "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
+            "U and L of (23)-(26) are estimated from the jobs arriving before `bounds_window` (0: the "
+            "whole trace); `ratio_scale` sets U/L to that fraction of the estimate by dividing L "
+            "(`scale_moves=L`) or multiplying U (`scale_moves=U`) (Fig. 6). `dp=transcription` runs the literal "
+            "O(T W^2) recursion (small instances only)."
+        ),
+        reference="Bao et al., OASiS, INFOCOM'18, Algs. 1-2, eqs. (22)-(26) (seeds/001)",
+        factory=make_oasis,
+        params=(
+            Param("ratio_scale", float, 1.0, "Factor on the estimated U/L (Fig. 6).", min=1e-12),
+            Param("scale_moves", str, "L", "Which bound ratio_scale moves.", choices=("L", "U")),
+            Param(
+                "utility_floor",
+                float,
+                UTILITY_FLOOR,
+                "Floor on f_i(T - a_i) in (25)-(26), as a share of the priority gamma_1 (0: as written).",
+                min=0.0,
+                max=1.0,
+            ),
+            Param("bounds_window", int, 0, "Estimate U and L from jobs arriving before this slot (0: all).", min=0),
+            Param("dp", str, "fast", "Alg. 2 implementation.", choices=("fast", "transcription")),
+        ),
+        needs=(OASIS_MODEL,),
+    )
+)

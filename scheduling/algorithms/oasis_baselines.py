@@ -1,0 +1,354 @@
+"""The OASiS paper's baselines (seeds/001, Sec. V-A) besides fifo and drf: ``rrh`` and ``dorm``.
+
+* RRH, the risk-reward heuristic (Irwin et al. [38]): admission when the job's utility minus the
+  delay cost its admission inflicts on the admitted jobs exceeds a threshold; at arrivals and
+  completions every unfinished job continues (with its fixed workers/PSs) or pauses, by its future
+  utility gain minus the delay cost it inflicts. Round-robin placement.
+* Dorm (Sun et al. [18]): every job is admitted; at arrivals and completions the numbers of workers
+  and PSs of all unfinished jobs are re-solved by a MILP maximising resource utilisation with a
+  fairness constraint (a share of the equal dominant share) and an adjustment-overhead constraint
+  (how many running jobs may be resized), with HiGHS (scipy.optimize.milp).
+
+The exact rules, where the paper's one-sentence descriptions leave choices, are in the registry
+semantics below and in docs/algorithms-oasis.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from scheduling.algorithms.common import OWN_DEMAND_TYPE, keep, planned_rate
+from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.priority import FixedConfigs
+from scheduling.capacity import Ledger
+from scheduling.engine import Decision, JobView, View
+from scheduling.errors import InputError
+from scheduling.model import Cluster, Instance, Job
+from scheduling.registry import AlgorithmSpec, Param, register
+from scheduling.speed import Allocation, demand_of
+
+
+class RoundRobin:
+    """Round-robin placement (Sec. V-A, schemes (i)-(iii)): instances go one at a time to the
+    servers of their pool in cyclic order, continuing where the previous placement stopped."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.pools = {
+            role: [s.id for s in cluster.servers if s.accepts(role) and s.pool != "any"]
+            or [s.id for s in cluster.servers if s.accepts(role)]
+            for role in ("worker", "ps")
+        }
+        self.next = {"worker": 0, "ps": 0}
+
+    def place(self, ledger: Ledger, job: Job, parts: Sequence[tuple[str, int]]) -> list[Allocation] | None:
+        """Book ``count`` instances per (role, count) part all-or-nothing; None if they do not fit."""
+        booked: list[tuple[str, str, dict[str, float]]] = []
+        pointers = dict(self.next)
+        for role, wanted in parts:
+            demand = dict(demand_of(self.cluster, job, role, OWN_DEMAND_TYPE) or {})
+            servers = self.pools[role]
+            idle, count = 0, wanted
+            while count > 0 and idle < len(servers):
+                server = servers[pointers[role] % len(servers)]
+                pointers[role] += 1
+                if ledger.take(server, role, demand, 1):
+                    booked.append((server, role, demand))
+                    count -= 1
+                    idle = 0
+                else:
+                    idle += 1
+            if count > 0:
+                for server, _role, d in booked:
+                    ledger.release(server, d, 1)
+                return None
+        self.next = {r: p % max(1, len(self.pools[r])) for r, p in pointers.items()}
+        merged: dict[tuple[str, str], int] = {}
+        for server, role, _d in booked:
+            merged[(server, role)] = merged.get((server, role), 0) + 1
+        return [Allocation(job.job_id, s, r, OWN_DEMAND_TYPE, n) for (s, r), n in merged.items()]
+
+
+def _ps_for(job: Job, workers: int) -> int:
+    """PSs for ``workers`` workers under (6)-(7): ceil(workers b_i / B_i), at least one."""
+    b, big_b = (job.worker_demand or {}).get("bw", 0.0), (job.ps_demand or {}).get("bw", 0.0)
+    if workers <= 0:
+        return 0
+    return max(1, min(workers, math.ceil(workers * b / big_b - 1e-9))) if big_b > 0 else 1
+
+
+# ---- RRH ----------------------------------------------------------------------------------------
+
+
+class Rrh:
+    def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
+        self.cluster = instance.cluster
+        lo, hi = params["workers_min"], params["workers_max"]
+        if lo > hi:
+            raise InputError(f"workers_min {lo} is above workers_max {hi}", field="param workers_min")
+        self.configs = FixedConfigs(instance, rng, lo, hi, params["ps"])
+        self.threshold = float(params["threshold"])
+        self.rr = RoundRobin(self.cluster)
+        capacity = {r: self.cluster.total_capacity(r) for r in self.cluster.resource_names()}
+        self.share: dict[str, float] = {}  # dominant share of each job's fixed configuration
+        for job in instance.jobs:
+            cfg = self.configs[job.job_id]
+            used: dict[str, float] = {}
+            for role, type_id, n in (("worker", cfg.worker_type, cfg.workers), ("ps", cfg.ps_type, cfg.ps)):
+                for r, a in (demand_of(self.cluster, job, role, type_id or "") or {}).items():
+                    used[r] = used.get(r, 0.0) + a * n
+            self.share[job.job_id] = max((a / capacity[r] for r, a in used.items() if capacity.get(r)), default=0.0)
+        self.paused: set[str] = set()
+
+    def _duration(self, job: Job, remaining: float) -> int:
+        r = planned_rate(self.cluster, job, self.configs[job.job_id])
+        return max(1, math.ceil(remaining / r - 1e-9)) if r > 0 else 1 << 20
+
+    def _delay_cost(self, delay: float, others: Sequence[tuple[Job, int]]) -> float:
+        """Utility the ``others`` (job, estimated completion) lose if each finishes ``delay`` later."""
+        return sum(
+            job.utility.value(end - job.arrival) - job.utility.value(end + delay - job.arrival) for job, end in others
+        )
+
+    def decide(self, view: View) -> Decision:
+        t = view.t
+        est = {jv.job.job_id: t + self._duration(jv.job, jv.remaining) for jv in view.jobs}
+        admitted = [jv for jv in view.jobs if jv.admitted and jv.job.job_id not in self.paused]
+        admit, reject = [], []
+        for job in view.arrived:  # admission: utility minus delay cost above the threshold
+            dur = self._duration(job, job.work_required)
+            reward = job.utility.value(t + dur - job.arrival)
+            cost = self._delay_cost(dur * self.share[job.job_id], [(jv.job, est[jv.job.job_id]) for jv in admitted])
+            if reward - cost > self.threshold:
+                admit.append(job.job_id)
+                admitted.append(JobView(job, 0.0, 0.0, True, None, False))
+            else:
+                reject.append(job.job_id)
+        # continue or pause: future utility gain minus the delay cost inflicted on the others
+        score: dict[str, float] = {}
+        for jv in admitted:
+            job_id = jv.job.job_id
+            rem = est[job_id] - t
+            gain = jv.job.utility.value(est[job_id] - jv.job.arrival)
+            others = [(o.job, est[o.job.job_id]) for o in admitted if o.job.job_id != job_id]
+            score[job_id] = gain - self._delay_cost(rem * self.share[job_id], others)
+        ledger = view.ledger()
+        current: dict[str, list[Allocation]] = {}
+        for a in view.allocations:
+            current.setdefault(a.job_id, []).append(a)
+        chosen: list[Allocation] = []
+        for jv in admitted:  # running jobs keep their servers unless they pause
+            job_id = jv.job.job_id
+            if not jv.running:
+                continue
+            if score[job_id] > 0 and keep(ledger, jv.job, current[job_id]):
+                chosen += current[job_id]
+            else:
+                self.paused.add(job_id)
+        waiting = [jv for jv in admitted if not jv.running and score[jv.job.job_id] > 0]
+        waiting.sort(key=lambda jv: (-score[jv.job.job_id], jv.job.arrival, jv.job.job_id))
+        for jv in waiting:
+            cfg = self.configs[jv.job.job_id]
+            placed = self.rr.place(ledger, jv.job, [("worker", cfg.workers), ("ps", cfg.ps if cfg.ps_type else 0)])
+            if placed is not None:
+                chosen += placed
+        return Decision(tuple(chosen), tuple(admit), tuple(reject))  # the engine counts the pauses
+
+    def report(self) -> Mapping[str, Any]:
+        return {}
+
+
+# ---- Dorm ---------------------------------------------------------------------------------------
+
+
+class Dorm:
+    def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
+        self.cluster = instance.cluster
+        self.resources = list(self.cluster.resource_names())
+        self.cap = {
+            role: np.array(
+                [sum(s.capacity.get(r, 0.0) for s in self.cluster.servers if s.pool == role) for r in self.resources]
+            )
+            for role in ("worker", "ps")
+        }
+        self.fairness = float(params["fairness"])
+        self.adjust = float(params["adjust"])
+        self.time_limit = float(params["time_limit"])
+        self.gap = float(params["mip_gap"])
+        self.rr = RoundRobin(self.cluster)
+        self.solves = 0
+        self.fallbacks = 0  # solves where the fairness constraint had to be dropped
+        self.rate = {j.job_id: per_worker_rate(self.cluster, j) for j in instance.jobs}
+
+    def _vec(self, demand: Mapping[str, float] | None) -> np.ndarray:
+        return np.array([float((demand or {}).get(r, 0.0)) for r in self.resources])
+
+    def solve(
+        self, jobs: Sequence[JobView], current: Mapping[str, int], fair: bool
+    ) -> dict[str, tuple[int, int]] | None:
+        """The MILP: worker counts n_i, PS counts m_i, change flags c_i (running jobs)."""
+        n = len(jobs)
+        running = [i for i, jv in enumerate(jobs) if current.get(jv.job.job_id, 0) > 0]
+        nv = 2 * n + len(running)  # [n_0..n_{n-1}, m_0..m_{n-1}, c_...]
+        cw, cp = self.cap["worker"], self.cap["ps"]
+        obj = np.zeros(nv)
+        rows: list[np.ndarray] = []
+        lo: list[float] = []
+        hi: list[float] = []
+
+        def add(row: np.ndarray, upper: float) -> None:
+            rows.append(row)
+            lo.append(-np.inf)
+            hi.append(upper)
+
+        w = [self._vec(jv.job.worker_demand) for jv in jobs]
+        s = [self._vec(jv.job.ps_demand) for jv in jobs]
+        for i in range(n):  # maximise utilisation: sum of normalised resource use
+            obj[i] = -sum(w[i][r] / cw[r] for r in range(len(self.resources)) if cw[r] > 0)
+            obj[n + i] = -sum(s[i][r] / cp[r] for r in range(len(self.resources)) if cp[r] > 0)
+        for r in range(len(self.resources)):  # aggregate capacities (4)-(5)
+            row = np.zeros(nv)
+            row[:n] = [w[i][r] for i in range(n)]
+            add(row, cw[r])
+            row = np.zeros(nv)
+            row[n : 2 * n] = [s[i][r] for i in range(n)]
+            add(row, cp[r])
+        for i, jv in enumerate(jobs):  # (6) PS bandwidth, (7) PSs <= workers
+            b, big_b = (jv.job.worker_demand or {}).get("bw", 0.0), (jv.job.ps_demand or {}).get("bw", 0.0)
+            row = np.zeros(nv)
+            row[i], row[n + i] = b, -big_b
+            add(row, 0.0)
+            row = np.zeros(nv)
+            row[n + i], row[i] = 1.0, -1.0
+            add(row, 0.0)
+        upper = np.array([float(jv.job.max_workers()) for jv in jobs])
+        lower = np.zeros(n)
+        if fair:  # fairness: at least `fairness` x the workers of an equal dominant share (capped)
+            for i in range(n):
+                dom = max((w[i][r] / cw[r] for r in range(len(self.resources)) if cw[r] > 0), default=0.0)
+                equal = (1.0 / n) / dom if dom > 0 else upper[i]
+                lower[i] = math.floor(self.fairness * min(upper[i], equal))
+        limit = max(1, math.ceil(self.adjust * len(running))) if running else 0
+        for k, i in enumerate(running):  # adjustment overhead: |n_i - n_i^old| <= N_i c_i
+            old = current[jobs[i].job.job_id]
+            for sign in (1.0, -1.0):
+                row = np.zeros(nv)
+                row[i], row[2 * n + k] = sign, -upper[i]
+                add(row, sign * old)
+        if running:
+            row = np.zeros(nv)
+            row[2 * n :] = 1.0
+            add(row, float(limit))
+        bounds = Bounds(
+            np.concatenate([lower, np.zeros(n), np.zeros(len(running))]),
+            np.concatenate([upper, upper, np.ones(len(running))]),
+        )
+        res = milp(
+            obj,
+            constraints=LinearConstraint(np.array(rows), np.array(lo), np.array(hi)),
+            integrality=np.ones(nv),
+            bounds=bounds,
+            options={"time_limit": self.time_limit, "mip_rel_gap": self.gap, "disp": False},
+        )
+        self.solves += 1
+        if res.x is None:
+            return None
+        x = np.round(res.x).astype(int)
+        return {jv.job.job_id: (int(x[i]), int(x[n + i])) for i, jv in enumerate(jobs)}
+
+    def decide(self, view: View) -> Decision:
+        jobs = list(view.jobs)
+        current: dict[str, list[Allocation]] = {}
+        for a in view.allocations:
+            current.setdefault(a.job_id, []).append(a)
+        counts = {j: sum(a.count for a in al if a.role == "worker") for j, al in current.items()}
+        target = self.solve(jobs, counts, fair=True)
+        if target is None:
+            self.fallbacks += 1
+            target = self.solve(jobs, counts, fair=False) or {j: (c, c) for j, c in counts.items()}
+        ledger = view.ledger()
+        chosen: list[Allocation] = []
+        order = sorted(jobs, key=lambda jv: (counts.get(jv.job.job_id, 0) == 0, jv.job.arrival, jv.job.job_id))
+        for jv in order:  # unchanged running jobs keep their servers; the others are placed anew
+            job_id = jv.job.job_id
+            n, m = target.get(job_id, (0, 0))
+            if n > 0 and n == counts.get(job_id, 0) and keep(ledger, jv.job, current[job_id]):
+                chosen += current[job_id]
+                continue
+            while n > 0:  # the MILP sees aggregate capacity: shrink until round-robin places it
+                ps = max(_ps_for(jv.job, n), min(m, n))
+                placed = self.rr.place(ledger, jv.job, [("worker", n), ("ps", ps)])
+                if placed is not None:
+                    chosen += placed
+                    break
+                n -= 1
+        admit = tuple(job.job_id for job in view.arrived)
+        return Decision(tuple(chosen), admit)
+
+    def report(self) -> Mapping[str, Any]:
+        return {"dorm": {"solves": self.solves, "fairness_dropped": self.fallbacks}}
+
+
+WORKER_PARAMS = (
+    Param("workers_min", int, 1, "Fewest workers a job is given (drawn per job).", min=1, max=1000),
+    Param("workers_max", int, 30, "Most workers a job is given (drawn per job; capped at N_i).", min=1, max=1000),
+    Param("ps", int, 1, "Parameter servers per job.", min=1, max=100),
+)
+
+register(
+    AlgorithmSpec(
+        name="rrh",
+        summary="Risk-reward heuristic: utility-aware admission and continue/pause, fixed workers/PSs.",
+        semantics=(
+            "Each job gets a fixed configuration as in fifo (workers drawn in [workers_min, "
+            "workers_max], capped at N_i; `ps` PSs). At its arrival a job is admitted iff its "
+            "utility if started now (JCT = its duration on that configuration) minus the delay cost "
+            "exceeds `threshold`; the delay cost is the utility the admitted unfinished jobs lose if "
+            "each completes later by the new job's duration times its dominant share. At every "
+            "arrival and completion each admitted job scores its future utility (completion at now + "
+            "remaining duration) minus the delay cost it inflicts on the others (remaining duration "
+            "times dominant share); a running job with a positive score continues on its servers, "
+            "one with a non-positive score pauses for good (it earns nothing any more); waiting jobs "
+            "with positive scores start in score order when their configuration fits, placed "
+            "round-robin over the servers of each pool. Rejected jobs never run."
+        ),
+        reference="OASiS Sec. V-A scheme (iii); Irwin et al., HPDC'04 [38]",
+        factory=Rrh,
+        params=(*WORKER_PARAMS, Param("threshold", float, 0.0, "Admission threshold on utility minus delay cost.")),
+        needs=(OASIS_MODEL,),
+    )
+)
+
+register(
+    AlgorithmSpec(
+        name="dorm",
+        summary="Dorm: every job admitted; workers/PSs re-solved by a utilisation MILP at arrivals and completions.",
+        semantics=(
+            "At every arrival and completion a MILP (HiGHS) chooses the workers n_i <= N_i and PSs "
+            "m_i of every unfinished job, maximising the summed share of worker-pool and PS-pool "
+            "capacity in use, subject to aggregate pool capacities, (6) m_i B_i >= n_i b_i, (7) "
+            "m_i <= n_i, fairness n_i >= floor(`fairness` x min(N_i, workers of an equal dominant "
+            "share 1/J)), and adjustment overhead: at most ceil(`adjust` x running jobs) running "
+            "jobs change their worker count. If fairness makes it infeasible it is dropped for that "
+            "solve. A job whose count is unchanged keeps its servers; the others are placed "
+            "round-robin, shrinking a job one worker at a time when the per-server capacities do "
+            "not hold it. All jobs are admitted; a job may wait with 0 workers."
+        ),
+        reference="OASiS Sec. V-A scheme (iv); Sun et al., Dorm, SoCC'17 [18]",
+        factory=Dorm,
+        params=(
+            Param(
+                "fairness", float, 0.5, "Share of the equal-dominant-share worker count each job gets.", min=0, max=1
+            ),
+            Param("adjust", float, 0.5, "Share of running jobs whose worker count may change per solve.", min=0, max=1),
+            Param("time_limit", float, 2.0, "HiGHS time limit per solve, seconds.", min=0.01),
+            Param("mip_gap", float, 0.01, "HiGHS relative MIP gap at which a solve stops.", min=0.0, max=1.0),
+        ),
+        needs=(OASIS_MODEL,),
+    )
+)
