@@ -2,11 +2,14 @@
 
 import json
 import os
+import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
 
 from workers.celery import app as celery_app
+from webapp import services
+from workers import tasks
 from workers.tasks import simulate_run
 
 TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -44,7 +47,36 @@ def inline_tasks(settings, tmp_path, monkeypatch):
     the app would keep it for the real-worker tests.
     """
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(simulate_run, "delay", lambda *args: simulate_run.apply(args))
+    settings.MLSCHED_HEARTBEAT = 3600  # no heartbeat thread writes inside the test's transaction
+    quiet_recovery(settings)
+
+    def send_runs(run_ids):
+        for run_id in run_ids:
+            simulate_run.apply((run_id,))
+
+    monkeypatch.setattr(tasks, "send_runs", send_runs)
+
+
+def quiet_recovery(settings):
+    """Page loads do not run the lost-run recovery by themselves (tests call it with force=True)."""
+    settings.MLSCHED_RECOVER_EVERY = 1e9
+    services._last_recover[0] = time.monotonic()
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("mallory", password="mallory-password-1")
+
+
+@pytest.fixture
+def auth_client(client, user):
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture
