@@ -127,7 +127,7 @@ def gpu_demand(job: Job, cluster: Cluster) -> float:
     if job.gpus is not None:
         return float(job.gpus)
     per = min((t.demand.get("gpu", 0.0) for t in cluster.worker_types), default=0.0)
-    return job.max_workers * per
+    return job.max_workers() * per
 
 
 def histogram(title: str, values: list[float], xlabel: str) -> dict[str, Any]:
