@@ -7,9 +7,9 @@ import time
 import pytest
 from celery.contrib.testing.worker import start_worker
 
-from workers.celery import app as celery_app
 from webapp import services
 from workers import tasks
+from workers.celery import app as celery_app
 from workers.tasks import simulate_run
 
 TEST_REDIS_URL = "redis://127.0.0.1:6379/15"

@@ -49,16 +49,27 @@ def done_experiment(client, tiny_cluster, tiny_trace, django_capture_on_commit_c
 def test_a_sweep_runs_each_algorithm_once_per_value_and_charts_the_metric_against_it(
     client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
 ):
-    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], mode="sweep",
-                       sweep_param="workers_max", sweep_values="1:3:1")  # fmt: skip
+    data = upload_data(
+        tiny_cluster,
+        tiny_trace,
+        algorithms=["fifo", "drf"],
+        mode="sweep",
+        sweep_param="workers_max",
+        sweep_values="1:3:1",
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(NEW, data)
     exp = Experiment.objects.get()
     assert response.status_code == 302
     assert exp.kind == "sweep" and exp.sweep == {"param": "workers_max", "values": [1, 2, 3]}
     assert sorted((r.algorithm, r.params["workers_max"]) for r in exp.runs.all()) == [
-        ("drf", 1), ("drf", 2), ("drf", 3), ("fifo", 1), ("fifo", 2), ("fifo", 3)
-    ]  # fmt: skip
+        ("drf", 1),
+        ("drf", 2),
+        ("drf", 3),
+        ("fifo", 1),
+        ("fifo", 2),
+        ("fifo", 3),
+    ]
     assert {r.status for r in exp.runs.all()} == {"done"}
     page = client.get(exp.get_absolute_url()).content.decode()
     assert "average JCT (slots) against workers_max" in page
@@ -90,8 +101,9 @@ def test_a_bad_sweep_is_refused_and_nothing_is_stored(client, tiny_cluster, tiny
 def test_sweeping_a_parameter_an_algorithm_lacks_is_refused(client, tiny_cluster, tiny_trace):
     name = next(p.name for p in registry.get("drf").params if p.type in (int, float))
     lacking = next(n for n, s in registry.all_specs().items() if name not in {p.name for p in s.params})
-    data = upload_data(tiny_cluster, tiny_trace, algorithms=[lacking], mode="sweep", sweep_param=name,
-                       sweep_values="1,2")  # fmt: skip
+    data = upload_data(
+        tiny_cluster, tiny_trace, algorithms=[lacking], mode="sweep", sweep_param=name, sweep_values="1,2"
+    )
     response = client.post(NEW, data)
     assert f"{lacking} has no parameter {name}" in " ".join(response.context["form"].errors["sweep_param"])
 
@@ -108,8 +120,16 @@ def test_uploaded_files_join_the_library_and_can_start_the_next_experiment(
     trace = Dataset.objects.get(kind="trace")
     assert cluster.owner == user and cluster.text == tiny_cluster and trace.name == "trace.csv"
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(NEW, {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk,
-                                     "algorithms": ["srtf"], "seed": "3"})  # fmt: skip
+        response = client.post(
+            NEW,
+            {
+                "source": "library",
+                "cluster_dataset": cluster.pk,
+                "trace_dataset": trace.pk,
+                "algorithms": ["srtf"],
+                "seed": "3",
+            },
+        )
     exp = Experiment.objects.order_by("-id").first()
     assert response.status_code == 302 and exp.source == "library" and exp.seed == 3
     assert exp.trace_text == tiny_trace and exp.runs.get().status == "done"
@@ -122,8 +142,10 @@ def test_a_dataset_preview_shows_servers_jobs_and_histograms(client, tiny_cluste
     cluster = Dataset.objects.get()
     page = client.get(cluster.get_absolute_url()).content.decode()
     assert "2 servers" in page and "gpu" in page
-    response = client.post(reverse("datasets"), {"kind": "trace", "cluster": cluster.pk,
-                                                  "file": SimpleUploadedFile("t.csv", tiny_trace.encode())})  # fmt: skip
+    response = client.post(
+        reverse("datasets"),
+        {"kind": "trace", "cluster": cluster.pk, "file": SimpleUploadedFile("t.csv", tiny_trace.encode())},
+    )
     trace = Dataset.objects.get(kind="trace")
     assert response.url == trace.get_absolute_url()
     page = client.get(trace.get_absolute_url()).content.decode()
@@ -136,8 +158,10 @@ def test_a_bad_dataset_is_refused_with_its_line_and_field_and_the_line_shown(cli
     client.post(reverse("datasets"), {"kind": "cluster", "file": SimpleUploadedFile("c.json", tiny_cluster.encode())})
     cluster = Dataset.objects.get()
     bad = "job_id,arrival\nj1,0\nj2,<b>soon</b>\n"
-    response = client.post(reverse("datasets"), {"kind": "trace", "cluster": cluster.pk,
-                                                  "file": SimpleUploadedFile("bad.csv", bad.encode())})  # fmt: skip
+    response = client.post(
+        reverse("datasets"),
+        {"kind": "trace", "cluster": cluster.pk, "file": SimpleUploadedFile("bad.csv", bad.encode())},
+    )
     page = response.content.decode()
     assert "bad.csv, line 3, job &#x27;j2&#x27;, field &#x27;arrival&#x27;" in page
     assert '<span class="lineno">3</span> j2,&lt;b&gt;soon&lt;/b&gt;' in page
@@ -196,14 +220,16 @@ def test_the_gantt_filters_window_and_aggregate_view(done_experiment):
 
 
 def test_suspended_intervals_are_the_gaps_between_a_jobs_placements():
-    doc = {"placements": [
-        {"job_id": "a", "server": "s1", "start": 0, "end": 4},
-        {"job_id": "a", "server": "s2", "start": 6, "end": 9},
-        {"job_id": "a", "server": "s2", "start": 9, "end": 12},
-        {"job_id": "b", "server": "s1", "start": 0, "end": 3},
-        {"job_id": "b", "server": "s2", "start": 1, "end": 8},
-        {"job_id": "b", "server": "s1", "start": 10, "end": 11},
-    ]}  # fmt: skip
+    doc = {
+        "placements": [
+            {"job_id": "a", "server": "s1", "start": 0, "end": 4},
+            {"job_id": "a", "server": "s2", "start": 6, "end": 9},
+            {"job_id": "a", "server": "s2", "start": 9, "end": 12},
+            {"job_id": "b", "server": "s1", "start": 0, "end": 3},
+            {"job_id": "b", "server": "s2", "start": 1, "end": 8},
+            {"job_id": "b", "server": "s1", "start": 10, "end": 11},
+        ]
+    }
     assert charts.suspensions(doc) == [("a", "s1", 4, 6), ("b", "s2", 8, 10)]
 
 
@@ -217,8 +243,9 @@ def test_the_gantt_tab_keeps_its_state_in_the_url(client, done_experiment):
     assert {t for tr in figure["data"] for t in tr.get("text", [])} <= {"j1"}
 
 
-def test_the_prices_tab_draws_a_recorded_price_log(client, tiny_cluster, tiny_trace, monkeypatch,
-                                                   django_capture_on_commit_callbacks):  # fmt: skip
+def test_the_prices_tab_draws_a_recorded_price_log(
+    client, tiny_cluster, tiny_trace, monkeypatch, django_capture_on_commit_callbacks
+):
     monkeypatch.setitem(registry.REGISTRY, "priced", PRICED)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(NEW, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "priced"]))
@@ -242,10 +269,6 @@ def test_the_prices_tab_draws_a_recorded_price_log(client, tiny_cluster, tiny_tr
 
 def test_the_price_matrix_rebuilt_by_matrix_at_equals_the_recorded_prices():
     from tests.webhelpers import Priced
-
-    class Inst:
-        class cluster:  # noqa: N801
-            servers = [type("S", (), {"id": f"s{i}"}) for i in range(3)]
 
     p = Priced.__new__(Priced)
     from scheduling.prices import PriceLog
@@ -388,8 +411,9 @@ def test_a_run_whose_heartbeat_stopped_is_requeued_once_then_failed_with_the_rea
 ):
     sent = []
     monkeypatch.setattr(tasks, "send_runs", sent.extend)
-    exp = Experiment.objects.create(name="t", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
-                                    trace_text=tiny_trace)  # fmt: skip
+    exp = Experiment.objects.create(
+        name="t", source="upload", cluster_text=tiny_cluster, trace_name="t.csv", trace_text=tiny_trace
+    )
     run = Run.objects.create(experiment=exp, algorithm="fifo")
     old = timezone.now() - timedelta(seconds=settings.MLSCHED_HEARTBEAT_TIMEOUT + 1)
     Run.objects.filter(pk=run.pk).update(status="running", attempts=1, started=old, heartbeat=old)
@@ -421,8 +445,10 @@ def test_the_api_creates_an_experiment_from_files_polls_it_and_returns_results(
 
     api = Client(HTTP_AUTHORIZATION=f"Token {token}")
     with django_capture_on_commit_callbacks(execute=True):
-        response = api.post("/api/experiments/", upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"],
-                                                             fifo__workers_max="2"))  # fmt: skip
+        response = api.post(
+            "/api/experiments/",
+            upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], fifo__workers_max="2"),
+        )
     assert response.status_code == 201, response.content
     body = response.json()
     exp_id = body["id"]
@@ -462,8 +488,14 @@ def test_the_api_needs_a_valid_token(header, done_experiment):
 def test_the_api_hides_other_users_experiments(other_user, tiny_cluster, tiny_trace):
     from django.test import Client
 
-    mine = Experiment.objects.create(name="x", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
-                                     trace_text=tiny_trace, owner=other_user)  # fmt: skip
+    mine = Experiment.objects.create(
+        name="x",
+        source="upload",
+        cluster_text=tiny_cluster,
+        trace_name="t.csv",
+        trace_text=tiny_trace,
+        owner=other_user,
+    )
     key = ApiToken.objects.create(user=other_user).key
     from django.contrib.auth.models import User
 

@@ -157,7 +157,8 @@ def simulate_run(run_id: int) -> str:
         logger.warning("run %s was taken from this worker (declared lost): stopped", run_id)
         return "gone"
     except (InputError, UnsupportedInstance, ScheduleError) as exc:
-        _retrying(lambda: store.fail(run_id, str(exc)))
+        message = str(exc)
+        _retrying(lambda: store.fail(run_id, message))
         return "failed"
     except SoftTimeLimitExceeded:
         limit = settings.MLSCHED_RUN_TIME_LIMIT
