@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import loaders
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Job
+from webapp.forms import too_many_rows
 from webapp.models import Dataset
 from workers.runs import trace_format
 
@@ -63,6 +64,9 @@ class DatasetForm(forms.Form):
                 cluster_ds: Dataset | None = data.get("cluster")
                 if cluster_ds is None:
                     self.add_error("cluster", "Choose the cluster spec to validate the trace against.")
+                    return data
+                if message := too_many_rows(self.text, self.name):
+                    self.add_error("file", message)
                     return data
                 cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
                 loaders.parse_trace(self.text, cluster, self.name, trace_format(self.name))

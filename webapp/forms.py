@@ -24,6 +24,15 @@ SEP = "__"  # parameter field names are "<algorithm>__<parameter>"
 MAX_PRESET_JOBS = 100_000
 MAX_SWEEP_VALUES = 50
 MAX_RUNS = 120  # runs one experiment may queue (algorithms x sweep values)
+MAX_TRACE_ROWS = 200_000  # jobs a trace sent through the web may hold (the CLI has no such cap)
+
+
+def too_many_rows(text: str, name: str) -> str | None:
+    """A message when a trace has more rows than the dashboard accepts (counted before parsing)."""
+    rows = text.count('"job_id"') if trace_format(name) == "json" else text.count("\n") - 1
+    if rows > MAX_TRACE_ROWS:
+        return f"{name}: {rows:,} rows, more than the {MAX_TRACE_ROWS:,} jobs the dashboard accepts (use the CLI)"
+    return None
 MIB = 2**20
 
 
@@ -217,6 +226,9 @@ class ExperimentForm(forms.Form):
             parsed = loaders.parse_cluster(cluster[1], cluster[0])
         except InputError as exc:
             self.add_error("cluster_file", str(exc))
+            return None
+        if message := too_many_rows(trace[1], trace[0]):
+            self.add_error("trace_file", message)
             return None
         try:
             jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]))
