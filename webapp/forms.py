@@ -33,6 +33,8 @@ def too_many_rows(text: str, name: str) -> str | None:
     if rows > MAX_TRACE_ROWS:
         return f"{name}: {rows:,} rows, more than the {MAX_TRACE_ROWS:,} jobs the dashboard accepts (use the CLI)"
     return None
+
+
 MIB = 2**20
 
 

@@ -110,7 +110,7 @@ class Run(models.Model):
     dispatched = models.BooleanField(default=True)  # a message for it reached the broker
     attempts = models.PositiveIntegerField(default=0)  # claims so far (a lost run is re-queued once)
     heartbeat = models.DateTimeField(null=True, blank=True)  # last sign of life of the worker running it
-    progress = models.FloatField(default=0.0)  # share of the trace's jobs that have arrived, 0..1
+    progress = models.FloatField(default=0.0)  # (jobs arrived + jobs ended) / (2 x jobs), 0..1
     cancel_requested = models.BooleanField(default=False)
 
     class Meta:

@@ -61,7 +61,10 @@ class Control:
 
 
 class Watched:
-    """An algorithm wrapper: records progress (share of jobs arrived) and stops when asked to."""
+    """An algorithm wrapper: records progress and stops when asked to.
+
+    Progress is (jobs arrived + jobs finished or rejected) / (2 x jobs): arrivals alone reach 1 early
+    when a trace is submitted in a batch; finishes alone stay at 0 while the first jobs train."""
 
     def __init__(self, inner: Algorithm, instance: Instance, control: Control) -> None:
         self.inner = inner
@@ -72,7 +75,9 @@ class Watched:
         if self.control.stop.is_set():
             raise RunStopped(self.control.reason or "cancel")
         if self.arrivals:
-            self.control.progress = bisect.bisect_right(self.arrivals, view.t) / len(self.arrivals)
+            arrived = bisect.bisect_right(self.arrivals, view.t)
+            ended = arrived - len(view.jobs)
+            self.control.progress = (arrived + ended) / (2 * len(self.arrivals))
         return self.inner.decide(view)
 
     def report(self) -> Mapping[str, Any]:
