@@ -12,6 +12,7 @@ from workers import tasks
 from workers.celery import app as celery_app
 from workers.tasks import simulate_run
 
+POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
 TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
 TEST_QUEUE = f"mlsched-tests-{os.getpid()}"  # one queue per test session: parallel checkouts never share one
 
@@ -95,3 +96,19 @@ def redis_worker(transactional_db, settings, tmp_path):
     )
     with start_worker(celery_app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
         yield
+
+
+@pytest.fixture
+def postgres_db():
+    """A new PostgreSQL database for one test (created in the server's ``test`` database, dropped
+    after), so that the migration state of ``test`` itself never matters."""
+    import psycopg
+
+    name = f"mlsched_test_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(f"{POSTGRES_SERVER}/test", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{POSTGRES_SERVER}/{name}"
+    finally:
+        with psycopg.connect(f"{POSTGRES_SERVER}/test", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -26,22 +26,6 @@ POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
 POSTGRES_URL = f"{POSTGRES_SERVER}/test"
 
 
-@pytest.fixture
-def postgres_db():
-    """A new PostgreSQL database for one test (created in the server's ``test`` database, dropped
-    after), so that the migration state of ``test`` itself never matters."""
-    import psycopg
-
-    name = f"mlsched_test_{os.getpid()}_{time.monotonic_ns()}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{POSTGRES_SERVER}/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def make_run(cluster, trace, algorithm="fifo", **params):
     exp = Experiment.objects.create(
         name="t", source="upload", cluster_text=cluster, trace_name="trace.csv", trace_text=trace

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_tasks import ROOT, django_env, free_port, make_run, postgres_db, wait_until_finished  # noqa: F401
+from tests.test_tasks import ROOT, django_env, free_port, make_run, wait_until_finished
 from tests.webhelpers import SLOW
 from webapp import services
 from webapp.models import Run
@@ -51,7 +51,8 @@ runs = json.loads(sys.argv[1])
 sub = example("demo")
 user, _ = User.objects.get_or_create(username="fault")
 t = time.monotonic()
-exp = services.create_experiment(type(sub)(name="fault", inputs=sub.inputs, seed=0, runs=[tuple(r) for r in runs]), user)
+sub = type(sub)(name="fault", inputs=sub.inputs, seed=0, runs=[tuple(r) for r in runs])
+exp = services.create_experiment(sub, user)
 exp.refresh_from_db()
 print(json.dumps({"id": exp.pk, "seconds": time.monotonic() - t, "pending": exp.pending_dispatch}))
 """
@@ -187,10 +188,8 @@ def test_redis_stopped_while_submitting_keeps_the_experiment_and_runs_it_when_ba
     def start_redis():
         proc = subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(50):
-            if (
-                subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip()
-                == "PONG"
-            ):
+            ping = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True, check=False)
+            if ping.stdout.strip() == "PONG":
                 return proc
             time.sleep(0.1)
         raise AssertionError("redis-server did not start")
