@@ -5,6 +5,7 @@ browser context without login, then revoked and refused."""
 import csv
 import io
 import re
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -125,7 +126,7 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     page.click("a.tab[data-tab=summary]")
     with page.expect_download() as download:
         page.locator("a.export-jobs").first.click()
-    rows = list(csv.DictReader(io.StringIO(open(download.value.path()).read())))
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
     assert [r["job_id"] for r in rows] == ["j1", "j2", "j3"] and all(r["jct"] for r in rows)
 
     # Share, open in a fresh context without login, revoke, refused
