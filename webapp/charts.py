@@ -16,6 +16,7 @@ AGGREGATE_BINS = 400  # time bins of the aggregate view
 MAX_IDLE_ROWS = 40  # with more servers than this, servers without placements get no row
 MAX_HEIGHT = 4000  # pixels
 OUTLINE_BARS = 500  # up to this many bars, each gets a white edge
+LABEL_BARS = 150  # up to this many bars, each shows its job id (text layout is most of the drawing time)
 ROW_SPAN = 0.8  # share of a server's row that its lanes fill
 
 ROLES = {
@@ -138,7 +139,10 @@ def gantt(
     bars = _bars(shown, rows, lanes, lane_count, slot_seconds)
     order = {role: i for i, role in enumerate(ROLES)}
     outline = 1 if len(shown) <= OUTLINE_BARS else 0  # white edges part adjacent bars; on thin bars they hide them
-    data = [_bar_trace(role, bars[role], outline) for role in sorted(bars, key=lambda r: order.get(r, len(order)))]
+    labels = len(shown) <= LABEL_BARS
+    data = [
+        _bar_trace(role, bars[role], outline, labels) for role in sorted(bars, key=lambda r: order.get(r, len(order)))
+    ]
     susp = [s for s in suspensions(result) if s[1] in rows and (not job or job in s[0])]
     if susp:
         data.append(_suspended_trace(susp, rows, slot_seconds))
@@ -313,7 +317,7 @@ def clock(seconds: float) -> str:
     return f"{days}d {text}" if days else text
 
 
-def _bar_trace(role: str, b: Mapping[str, list[Any]], outline: float) -> dict[str, Any]:
+def _bar_trace(role: str, b: Mapping[str, list[Any]], outline: float, labels: bool = True) -> dict[str, Any]:
     name, _, pattern = ROLES.get(role, (role, "#888888", ""))
     columns = {k: v for k, v in b.items() if k != "color"}
     return {
@@ -326,7 +330,7 @@ def _bar_trace(role: str, b: Mapping[str, list[Any]], outline: float) -> dict[st
             "line": {"color": "#ffffff", "width": outline},
             "pattern": {"shape": pattern, "solidity": 0.4},
         },
-        "textposition": "inside",
+        "textposition": "inside" if labels else "none",  # job ids stay in the hover and the bar colour
         "insidetextanchor": "middle",
         "textangle": 0,
         "hovertemplate": (

@@ -105,6 +105,17 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # WhiteNoise serves static/ directly (no STATIC_ROOT, no collectstatic step)
 WHITENOISE_AUTOREFRESH = DEBUG
 
+
+def static_cache_headers(headers: dict[str, str], path: str, url: str) -> None:
+    """WhiteNoise hook: the vendored plotly.js (4.8 MB, changes only with the plotly pin) may be
+    cached by browsers for a day, so that a returning user's page does not download and compile it
+    again; the app's own CSS and JS keep WhiteNoise's short default."""
+    if url.endswith("/vendor/plotly.min.js"):
+        headers["Cache-Control"] = "public, max-age=86400"
+
+
+WHITENOISE_ADD_HEADERS_FUNCTION = static_cache_headers
+
 # Stored results (gzip JSON files referenced from the Run rows, DESIGN section 8).
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"  # not served: results are read through the app's own views

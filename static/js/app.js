@@ -94,6 +94,7 @@
   });
 
   // Charts: each figure's JSON sits in a <script type="application/json"> beside its div.
+  if (window.performance && performance.mark) performance.mark("charts-start"); // after plotly.js ran
   const config = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
   document.querySelectorAll("[data-figure]").forEach(function (div) {
     const figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
