@@ -3,7 +3,11 @@
 * ``DATABASE_URL`` (dj-database-url), else SQLite at ``var/db.sqlite3``;
 * ``REDIS_URL``: Celery broker and result backend, else kombu's server-less filesystem transport
   under ``var/broker/`` (one solo-pool worker, see bin/run-local);
-* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` (comma-separated);
+* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` and
+  ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated), ``DJANGO_SECURE_COOKIES`` (1 behind HTTPS);
+* ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account), ``MLSCHED_HEARTBEAT``,
+  ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
+  ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
 """
@@ -31,6 +35,8 @@ VAR_DIR = Path(os.environ.get("MLSCHED_VAR_DIR") or BASE_DIR / "var")
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY")
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", *env_list("DJANGO_ALLOWED_HOSTS")]
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")  # e.g. https://lab.example.org behind a proxy
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)  # 1 when served over HTTPS
 
 INSTALLED_APPS = [
     "django.contrib.admin",
