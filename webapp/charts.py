@@ -120,9 +120,9 @@ def gantt(
     limit = MAX_BARS if max_bars is None else max_bars
     all_placements = result["placements"]
     chosen = filter_placements(all_placements, job, server, t0, t1)
+    if len(chosen) > limit:
+        return gantt_aggregate(result, chosen, title, t0, t1)
     placements = sorted(chosen, key=lambda p: (p["start"], p["end"], p["job_id"], p["role"]))
-    if len(placements) > limit:
-        return gantt_aggregate(result, placements, title, t0, t1)
     shown = placements
     servers = [s["id"] for s in result["servers"] if not server or server in s["id"]]
     notes = []
@@ -143,7 +143,9 @@ def gantt(
     data = [
         _bar_trace(role, bars[role], outline, labels) for role in sorted(bars, key=lambda r: order.get(r, len(order)))
     ]
-    susp = [s for s in suspensions(result) if s[1] in rows and (not job or job in s[0])]
+    shown_jobs = {p["job_id"] for p in shown}  # suspensions of the jobs on the chart only (100k segments: 0.7 s)
+    own = {"placements": [p for p in result["placements"] if p["job_id"] in shown_jobs]}
+    susp = [s for s in suspensions(own) if s[1] in rows]
     if susp:
         data.append(_suspended_trace(susp, rows, slot_seconds))
     row_px = min(90, max(48, 20 * max(lane_count.values(), default=1)))

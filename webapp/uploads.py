@@ -18,4 +18,3 @@ class CappedTemporaryFileUploadHandler(TemporaryFileUploadHandler):
         if start + len(raw_data) > MAX_INPUT_BYTES:
             return None
         return super().receive_data_chunk(raw_data, start)
-
