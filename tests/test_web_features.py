@@ -503,3 +503,38 @@ def test_the_api_hides_other_users_experiments(other_user, tiny_cluster, tiny_tr
     assert Client(HTTP_AUTHORIZATION=f"Token {key}").get(f"/api/experiments/{mine.pk}/").status_code == 200
     assert Client(HTTP_AUTHORIZATION=f"Token {intruder}").get(f"/api/experiments/{mine.pk}/").status_code == 404
     assert Client(HTTP_AUTHORIZATION=f"Token {intruder}").post(f"/api/experiments/{mine.pk}/cancel/").status_code == 404
+
+
+def test_one_click_presets_run_every_algorithm_that_supports_them(client, user, django_capture_on_commit_callbacks):
+    from webapp.management.commands.load_examples import example
+
+    assert 'value="demo"' in client.get(NEW).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("experiment-preset"), {"preset": "demo"})
+    exp = Experiment.objects.get()
+    assert response.url == exp.get_absolute_url() and exp.owner == user and exp.preset == "demo"
+    assert [r.algorithm for r in exp.runs.all()] == [name for name, _ in example("demo").runs]
+    assert {r.status for r in exp.runs.all()} == {"done"}
+    assert client.post(reverse("experiment-preset"), {"preset": "nope"}).status_code == 404
+
+
+def test_database_errors_in_the_run_store_are_transient_and_retried(monkeypatch, tiny_cluster, tiny_trace):
+    from django.db.utils import OperationalError as DbError
+
+    from webapp.runstore import DjangoRunStore
+    from workers.runs import TransientStoreError
+
+    exp = Experiment.objects.create(name="t", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
+                                    trace_text=tiny_trace)  # fmt: skip
+    run = Run.objects.create(experiment=exp, algorithm="fifo")
+
+    def down(*args, **kwargs):
+        raise DbError("server closed the connection unexpectedly")
+
+    with monkeypatch.context() as m:
+        m.setattr(Run.objects, "filter", down)
+        with pytest.raises(TransientStoreError):
+            DjangoRunStore().claim(run.pk)
+    assert tasks.simulate_run.autoretry_for == (TransientStoreError,)
+    assert tasks.simulate_run.max_retries == 5
+    assert tasks.simulate_run(run.pk) == "done"  # nothing was claimed by the failed attempt

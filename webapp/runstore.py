@@ -43,7 +43,8 @@ def transient(method: Callable[..., T]) -> Callable[..., T]:
         try:
             return method(*args, **kwargs)
         except (OperationalError, InterfaceError) as exc:
-            connection.close()  # a broken connection is not reused by the retry
+            if not connection.in_atomic_block:
+                connection.close()  # a broken connection is not reused by the retry
             raise TransientStoreError(str(exc)) from exc
 
     return wrapper

@@ -35,6 +35,7 @@ api_routes = [
 urlpatterns = [
     path("", views.experiment_list, name="home"),
     path("experiments/new/", views.experiment_new, name="experiment-new"),
+    path("experiments/preset/", views.experiment_preset, name="experiment-preset"),
     *experiment_routes("experiments/<int:pk>/", views.experiment_detail, views.experiment_status, "experiment"),
     path("experiments/<int:pk>/cancel/", views.experiment_cancel, name="experiment-cancel"),
     path("experiments/<int:pk>/rerun/", views.experiment_rerun, name="experiment-rerun"),

@@ -44,6 +44,21 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     return render(request, "webapp/experiment_form.html", {"form": form})
 
 
+@require_POST
+def experiment_preset(request: HttpRequest) -> HttpResponse:
+    """One click: a preset's default instance with every algorithm that supports it (the paper's
+    setting; the algorithm docs say which figure each preset reproduces)."""
+    from scheduling import presets
+    from webapp.management.commands.load_examples import example
+
+    name = request.POST.get("preset", "")
+    if name not in presets.PRESETS:
+        raise Http404("unknown preset")
+    sub = example(name)
+    sub = services.Submission(name=f"{name} preset, all algorithms", inputs=sub.inputs, runs=sub.runs, seed=sub.seed)
+    return redirect(services.create_experiment(sub, request.user))
+
+
 def _page(request: HttpRequest, exp: Experiment, base: str, shared: bool) -> HttpResponse:
     ctx = services.experiment_page(exp, request.GET.dict())
     ctx.update(base=base, shared=shared, can_edit=not shared and _can_edit(request, exp))
