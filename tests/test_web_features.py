@@ -538,3 +538,32 @@ def test_database_errors_in_the_run_store_are_transient_and_retried(monkeypatch,
     assert tasks.simulate_run.autoretry_for == (TransientStoreError,)
     assert tasks.simulate_run.max_retries == 5
     assert tasks.simulate_run(run.pk) == "done"  # nothing was claimed by the failed attempt
+
+
+def test_raw_production_files_are_imported_into_the_library(client):
+    from pathlib import Path
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    nodes = (fixtures / "openb_nodes_head.csv").read_bytes()
+    response = client.post(
+        reverse("datasets"), {"kind": "import-nodes", "file": SimpleUploadedFile("openb.csv", nodes)}
+    )
+    cluster = Dataset.objects.get()
+    assert response.url == cluster.get_absolute_url()
+    assert cluster.kind == "cluster" and cluster.name == "openb-node-list.json"
+    assert len(json.loads(cluster.text)["servers"]) >= 1
+    philly = (fixtures / "philly_head.csv").read_bytes()
+    client.post(reverse("datasets"), {"kind": "import-gpu", "cluster": cluster.pk,
+                                      "file": SimpleUploadedFile("philly.csv", philly)})  # fmt: skip
+    trace = Dataset.objects.get(kind="trace")
+    assert trace.name == "philly-generic-gpu.csv"
+    assert trace.text.count("\n") == philly.count(b"\n")  # one job per raw row (header to header)
+    page = client.get(trace.get_absolute_url()).content.decode()
+    rows = philly.count(b"\n") - 1
+    assert f"{rows} jobs" in page
+    bad = b"sn,cpu_milli,memory_mib,gpu,model\nn1,64000,lots,2,P100\n"
+    response = client.post(reverse("datasets"), {"kind": "import-nodes", "file": SimpleUploadedFile("bad.csv", bad)})
+    assert "bad.csv, line 2" in " ".join(response.context["form"].errors["file"])
+    assert Dataset.objects.count() == 2

@@ -9,13 +9,15 @@ line of the file.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from scheduling import loaders
+from scheduling import importers, loaders
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Job
 from webapp.forms import too_many_rows
@@ -25,8 +27,38 @@ from workers.runs import trace_format
 MIB = 2**20
 
 
+IMPORTS = {
+    # form choice -> (importer format, kind of the result, output file suffix)
+    "import-gpu": ("generic-gpu", Dataset.Kind.TRACE, ".csv"),
+    "import-nodes": ("node-list", Dataset.Kind.CLUSTER, ".json"),
+}
+
+
+def import_raw(choice: str, data: bytes, name: str) -> tuple[str, str, str]:
+    """Convert a raw production file with ``scheduling.importers`` -> (kind, new name, text);
+    InputError names the raw file's line and column."""
+    fmt, kind, suffix = IMPORTS[choice]
+    with tempfile.TemporaryDirectory(prefix="mlsched-import-") as tmp:
+        raw = Path(tmp) / (Path(name).name or "raw.csv")
+        raw.write_bytes(data)
+        out = Path(tmp) / f"imported{suffix}"
+        try:
+            importers.run(fmt, raw, out)
+        except InputError as exc:
+            raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
+        return kind, f"{Path(name).stem}-{fmt}{suffix}", out.read_text(encoding="utf-8")
+
+
 class DatasetForm(forms.Form):
-    kind = forms.ChoiceField(choices=Dataset.Kind.choices, widget=forms.RadioSelect, initial=Dataset.Kind.CLUSTER)
+    kind = forms.ChoiceField(
+        choices=[
+            *Dataset.Kind.choices,
+            ("import-gpu", "raw GPU-job trace to import (Philly-like: job_id, submit_time, num_gpus, duration)"),
+            ("import-nodes", "raw node list to import (sn, cpu_milli, memory_mib, gpu, model)"),
+        ],
+        widget=forms.RadioSelect,
+        initial=Dataset.Kind.CLUSTER,
+    )
     file = forms.FileField(allow_empty_file=True, help_text="Cluster spec: JSON. Trace: CSV, or JSON (.json)")
     cluster = forms.ModelChoiceField(
         queryset=Dataset.objects.none(),
@@ -57,7 +89,12 @@ class DatasetForm(forms.Form):
             )
             return data
         try:
-            self.text = loaders.decode(upload.read(), self.name)
+            raw = upload.read()
+            if data.get("kind") in IMPORTS:
+                kind, self.name, self.text = import_raw(data["kind"], raw, self.name)
+                data["kind"] = kind
+            else:
+                self.text = loaders.decode(raw, self.name)
             if data.get("kind") == Dataset.Kind.CLUSTER:
                 loaders.parse_cluster(self.text, self.name)
             else:
