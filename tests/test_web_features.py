@@ -567,3 +567,17 @@ def test_raw_production_files_are_imported_into_the_library(client):
     response = client.post(reverse("datasets"), {"kind": "import-nodes", "file": SimpleUploadedFile("bad.csv", bad)})
     assert "bad.csv, line 2" in " ".join(response.context["form"].errors["file"])
     assert Dataset.objects.count() == 2
+
+
+def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_experiment):
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import gantt_doc, gantt_index, index_name
+
+    for run in done_experiment.runs.all():
+        doc = services.load_result(run)
+        assert default_storage.exists(index_name(run.result.name))
+        compact = services.load_gantt(run)
+        assert compact == gantt_doc(gantt_index(doc))
+        for kwargs in ({}, {"job": "j2"}, {"t0": 3, "t1": 9}, {"max_bars": 1}):
+            assert charts.gantt(compact, "x", **kwargs) == charts.gantt(doc, "x", **kwargs)

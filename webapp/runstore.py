@@ -37,6 +37,45 @@ def decode_result(data: bytes) -> dict[str, Any]:
     return doc
 
 
+def gantt_index(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Gantt chart needs of a result, as columns of small integers: parsing it is several
+    times faster than parsing the whole document (1.45 s for 101k placements), which also holds
+    jobs, progress segments and per-placement demand dicts."""
+    servers = [s["id"] for s in result["servers"]]
+    sidx = {sid: i for i, sid in enumerate(servers)}
+    names: dict[str, int] = {}  # job ids, roles and types share one string table
+    cols: dict[str, list[Any]] = {k: [] for k in ("job", "server", "role", "type", "count", "start", "end", "gpu")}
+    for p in result["placements"]:
+        cols["job"].append(names.setdefault(p["job_id"], len(names)))
+        cols["server"].append(sidx[p["server"]])
+        cols["role"].append(names.setdefault(p["role"], len(names)))
+        cols["type"].append(names.setdefault(p["type"], len(names)))
+        cols["count"].append(p["count"])
+        cols["start"].append(p["start"])
+        cols["end"].append(p["end"])
+        cols["gpu"].append(p.get("demand", {}).get("gpu"))  # None: the placement uses no GPU resource
+    return {"schema": "mlsched.gantt/1", "slot_seconds": result.get("slot_seconds"), "servers": servers,
+            "names": list(names), "placements": cols}  # fmt: skip
+
+
+def gantt_doc(index: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a result document ``charts.gantt`` reads, rebuilt from ``gantt_index``."""
+    names, c = index["names"], index["placements"]
+    servers = index["servers"]
+    placements = [
+        {"job_id": names[j], "server": servers[s], "role": names[r], "type": names[t], "count": n, "start": a,
+         "end": b, "demand": {} if g is None else {"gpu": g}}
+        for j, s, r, t, n, a, b, g in zip(
+            c["job"], c["server"], c["role"], c["type"], c["count"], c["start"], c["end"], c["gpu"], strict=True
+        )
+    ]  # fmt: skip
+    return {"slot_seconds": index["slot_seconds"], "servers": [{"id": s} for s in servers], "placements": placements}
+
+
+def index_name(result_name: str) -> str:
+    return result_name.removesuffix(".json.gz") + ".gantt.json.gz"
+
+
 def transient(method: Callable[..., T]) -> Callable[..., T]:
     @wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> T:
@@ -92,6 +131,9 @@ class DjangoRunStore:
         )
         if not updated:  # declared lost meanwhile: keep the recorded outcome, drop the late result
             default_storage.delete(name)
+            return
+        # The Gantt index beside the result (a missing index only makes the Gantt page slower).
+        default_storage.save(index_name(name), ContentFile(encode_result(gantt_index(result))))
 
     @transient
     def fail(self, run_id: int, message: str) -> None:
