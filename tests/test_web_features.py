@@ -581,3 +581,17 @@ def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_exper
         assert compact == gantt_doc(gantt_index(doc))
         for kwargs in ({}, {"job": "j2"}, {"t0": 3, "t1": 9}, {"max_bars": 1}):
             assert charts.gantt(compact, "x", **kwargs) == charts.gantt(doc, "x", **kwargs)
+
+
+def test_deleting_an_experiment_removes_its_rows_and_result_files(client, done_experiment, user):
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import index_name
+
+    done_experiment.owner = user
+    done_experiment.save()
+    names = [r.result.name for r in done_experiment.runs.all()]
+    assert all(default_storage.exists(n) and default_storage.exists(index_name(n)) for n in names)
+    assert client.post(reverse("experiment-delete", args=[done_experiment.pk])).url == reverse("home")
+    assert not Experiment.objects.exists() and not Run.objects.exists()
+    assert not any(default_storage.exists(n) or default_storage.exists(index_name(n)) for n in names)

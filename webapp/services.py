@@ -250,6 +250,21 @@ def cancel(exp: Experiment, run: Run | None = None) -> int:
     return n
 
 
+def delete_experiment(exp: Experiment) -> None:
+    """Cancel what still runs, delete the rows and the stored result files (and Gantt indexes)."""
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import index_name
+
+    cancel(exp)
+    names = [r.result.name for r in exp.runs.all() if r.result]
+    exp.delete()
+    for name in names:
+        for path in (name, index_name(name)):
+            if default_storage.exists(path):
+                default_storage.delete(path)
+
+
 def rerun(exp: Experiment, owner: Any) -> Experiment:
     """A new experiment with the same frozen inputs, runs and seed."""
     sub = Submission(

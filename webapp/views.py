@@ -83,9 +83,7 @@ def _base(exp: Experiment) -> str:
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     exp = services.get_experiment(pk, request.user)
-    if exp.pending_dispatch:
-        messages.warning(request, "The task queue could not be reached: the runs are kept and start when it is back.")
-    return _page(request, exp, _base(exp), shared=False)
+    return _page(request, exp, _base(exp), shared=False)  # the page says when runs wait for the broker
 
 
 @require_GET
@@ -123,8 +121,7 @@ def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
     exp = services.get_experiment(pk, request.user, write=True)
-    services.cancel(exp)
-    exp.delete()
+    services.delete_experiment(exp)
     messages.info(request, f"Deleted {exp.name}.")
     return redirect("home")
 
@@ -195,10 +192,10 @@ def experiment_export(request: HttpRequest, pk: int | None = None, token: str | 
 @require_GET
 def run_result(request: HttpRequest, pk: int) -> HttpResponse:
     """``/runs/<id>/result.json`` (the first dashboard's URL), for runs the user may see."""
-    run = Run.objects.filter(pk=pk).values_list("experiment_id", flat=True).first()
-    if run is None:
+    experiment_id = Run.objects.filter(pk=pk).values_list("experiment_id", flat=True).first()
+    if experiment_id is None:
         raise Http404
-    return run_export(request, pk, "result", pk=run)
+    return run_export(request, pk, "result", pk=experiment_id)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,6 +70,11 @@
     window.setTimeout(poll, 500);
   }
 
+  // Forms that destroy something ask first.
+  document.querySelectorAll("form[data-confirm]").forEach(function (f) {
+    f.addEventListener("submit", function (ev) { if (!window.confirm(f.dataset.confirm)) ev.preventDefault(); });
+  });
+
   // Sortable tables: click a header; cells carry data-sort (numbers sort as numbers, blanks last).
   document.querySelectorAll("table.sortable").forEach(function (table) {
     table.querySelectorAll("th[data-sort-col]").forEach(function (th) {
