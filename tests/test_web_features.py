@@ -577,10 +577,40 @@ def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_exper
     for run in done_experiment.runs.all():
         doc = services.load_result(run)
         assert default_storage.exists(index_name(run.result.name))
-        compact = services.load_gantt(run)
-        assert compact == gantt_doc(gantt_index(doc))
-        for kwargs in ({}, {"job": "j2"}, {"t0": 3, "t1": 9}, {"max_bars": 1}):
-            assert charts.gantt(compact, "x", **kwargs) == charts.gantt(doc, "x", **kwargs)
+        index = services.load_gantt_index(run)
+        assert index == json.loads(json.dumps(gantt_index(doc)))
+        assert gantt_doc(index)["placements"] == [{**p, "demand": {k: v for k, v in p["demand"].items() if k == "gpu"}}
+                                                  for p in doc["placements"]]  # fmt: skip
+        for kwargs in ({}, {"job": "j2"}, {"server": "node-1"}, {"t0": 3, "t1": 9}, {"max_bars": 1},
+                       {"max_bars": 2, "t0": 1}, {"job": "j1", "max_bars": 1}):  # fmt: skip
+            assert charts.gantt_from_index(index, "x", **kwargs) == charts.gantt(doc, "x", **kwargs), kwargs
+
+
+def test_the_aggregate_heat_map_matches_a_direct_per_bin_sum():
+    rng = np.random.default_rng(4)
+    placements = []
+    for i in range(300):
+        start = int(rng.integers(0, 500))
+        placements.append({"job_id": f"j{i}", "server": f"s{rng.integers(0, 5)}", "role": "worker", "type": "w",
+                           "count": int(rng.integers(1, 4)), "start": start, "end": start + int(rng.integers(1, 120)),
+                           "demand": {"gpu": 1.0} if i % 7 else {"cpu": 2.0}})  # fmt: skip
+    doc = {"servers": [{"id": f"s{k}"} for k in range(5)], "slot_seconds": 60, "placements": placements}
+    for t0, t1 in ((None, None), (100, 260)):
+        fig = charts.gantt(doc, "x", t0=t0, t1=t1, max_bars=1)
+        heat = fig["data"][0]
+        lo = t0 if t0 is not None else min(p["start"] for p in placements)
+        hi = t1 if t1 is not None else max(p["end"] for p in placements)
+        width = (hi - lo) / charts.AGGREGATE_BINS
+        for r, sid in enumerate(heat["y"]):
+            for b in (0, 7, 150, 399):
+                a, z = lo + b * width, lo + (b + 1) * width
+                busy = [
+                    p["count"] * p["demand"].get("gpu", 0) * max(0.0, min(p["end"], z, hi) - max(p["start"], a, lo))
+                    for p in placements
+                    if p["server"] == sid
+                ]
+                expect = sum(busy) / width
+                assert heat["z"][r][b] == pytest.approx(expect, abs=2e-3)
 
 
 def test_deleting_an_experiment_removes_its_rows_and_result_files(client, done_experiment, user):

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from scheduling import results
 
@@ -114,9 +117,11 @@ def gantt(
     t0: float | None = None,
     t1: float | None = None,
     max_bars: int | None = None,
+    total: int | None = None,
 ) -> dict[str, Any]:
     """The Gantt chart of a run's placements, filtered; above ``max_bars`` segments an aggregate
-    heat map (busy GPUs, or busy placements, per server and time bin) replaces the bars."""
+    heat map (busy GPUs, or busy placements, per server and time bin) replaces the bars.
+    ``total``: the run's number of segments when ``result`` holds only some of them."""
     limit = MAX_BARS if max_bars is None else max_bars
     all_placements = result["placements"]
     chosen = filter_placements(all_placements, job, server, t0, t1)
@@ -126,8 +131,9 @@ def gantt(
     shown = placements
     servers = [s["id"] for s in result["servers"] if not server or server in s["id"]]
     notes = []
-    if len(chosen) < len(all_placements):
-        notes.append(f"{len(chosen):,} of {len(all_placements):,} placements")
+    total = len(all_placements) if total is None else total
+    if len(chosen) < total:
+        notes.append(f"{len(chosen):,} of {total:,} placements")
     if len(servers) > MAX_IDLE_ROWS or job:  # leave out the rows that would stay empty
         used = {p["server"] for p in shown}
         if len(used) < len(servers) and len(servers) > MAX_IDLE_ROWS:
@@ -215,37 +221,81 @@ def gantt_aggregate(
 ) -> dict[str, Any]:
     """A heat map: per server and time bin, the mean number of busy GPUs (or of placed instances
     when no placement uses GPUs). One trace whatever the number of segments."""
-    lo = t0 if t0 is not None else min(p["start"] for p in placements)
-    hi = t1 if t1 is not None else max(p["end"] for p in placements)
+    server_ids = [s["id"] for s in result["servers"]]
+    index = {sid: i for i, sid in enumerate(server_ids)}
+    cols = Columns(
+        server=np.array([index[p["server"]] for p in placements], dtype=np.int64),
+        count=np.array([p["count"] for p in placements], dtype=float),
+        gpu=np.array([p.get("demand", {}).get("gpu", np.nan) for p in placements], dtype=float),
+        start=np.array([p["start"] for p in placements], dtype=float),
+        end=np.array([p["end"] for p in placements], dtype=float),
+    )
+    return aggregate_columns(server_ids, result.get("slot_seconds"), cols, title, t0, t1, bins)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Placement segments as arrays (one entry per segment); ``gpu`` is NaN where a placement's
+    demand has no GPU entry."""
+
+    server: np.ndarray
+    count: np.ndarray
+    gpu: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def take(self, rows: np.ndarray) -> Columns:
+        return Columns(self.server[rows], self.count[rows], self.gpu[rows], self.start[rows], self.end[rows])
+
+
+def aggregate_columns(
+    server_ids: Sequence[str],
+    slot_seconds: float | None,
+    c: Columns,
+    title: str,
+    t0: float | None,
+    t1: float | None,
+    bins: int = AGGREGATE_BINS,
+) -> dict[str, Any]:
+    """The heat map of ``gantt_aggregate`` from arrays: each segment adds ``amount x overlap /
+    width`` to the bins it overlaps (whole bins through a difference array, the partial bins at
+    its two ends directly), so the cost is O(segments + servers x bins)."""
+    n = len(c.start)
+    lo = float(t0) if t0 is not None else float(c.start.min())
+    hi = float(t1) if t1 is not None else float(c.end.max())
     hi = max(hi, lo + 1)
     width = (hi - lo) / bins
-    uses_gpu = any("gpu" in p.get("demand", {}) for p in placements)
-    used_servers = {p["server"] for p in placements}
-    servers = [s["id"] for s in result["servers"] if s["id"] in used_servers]
-    row = {sid: i for i, sid in enumerate(servers)}
-    z = [[0.0] * bins for _ in servers]
-    for p in placements:
-        amount = p["count"] * (p.get("demand", {}).get("gpu", 0) if uses_gpu else 1)
-        if not amount:
-            continue
-        s, e = max(p["start"], lo), min(p["end"], hi)
-        if e <= s:
-            continue
-        first, last = int((s - lo) // width), min(bins - 1, int((e - lo) // width))
-        zr = z[row[p["server"]]]
-        for b in range(first, last + 1):
-            overlap = min(e, lo + (b + 1) * width) - max(s, lo + b * width)
-            if overlap > 0:
-                zr[b] += amount * overlap / width
+    uses_gpu = bool(n) and not bool(np.isnan(c.gpu).all())
+    amount = c.count * (np.nan_to_num(c.gpu, nan=0.0) if uses_gpu else 1.0)
+    used = np.unique(c.server)  # rows in the cluster's server order
+    row_of = np.full(len(server_ids), -1, dtype=np.int64)
+    row_of[used] = np.arange(len(used))
+    s, e = np.maximum(c.start, lo), np.minimum(c.end, hi)
+    keep = (amount != 0) & (e > s)
+    rows, amt, s, e = row_of[c.server[keep]], amount[keep], s[keep], e[keep]
+    first = np.floor((s - lo) / width).astype(np.int64)
+    last = np.minimum(bins - 1, np.floor((e - lo) / width).astype(np.int64))
+    z = np.zeros((len(used), bins))
+    diff = np.zeros((len(used), bins + 1))
+    one = first == last
+    np.add.at(z, (rows[one], first[one]), amt[one] * (e[one] - s[one]) / width)
+    many = ~one
+    r, a, f, la = rows[many], amt[many], first[many], last[many]
+    np.add.at(z, (r, f), a * (np.minimum(e[many], lo + (f + 1) * width) - s[many]) / width)
+    tail = np.maximum(e[many] - (lo + la * width), 0.0)
+    np.add.at(z, (r, la), a * tail / width)
+    np.add.at(diff, (r, f + 1), a)  # whole bins first+1 .. last-1
+    np.add.at(diff, (r, la), -a)
+    z += np.cumsum(diff, axis=1)[:, :bins]
     unit = "busy GPUs" if uses_gpu else "placed instances"
-    note = f"aggregate view of {len(placements):,} segments: {unit} per server; filter or narrow the window to see bars"
+    note = f"aggregate view of {n:,} segments: {unit} per server; filter or narrow the window to see bars"
     return {
         "data": [
             {
                 "type": "heatmap",
-                "z": [[round(v, 3) for v in zr] for zr in z],
+                "z": np.round(z, 3).tolist(),
                 "x": [round(lo + (b + 0.5) * width, 3) for b in range(bins)],
-                "y": servers,
+                "y": [server_ids[i] for i in used],
                 "colorscale": "Blues",
                 "colorbar": {"title": {"text": unit}},
                 "hovertemplate": "%{y}, slot %{x:.0f}: %{z:.2f} " + unit + "<extra></extra>",
@@ -253,13 +303,53 @@ def gantt_aggregate(
         ],
         "layout": {
             "title": {"text": f"{title} ({note})", "x": 0, "xanchor": "left"},
-            "xaxis": {"title": {"text": f"time (slots of {result.get('slot_seconds') or 1:g} s)"}},
+            "xaxis": {"title": {"text": f"time (slots of {slot_seconds or 1:g} s)"}},
             "yaxis": {"autorange": "reversed", "automargin": True},
-            "height": min(MAX_HEIGHT, 160 + 14 * len(servers)),
+            "height": min(MAX_HEIGHT, 160 + 14 * len(used)),
             "margin": {"l": 20, "r": 20, "t": 60, "b": 50},
-            "meta": {"view": "aggregate", "segments": len(placements)},
+            "meta": {"view": "aggregate", "segments": n},
         },
     }
+
+
+def gantt_from_index(
+    index: Mapping[str, Any],
+    title: str = "",
+    job: str = "",
+    server: str = "",
+    t0: float | None = None,
+    t1: float | None = None,
+    max_bars: int | None = None,
+) -> dict[str, Any]:
+    """``gantt`` on a compact index (``webapp.runstore.gantt_index``): filters with array masks,
+    the aggregate view straight from the arrays, and placement dicts built only for the jobs a
+    bar chart shows. Gives the same figure as ``gantt`` on the full result."""
+    p = index["placements"]
+    names, servers = index["names"], index["servers"]
+    J, S = np.asarray(p["job"], dtype=np.int64), np.asarray(p["server"], dtype=np.int64)
+    A, B = np.asarray(p["start"], dtype=float), np.asarray(p["end"], dtype=float)
+    mask = np.ones(len(J), dtype=bool)
+    if job:
+        mask &= np.array([job in name for name in names], dtype=bool)[J]
+    if server:
+        mask &= np.array([server in sid for sid in servers], dtype=bool)[S]
+    if t0 is not None:
+        mask &= t0 < B
+    if t1 is not None:
+        mask &= t1 > A
+    chosen = np.flatnonzero(mask)
+    limit = MAX_BARS if max_bars is None else max_bars
+    if len(chosen) > limit:
+        gpu = np.array([np.nan if g is None else g for g in p["gpu"]], dtype=float)
+        cols = Columns(S, np.asarray(p["count"], dtype=float), gpu, A, B).take(chosen)
+        return aggregate_columns(servers, index["slot_seconds"], cols, title, t0, t1)
+    shown_jobs = np.unique(J[chosen])
+    rows = np.flatnonzero(np.isin(J, shown_jobs))  # all segments of the shown jobs (suspensions)
+    sub = {k: [v[i] for i in rows] for k, v in p.items()}
+    from webapp.runstore import gantt_doc
+
+    doc = gantt_doc({**index, "placements": sub})
+    return gantt(doc, title, job, server, t0, t1, max_bars, total=len(J))
 
 
 def _bars(

@@ -295,18 +295,18 @@ def load_result(run: Run) -> dict[str, Any]:
         return decode_result(f.read())
 
 
-def load_gantt(run: Run) -> dict[str, Any]:
-    """What the Gantt tab needs: from the compact index written beside the result when there is
-    one (runs finished before it existed have none), else from the result document."""
+def load_gantt_index(run: Run) -> dict[str, Any]:
+    """The compact Gantt index written beside the result; built from the result document for runs
+    that finished before indexes existed."""
     from django.core.files.storage import default_storage
 
-    from webapp.runstore import gantt_doc, index_name
+    from webapp.runstore import gantt_index, index_name
 
     name = index_name(run.result.name)
     if default_storage.exists(name):
         with default_storage.open(name, "rb") as f:
-            return gantt_doc(decode_result(f.read()))
-    return load_result(run)
+            return decode_result(f.read())
+    return gantt_index(load_result(run))
 
 
 def result_bytes(run: Run) -> bytes:
@@ -429,10 +429,11 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         )
     elif tab == "gantt" and done:
         run = _pick(q.get("run"), done, 0)
-        doc = load_gantt(run)
+        index = load_gantt_index(run)
         t0, t1 = _num(q.get("t0")), _num(q.get("t1"))
-        figure = charts.gantt(doc, labels[run.pk], job=q.get("job", ""), server=q.get("server", ""), t0=t0, t1=t1)
-        ctx.update(run=run.pk, servers=[s["id"] for s in doc["servers"]])
+        job, server = q.get("job", ""), q.get("server", "")
+        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
+        ctx.update(run=run.pk, servers=index["servers"])
         ctx["figures"] = _figures("gantt", [figure])
     elif tab == "time" and done:
         docs = [(labels[r.pk], load_result(r)) for r in done]
