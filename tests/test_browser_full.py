@@ -106,6 +106,12 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     expect(page).to_have_url(re.compile(r"tab=gantt.*job=j2"))
     texts = set(page.locator(".gantt .barlayer .bartext").all_text_contents())
     assert texts <= {"j2"}
+    # zooming (as a mouse drag does) writes the window into the URL; reloading keeps it
+    page.locator(".gantt").evaluate("(g) => Plotly.relayout(g, {'xaxis.range[0]': 2.4, 'xaxis.range[1]': 9.2})")
+    expect(page).to_have_url(re.compile(r"job=j2.*t0=2&t1=10"))
+    page.reload()
+    expect(page.locator("input[name=t0]")).to_have_value("2")
+    assert page.locator(".gantt").evaluate("(g) => g.layout.xaxis.range") == [2, 10]
 
     # Utilisation tab
     page.click("a.tab[data-tab=time]")
