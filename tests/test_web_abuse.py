@@ -34,7 +34,7 @@ def test_an_upload_over_the_size_limit_is_refused_everywhere(client, user, tiny_
     assert "big.json: file is 33.0 MiB, larger than the 32 MiB limit" in response.content.decode()
     response = client.post(NEW, upload_data(tiny_cluster, big))
     assert "larger than the 32 MiB limit" in " ".join(response.context["form"].errors["trace_file"])
-    key = ApiToken.objects.create(user=user).key
+    key = ApiToken.issue(user)[1]
     api = Client(HTTP_AUTHORIZATION=f"Token {key}")
     response = api.post("/api/experiments/", upload_data(tiny_cluster, big))
     assert response.status_code == 400 and "larger than the 32 MiB limit" in response.json()["fields"]["trace_file"][0]

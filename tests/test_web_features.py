@@ -435,7 +435,7 @@ def test_a_run_whose_heartbeat_stopped_is_requeued_once_then_failed_with_the_rea
 
 @pytest.fixture
 def token(user):
-    return ApiToken.objects.create(user=user, name="script").key
+    return ApiToken.issue(user)[1]
 
 
 def test_the_api_creates_an_experiment_from_files_polls_it_and_returns_results(
@@ -496,10 +496,10 @@ def test_the_api_hides_other_users_experiments(other_user, tiny_cluster, tiny_tr
         trace_text=tiny_trace,
         owner=other_user,
     )
-    key = ApiToken.objects.create(user=other_user).key
+    key = ApiToken.issue(other_user)[1]
     from django.contrib.auth.models import User
 
-    intruder = ApiToken.objects.create(user=User.objects.create_user("eve", password="eve-password-1")).key
+    intruder = ApiToken.issue(User.objects.create_user("eve", password="eve-password-1"))[1]
     assert Client(HTTP_AUTHORIZATION=f"Token {key}").get(f"/api/experiments/{mine.pk}/").status_code == 200
     assert Client(HTTP_AUTHORIZATION=f"Token {intruder}").get(f"/api/experiments/{mine.pk}/").status_code == 404
     assert Client(HTTP_AUTHORIZATION=f"Token {intruder}").post(f"/api/experiments/{mine.pk}/cancel/").status_code == 404
@@ -625,3 +625,16 @@ def test_deleting_an_experiment_removes_its_rows_and_result_files(client, done_e
     assert client.post(reverse("experiment-delete", args=[done_experiment.pk])).url == reverse("home")
     assert not Experiment.objects.exists() and not Run.objects.exists()
     assert not any(default_storage.exists(n) or default_storage.exists(index_name(n)) for n in names)
+
+
+def test_api_keys_are_shown_once_and_stored_only_as_digests(client, user):
+    page = client.post(reverse("account"), {"name": "ci"}).content.decode()
+    key = page.split('id="new-token">New token (shown once): <code>')[1].split("</code>")[0]
+    token = ApiToken.objects.get()
+    assert token.name == "ci" and token.key != key and key not in client.get(reverse("account")).content.decode()
+    from django.test import Client
+
+    assert Client(HTTP_AUTHORIZATION=f"Token {key}").get("/api/experiments/").status_code == 200
+    assert Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/experiments/").status_code == 401
+    client.post(reverse("account"), {"revoke": token.pk})
+    assert Client(HTTP_AUTHORIZATION=f"Token {key}").get("/api/experiments/").status_code == 401

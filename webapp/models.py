@@ -11,6 +11,7 @@ read-only, to every signed-in user.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 from django.conf import settings
@@ -140,11 +141,16 @@ class ShareLink(models.Model):
         return f"share link of {self.experiment_id}"
 
 
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
 class ApiToken(models.Model):
-    """A key for the JSON API (``Authorization: Token <key>``); a user may hold several."""
+    """A key for the JSON API (``Authorization: Token <key>``); a user may hold several. Only the
+    key's SHA-256 is stored: the key itself is shown once, when it is issued."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    key = models.CharField(max_length=64, unique=True, default=new_token)
+    key = models.CharField(max_length=64, unique=True)  # SHA-256 (hex) of the key
     name = models.CharField(max_length=100, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     last_used = models.DateTimeField(null=True, blank=True)
@@ -154,3 +160,9 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"API token {self.name or self.pk} of {self.user_id}"
+
+    @classmethod
+    def issue(cls, user: object, name: str = "") -> tuple[ApiToken, str]:
+        """A new token and its key (the only time the key is known)."""
+        key = new_token()
+        return cls.objects.create(user=user, name=name, key=key_digest(key)), key

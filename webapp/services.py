@@ -31,7 +31,7 @@ from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
 from webapp import charts
-from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink
+from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
 from workers import tasks
 
@@ -115,7 +115,8 @@ def user_for_token(header: str) -> Any | None:
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "token" or not key.strip():
         return None
-    token = ApiToken.objects.select_related("user").filter(key=key.strip(), user__is_active=True).first()
+    digest = key_digest(key.strip())
+    token = ApiToken.objects.select_related("user").filter(key=digest, user__is_active=True).first()
     if token is None:
         return None
     ApiToken.objects.filter(pk=token.pk).update(last_used=timezone.now())

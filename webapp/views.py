@@ -252,8 +252,7 @@ def account(request: HttpRequest) -> HttpResponse:
             ApiToken.objects.filter(pk=int(request.POST["revoke"]), user=request.user).delete()
             messages.info(request, "API token revoked.")
         else:
-            token = ApiToken.objects.create(user=request.user, name=request.POST.get("name", "")[:100])
-            new_key = token.key
+            _, new_key = ApiToken.issue(request.user, request.POST.get("name", "")[:100])
     tokens = ApiToken.objects.filter(user=request.user)
     return render(request, "webapp/account.html", {"tokens": tokens, "new_key": new_key})
 
