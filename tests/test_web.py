@@ -300,7 +300,10 @@ def test_the_gantt_chart_has_a_row_per_server_and_tells_workers_from_parameter_s
 
     result = api.run(load_instance(tiny_cluster, "c.json", tiny_trace, "t.csv"), "drf", {}, 0)
     figure = charts.gantt(result, "drf")
-    traces = {t["name"]: t for t in figure["data"]}
+    legend = [t for t in figure["data"] if t.get("showlegend", True)]
+    assert [t["name"] for t in legend] == ["worker", "parameter server (PS)"]
+    assert all(t["x"] == [None] and t["marker"]["color"] == "#6b7280" for t in legend)  # grey swatches
+    traces = {t["name"]: t for t in figure["data"] if t.get("showlegend", True) is False}
     assert set(traces) == {"worker", "parameter server (PS)"}
     # bars are coloured by job (the same job has one colour), PS bars are hatched
     worker, ps = traces["worker"], traces["parameter server (PS)"]
@@ -310,7 +313,7 @@ def test_the_gantt_chart_has_a_row_per_server_and_tells_workers_from_parameter_s
         assert all(colours[job] == colour for job, colour in zip(t["text"], t["marker"]["color"], strict=True))
     assert len(set(colours.values())) > 1
     assert figure["layout"]["yaxis"]["ticktext"] == ["node-0", "node-1"]
-    bars = sum(len(t["x"]) for t in figure["data"])
+    bars = sum(len(t["x"]) for t in traces.values())
     assert bars == len(result["placements"])
     assert "%{customdata[0]}" in traces["worker"]["hovertemplate"]
     _job, role, type_, count, start, end, *_ = traces["worker"]["customdata"][0]

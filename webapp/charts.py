@@ -146,9 +146,11 @@ def gantt(
     order = {role: i for i, role in enumerate(ROLES)}
     outline = 1 if len(shown) <= OUTLINE_BARS else 0  # white edges part adjacent bars; on thin bars they hide them
     labels = len(shown) <= LABEL_BARS
-    data = [
-        _bar_trace(role, bars[role], outline, labels) for role in sorted(bars, key=lambda r: order.get(r, len(order)))
-    ]
+    roles = sorted(bars, key=lambda r: order.get(r, len(order)))
+    # Legend entries in a neutral grey (bars are coloured by job, so a role trace's own legend
+    # swatch would show some job's colour); each toggles its role's bars (same legend group).
+    data = [_legend_entry(role) for role in roles]
+    data += [_bar_trace(role, bars[role], outline, labels) for role in roles]
     shown_jobs = {p["job_id"] for p in shown}  # suspensions of the jobs on the chart only (100k segments: 0.7 s)
     own = {"placements": [p for p in result["placements"] if p["job_id"] in shown_jobs]}
     susp = [s for s in suspensions(own) if s[1] in rows]
@@ -409,6 +411,20 @@ def clock(seconds: float) -> str:
     return f"{days}d {text}" if days else text
 
 
+def _legend_entry(role: str) -> dict[str, Any]:
+    name, _, pattern = ROLES.get(role, (role, "#888888", ""))
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": name,
+        "legendgroup": role,
+        "x": [None],
+        "y": [None],
+        "marker": {"color": "#6b7280", "pattern": {"shape": pattern, "solidity": 0.4}},
+        "hoverinfo": "skip",
+    }
+
+
 def _bar_trace(role: str, b: Mapping[str, list[Any]], outline: float, labels: bool = True) -> dict[str, Any]:
     name, _, pattern = ROLES.get(role, (role, "#888888", ""))
     columns = {k: v for k, v in b.items() if k != "color"}
@@ -416,6 +432,8 @@ def _bar_trace(role: str, b: Mapping[str, list[Any]], outline: float, labels: bo
         "type": "bar",
         "orientation": "h",
         "name": name,
+        "legendgroup": role,
+        "showlegend": False,
         **columns,
         "marker": {
             "color": b["color"],  # bars are coloured by job; PS bars are hatched
