@@ -2,13 +2,17 @@
 
 import json
 import os
+import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
 
+from webapp import services
+from workers import tasks
 from workers.celery import app as celery_app
 from workers.tasks import simulate_run
 
+POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
 TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
 TEST_QUEUE = f"mlsched-tests-{os.getpid()}"  # one queue per test session: parallel checkouts never share one
 
@@ -44,7 +48,36 @@ def inline_tasks(settings, tmp_path, monkeypatch):
     the app would keep it for the real-worker tests.
     """
     settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(simulate_run, "delay", lambda *args: simulate_run.apply(args))
+    settings.MLSCHED_HEARTBEAT = 3600  # no heartbeat thread writes inside the test's transaction
+    quiet_recovery(settings)
+
+    def send_runs(run_ids):
+        for run_id in run_ids:
+            simulate_run.apply((run_id,))
+
+    monkeypatch.setattr(tasks, "send_runs", send_runs)
+
+
+def quiet_recovery(settings):
+    """Page loads do not run the lost-run recovery by themselves (tests call it with force=True)."""
+    settings.MLSCHED_RECOVER_EVERY = 1e9
+    services._last_recover[0] = time.monotonic()
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("mallory", password="mallory-password-1")
+
+
+@pytest.fixture
+def auth_client(client, user):
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture
@@ -63,3 +96,19 @@ def redis_worker(transactional_db, settings, tmp_path):
     )
     with start_worker(celery_app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
         yield
+
+
+@pytest.fixture
+def postgres_db():
+    """A new PostgreSQL database for one test (created in the server's ``test`` database, dropped
+    after), so that the migration state of ``test`` itself never matters."""
+    import psycopg
+
+    name = f"mlsched_test_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(f"{POSTGRES_SERVER}/test", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{POSTGRES_SERVER}/{name}"
+    finally:
+        with psycopg.connect(f"{POSTGRES_SERVER}/test", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

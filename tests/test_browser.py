@@ -22,9 +22,10 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture
-def page(live_server, redis_worker):
-    """A Chromium page on the live server. No ORM calls while it is open: Playwright's event loop
-    runs in this thread, and Django refuses database access from an async context."""
+def page(live_server, redis_worker, user):
+    """A Chromium page on the live server, signed in as ``user``. No ORM calls while it is open:
+    Playwright's event loop runs in this thread, and Django refuses database access from an async
+    context."""
     from playwright.sync_api import sync_playwright
 
     call_command("vendor_plotly")
@@ -32,6 +33,11 @@ def page(live_server, redis_worker):
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("#id_username", "alice")
+        page.fill("#id_password", "alice-password-1")
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("#account-link")
         yield page
         browser.close()
 
@@ -47,16 +53,19 @@ def test_an_upload_with_two_algorithms_ends_with_metrics_and_gantt_charts(page, 
     page.check("input[name=algorithms][value=fifo]")
     page.check("input[name=algorithms][value=drf]")
     assert page.is_visible("[data-params-for=fifo]") and not page.is_visible("[data-params-for=srtf]")
-    page.click("button[type=submit]")
+    page.click("#experiment-form button[type=submit]")
 
     page.wait_for_url(re.compile(r"/experiments/\d+/$"))
     page.wait_for_selector("#metrics")  # the page reloads itself once every run is done
-    expect(page.locator(".gantt.js-plotly-plot")).to_have_count(2)
-    for chart in page.locator(".gantt.js-plotly-plot").all():
-        assert chart.locator(".barlayer .point path").count() > 0
-        assert chart.locator(".legend .legendtext").all_text_contents() == ["worker", "parameter server (PS)"]
     expect(page.locator("#metrics tbody th")).to_have_text(["fifo", "drf"])
     expect(page.locator(".badge.done")).to_have_count(2)
+    experiment = page.url
+    for run in page.locator("#runs tr[data-run]").evaluate_all("rows => rows.map(r => r.dataset.run)"):
+        page.goto(f"{experiment}?tab=gantt&run={run}")
+        chart = page.locator(".gantt.js-plotly-plot")
+        expect(chart).to_have_count(1)
+        assert chart.locator(".barlayer .point path").count() > 0
+        assert chart.locator(".legend .legendtext").all_text_contents() == ["worker", "parameter server (PS)"]
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "browser-experiment.png"), full_page=True)
 
@@ -66,7 +75,7 @@ def test_a_bad_upload_shows_the_error_and_creates_nothing(page, live_server, tin
     page.set_input_files("#id_cluster_file", file_payload("cluster.json", tiny_cluster))
     page.set_input_files("#id_trace_file", file_payload("bad.csv", "job_id,arrival\nj1,abc\n"))
     page.check("input[name=algorithms][value=fifo]")
-    page.click("button[type=submit]")
+    page.click("#experiment-form button[type=submit]")
 
     expect(page.locator(".field.has-error .error")).to_have_text(
         "bad.csv, line 2, job 'j1', field 'arrival': 'abc' is not a number"

@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,22 +24,6 @@ from workers.tasks import simulate_run
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES_SERVER = "postgres://postgres@127.0.0.1:5432"
 POSTGRES_URL = f"{POSTGRES_SERVER}/test"
-
-
-@pytest.fixture
-def postgres_db():
-    """A new PostgreSQL database for one test (created in the server's ``test`` database, dropped
-    after), so that the migration state of ``test`` itself never matters."""
-    import psycopg
-
-    name = f"mlsched_test_{os.getpid()}_{time.monotonic_ns()}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{POSTGRES_SERVER}/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def make_run(cluster, trace, algorithm="fifo", **params):
@@ -133,8 +116,9 @@ def test_a_run_is_simulated_at_most_once(tiny_cluster, tiny_trace):
 def test_a_run_left_running_past_the_time_limit_is_declared_lost(tiny_cluster, tiny_trace, settings):
     run = make_run(tiny_cluster, tiny_trace)
     long_ago = timezone.now() - timedelta(seconds=settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE + 1)
-    Run.objects.filter(pk=run.pk).update(status="running", started=long_ago)
-    status = services.status(services.get_experiment(run.experiment_id))
+    Run.objects.filter(pk=run.pk).update(status="running", started=long_ago, heartbeat=timezone.now())
+    services.recover_runs(force=True)
+    status = services.status(Experiment.objects.get(pk=run.experiment_id))
     assert status["finished"] is True
     assert status["runs"][0]["status"] == "failed"
     assert "lost: no result within" in status["runs"][0]["error"]
@@ -211,6 +195,21 @@ def test_the_worker_command_records_runs_in_postgresql(tmp_path, postgres_db):
     assert failed["status"] == "failed" and "workers_min 5 is above workers_max 2" in failed["error"]
 
 
+def sign_in(base, username, password):
+    """A urllib opener with the session of ``username`` (the real login form, CSRF token included)."""
+    import http.cookiejar
+    import re
+    import urllib.parse
+
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    with opener.open(f"{base}/accounts/login/", timeout=5) as response:
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', response.read().decode()).group(1)
+    data = urllib.parse.urlencode({"username": username, "password": password, "csrfmiddlewaretoken": token})
+    with opener.open(f"{base}/accounts/login/", data.encode(), timeout=5) as response:
+        assert "/accounts/login/" not in response.url, "sign-in failed"
+    return opener
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -232,12 +231,14 @@ def test_run_local_serves_the_dashboard_and_simulates_the_example_without_any_se
         start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
+    opener = None
     try:
         status = None
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"{base}/experiments/1/status.json", timeout=5) as response:
+                opener = opener or sign_in(base, "lab", "lab")
+                with opener.open(f"{base}/experiments/1/status.json", timeout=5) as response:
                     status = json.load(response)
                 if status["finished"]:
                     break
@@ -246,7 +247,7 @@ def test_run_local_serves_the_dashboard_and_simulates_the_example_without_any_se
             time.sleep(0.5)
         assert status and status["finished"], (tmp_path / "run-local.log").read_text()
         assert {r["status"] for r in status["runs"]} == {"done"}
-        with urllib.request.urlopen(f"{base}/experiments/1/", timeout=10) as response:
+        with opener.open(f"{base}/experiments/1/?tab=gantt", timeout=10) as response:
             assert 'class="gantt"' in response.read().decode()
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

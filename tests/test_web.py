@@ -17,6 +17,13 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 NEW = reverse("experiment-new")
 
 
+@pytest.fixture
+def client(client, user):
+    """Every page needs a signed-in user (the anonymous cases are in tests/test_web_access.py)."""
+    client.force_login(user)
+    return client
+
+
 def upload(client, cluster, trace, trace_name="trace.csv", algorithms=("fifo",), **extra):
     """POST the form with files; ``cluster``/``trace`` are text or bytes."""
     as_bytes = lambda x: x if isinstance(x, bytes) else x.encode()  # noqa: E731
@@ -49,9 +56,9 @@ def assert_refused(response, field, *fragments):
 # Pages
 
 
-def test_the_home_page_lists_experiments_with_links(client, tiny_cluster, tiny_trace):
+def test_the_home_page_lists_experiments_with_links(client, user, tiny_cluster, tiny_trace):
     exp = Experiment.objects.create(
-        name="mine", source="upload", cluster_text=tiny_cluster, trace_name="t.csv", trace_text=tiny_trace
+        name="mine", source="upload", cluster_text=tiny_cluster, trace_name="t.csv", trace_text=tiny_trace, owner=user
     )
     page = client.get("/").content.decode()
     assert "mine" in page
@@ -226,14 +233,17 @@ def test_the_experiment_page_shows_metrics_and_a_gantt_chart_per_run_once_done(
     assert {r["algorithm"]: r["status"] for r in status["runs"]} == {"fifo": "done", "drf": "done"}
 
     page = client.get(response.url).content.decode()
-    assert 'id="metrics"' in page
+    assert 'id="metrics"' in page and "avg JCT" in page
     for run in exp.runs.all():
-        assert f'id="gantt-{run.pk}"' in page
-        assert f'id="figure-{run.pk}"' in page
         assert run.metrics["completed"] == 3
-    assert "vendor/plotly.min.js" in page
-    assert "avg JCT" in page
-    assert 'id="compare-0"' in page and "JCT distribution" in page and "gpu utilisation" in page
+        gantt = client.get(response.url, {"tab": "gantt", "run": run.pk}).content.decode()
+        assert 'class="gantt" id="gantt-0"' in gantt and 'id="gantt-figure-0"' in gantt
+        assert f'<option value="{run.pk}" selected>' in gantt
+        assert "vendor/plotly.min.js" in gantt
+    jct = client.get(response.url, {"tab": "jct"}).content.decode()
+    assert "JCT distribution" in jct and "average JCT" in jct and "JCT per job: fifo vs drf" in jct
+    time_tab = client.get(response.url, {"tab": "time"}).content.decode()
+    assert "gpu utilisation" in time_tab and "Admitted (solid" in time_tab
 
 
 def test_a_run_that_fails_shows_its_message_on_the_experiment_page(
@@ -290,11 +300,20 @@ def test_the_gantt_chart_has_a_row_per_server_and_tells_workers_from_parameter_s
 
     result = api.run(load_instance(tiny_cluster, "c.json", tiny_trace, "t.csv"), "drf", {}, 0)
     figure = charts.gantt(result, "drf")
-    traces = {t["name"]: t for t in figure["data"]}
+    legend = [t for t in figure["data"] if t.get("showlegend", True)]
+    assert [t["name"] for t in legend] == ["worker", "parameter server (PS)"]
+    assert all(t["x"] == [None] and t["marker"]["color"] == "#6b7280" for t in legend)  # grey swatches
+    traces = {t["name"]: t for t in figure["data"] if t.get("showlegend", True) is False}
     assert set(traces) == {"worker", "parameter server (PS)"}
-    assert traces["worker"]["marker"]["color"] != traces["parameter server (PS)"]["marker"]["color"]
+    # bars are coloured by job (the same job has one colour), PS bars are hatched
+    worker, ps = traces["worker"], traces["parameter server (PS)"]
+    assert worker["marker"]["pattern"]["shape"] == "" and ps["marker"]["pattern"]["shape"] == "/"
+    colours = dict(zip(worker["text"] + ps["text"], worker["marker"]["color"] + ps["marker"]["color"], strict=True))
+    for t in (worker, ps):
+        assert all(colours[job] == colour for job, colour in zip(t["text"], t["marker"]["color"], strict=True))
+    assert len(set(colours.values())) > 1
     assert figure["layout"]["yaxis"]["ticktext"] == ["node-0", "node-1"]
-    bars = sum(len(t["x"]) for t in figure["data"])
+    bars = sum(len(t["x"]) for t in traces.values())
     assert bars == len(result["placements"])
     assert "%{customdata[0]}" in traces["worker"]["hovertemplate"]
     _job, role, type_, count, start, end, *_ = traces["worker"]["customdata"][0]

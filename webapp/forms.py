@@ -16,12 +16,25 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
-from webapp.models import Experiment
+from webapp.models import Dataset, Experiment
 from webapp.services import Inputs, Submission
 from workers.runs import trace_format
 
 SEP = "__"  # parameter field names are "<algorithm>__<parameter>"
 MAX_PRESET_JOBS = 100_000
+MAX_SWEEP_VALUES = 50
+MAX_RUNS = 120  # runs one experiment may queue (algorithms x sweep values)
+MAX_TRACE_ROWS = 200_000  # jobs a trace sent through the web may hold (the CLI has no such cap)
+
+
+def too_many_rows(text: str, name: str) -> str | None:
+    """A message when a trace has more rows than the dashboard accepts (counted before parsing)."""
+    rows = text.count('"job_id"') if trace_format(name) == "json" else text.count("\n") - 1
+    if rows > MAX_TRACE_ROWS:
+        return f"{name}: {rows:,} rows, more than the {MAX_TRACE_ROWS:,} jobs the dashboard accepts (use the CLI)"
+    return None
+
+
 MIB = 2**20
 
 
@@ -44,7 +57,11 @@ def param_field(param: registry.Param) -> forms.Field:
 
 class ExperimentForm(forms.Form):
     source = forms.ChoiceField(
-        choices=[(Experiment.Source.UPLOAD, "Upload files"), (Experiment.Source.PRESET, "Preset")],
+        choices=[
+            (Experiment.Source.UPLOAD, "Upload files"),
+            (Experiment.Source.LIBRARY, "From my datasets"),
+            (Experiment.Source.PRESET, "Preset"),
+        ],
         widget=forms.RadioSelect,
         initial=Experiment.Source.UPLOAD,
         label="Inputs",
@@ -58,6 +75,8 @@ class ExperimentForm(forms.Form):
     trace_file = forms.FileField(
         required=False, allow_empty_file=True, label="Job trace", help_text="CSV, or JSON when the name ends in .json"
     )
+    cluster_dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False, label="Cluster spec")
+    trace_dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False, label="Trace")
     preset = forms.ChoiceField(required=False, initial="demo")
     # The preset checks jobs and size itself; the web form only caps the work one request may do.
     jobs = forms.IntegerField(required=False, max_value=MAX_PRESET_JOBS, help_text="Blank: the preset's default")
@@ -66,12 +85,32 @@ class ExperimentForm(forms.Form):
     algorithms = forms.MultipleChoiceField(
         widget=forms.CheckboxSelectMultiple, error_messages={"required": "Pick at least one algorithm."}
     )
+    mode = forms.ChoiceField(
+        choices=[(Experiment.Kind.COMPARISON, "Compare the algorithms"), (Experiment.Kind.SWEEP, "Sweep a parameter")],
+        widget=forms.RadioSelect,
+        initial=Experiment.Kind.COMPARISON,
+        required=False,  # blank: a comparison
+        label="Experiment",
+    )
+    sweep_param = forms.ChoiceField(required=False, label="Swept parameter")
+    sweep_values = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="Values",
+        help_text="A list (1, 2, 4) or a range start:stop:step (stop included), at most 50 values",
+    )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.user = user
+        mine = Dataset.objects.filter(owner=user.pk) if user is not None and user.pk else Dataset.objects.none()
+        self.fields["cluster_dataset"].queryset = mine.filter(kind=Dataset.Kind.CLUSTER)  # type: ignore[attr-defined]
+        self.fields["trace_dataset"].queryset = mine.filter(kind=Dataset.Kind.TRACE)  # type: ignore[attr-defined]
         self.specs = registry.all_specs()
+        names = sorted({p.name for spec in self.specs.values() for p in spec.params if p.type in (int, float)})
+        self.fields["sweep_param"].choices = [("", "—"), *((n, n) for n in names)]
         self.fields["algorithms"].choices = [(name, name) for name in self.specs]
         self.fields["preset"].choices = [(name, name) for name in presets.PRESETS]
         self.param_fields: dict[str, list[str]] = {}
@@ -83,6 +122,7 @@ class ExperimentForm(forms.Form):
                 self.param_fields[name].append(key)
         self.inputs: Inputs | None = None
         self.chosen: list[tuple[str, dict[str, Any]]] = []
+        self.sweep: dict[str, Any] = {}
 
     def algorithm_groups(self) -> list[dict[str, Any]]:
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
@@ -101,9 +141,15 @@ class ExperimentForm(forms.Form):
         data = super().clean()
         if data.get("source") == Experiment.Source.PRESET:
             loaded = self._preset_inputs(data)
+        elif data.get("source") == Experiment.Source.LIBRARY:
+            loaded = self._library_inputs(data)
         else:
             loaded = self._uploaded_inputs()
         self.chosen = self._chosen_algorithms(data)
+        if data.get("mode") == Experiment.Kind.SWEEP and self.chosen:
+            self.chosen = self._swept(data, self.chosen)
+        if len(self.chosen) > MAX_RUNS:
+            self.add_error(None, f"{len(self.chosen)} runs: an experiment may have at most {MAX_RUNS}")
         if loaded is not None:
             self.inputs, instance = loaded
             for name, _ in self.chosen:
@@ -119,7 +165,59 @@ class ExperimentForm(forms.Form):
             inputs=self.inputs,
             runs=self.chosen,
             seed=self.cleaned_data["seed"],
+            kind=self.cleaned_data.get("mode") or Experiment.Kind.COMPARISON,
+            sweep=self.sweep,
         )
+
+    def _swept(
+        self, data: dict[str, Any], chosen: list[tuple[str, dict[str, Any]]]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Each chosen algorithm once per value of the swept parameter (parsed by its registry entry)."""
+        name = data.get("sweep_param") or ""
+        if not name:
+            self.add_error("sweep_param", "Choose the parameter to sweep.")
+            return chosen
+        try:
+            raw = sweep_values(data.get("sweep_values") or "")
+        except ValueError as exc:
+            self.add_error("sweep_values", str(exc))
+            return chosen
+        runs = []
+        for algorithm, params in chosen:
+            param = next((p for p in self.specs[algorithm].params if p.name == name), None)
+            if param is None:
+                self.add_error("sweep_param", f"{algorithm} has no parameter {name}")
+                continue
+            for value in raw:
+                try:
+                    runs.append((algorithm, self.specs[algorithm].parse_params({**params, name: param.parse(value)})))
+                except InputError as exc:
+                    self.add_error("sweep_values", f"{algorithm}: {exc.problem}")
+                    return chosen
+        self.sweep = {"param": name, "values": [int(f) if (f := float(v)).is_integer() else f for v in raw]}
+        return runs
+
+    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance] | None:
+        cluster_ds: Dataset | None = data.get("cluster_dataset")
+        trace_ds: Dataset | None = data.get("trace_dataset")
+        if cluster_ds is None:
+            self.add_error("cluster_dataset", "Choose a cluster spec from your datasets.")
+        if trace_ds is None:
+            self.add_error("trace_dataset", "Choose a trace from your datasets.")
+        if cluster_ds is None or trace_ds is None:
+            return None
+        try:
+            parsed = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
+        except InputError as exc:
+            self.add_error("cluster_dataset", str(exc))
+            return None
+        try:
+            jobs = loaders.parse_trace(trace_ds.text, parsed, trace_ds.name, trace_format(trace_ds.name))
+        except InputError as exc:
+            self.add_error("trace_dataset", str(exc))
+            return None
+        inputs = Inputs(Experiment.Source.LIBRARY, cluster_ds.name, cluster_ds.text, trace_ds.name, trace_ds.text)
+        return inputs, Instance(parsed, jobs)
 
     def _uploaded_inputs(self) -> tuple[Inputs, Instance] | None:
         cluster = self._read_upload("cluster_file", "cluster.json")
@@ -130,6 +228,9 @@ class ExperimentForm(forms.Form):
             parsed = loaders.parse_cluster(cluster[1], cluster[0])
         except InputError as exc:
             self.add_error("cluster_file", str(exc))
+            return None
+        if message := too_many_rows(trace[1], trace[0]):
+            self.add_error("trace_file", message)
             return None
         try:
             jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]))
@@ -202,6 +303,37 @@ class ExperimentForm(forms.Form):
                 key = f"{name}{SEP}{(exc.field or '').removeprefix('param ')}"
                 self.add_error(key if key in self.fields else "algorithms", f"{name}: {exc.problem}")
         return chosen
+
+
+def sweep_values(text: str) -> list[str]:
+    """ "1, 2, 4" or "start:stop:step" (stop included) -> the values as strings; ValueError if bad."""
+    text = text.strip()
+    if not text:
+        raise ValueError("Give the values: a list (1, 2, 4) or a range start:stop:step.")
+    if ":" in text:
+        parts = [x.strip() for x in text.split(":")]
+        if len(parts) != 3:
+            raise ValueError(f"{text!r}: a range is start:stop:step")
+        try:
+            start, stop, step = (float(x) for x in parts)
+        except ValueError:
+            raise ValueError(f"{text!r}: start, stop and step must be numbers") from None
+        if step <= 0 or stop < start:
+            raise ValueError(f"{text!r}: the step must be positive and stop at least start")
+        count = int((stop - start) / step + 1e-9) + 1
+        if count > MAX_SWEEP_VALUES:
+            raise ValueError(f"{text!r} has {count} values, more than {MAX_SWEEP_VALUES}")
+        integral = all(float(x).is_integer() for x in (start, step))
+        return [f"{int(start + i * step)}" if integral else f"{start + i * step:.10g}" for i in range(count)]
+    values = [x.strip() for x in text.replace(";", ",").split(",") if x.strip()]
+    if len(values) > MAX_SWEEP_VALUES:
+        raise ValueError(f"{len(values)} values, more than {MAX_SWEEP_VALUES}")
+    for v in values:
+        try:
+            float(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a number") from None
+    return list(dict.fromkeys(values))
 
 
 def default_name(inputs: Inputs) -> str:

@@ -3,28 +3,78 @@
 Inputs are stored as text once they have fully validated. A run's result document is stored as a
 gzip-compressed JSON file referenced from the row (DESIGN section 8: large payloads live in files);
 its metrics are copied into the row so that tables never open the file.
+
+Ownership: datasets, experiments and API tokens belong to a user. Experiments without an owner
+(the examples ``load_examples`` creates, and rows from before accounts existed) are visible,
+read-only, to every signed-in user.
 """
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
+
+
+def new_token() -> str:
+    """An unguessable token (192 random bits, URL-safe): share links and API keys."""
+    return secrets.token_urlsafe(24)
+
+
+class Dataset(models.Model):
+    """An uploaded (or imported) cluster spec or trace in a user's library."""
+
+    class Kind(models.TextChoices):
+        CLUSTER = "cluster", "cluster spec"
+        TRACE = "trace", "trace"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=255)  # the file name; for traces its extension selects CSV or JSON
+    text = models.TextField()
+    size = models.PositiveBigIntegerField(default=0)  # bytes
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("dataset", args=[self.pk])
 
 
 class Experiment(models.Model):
     class Source(models.TextChoices):
         UPLOAD = "upload", "uploaded files"
         PRESET = "preset", "preset"
+        LIBRARY = "library", "datasets from the library"
 
+    class Kind(models.TextChoices):
+        COMPARISON = "comparison", "comparison"
+        SWEEP = "sweep", "sweep"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="experiments", null=True, blank=True
+    )
     name = models.CharField(max_length=200)
     created = models.DateTimeField(auto_now_add=True)
     source = models.CharField(max_length=10, choices=Source.choices)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.COMPARISON)
+    sweep = models.JSONField(default=dict, blank=True)  # {"param": name, "values": [...]} for a sweep
     preset = models.CharField(max_length=100, blank=True)  # preset name when source is "preset"
     preset_options = models.JSONField(default=dict, blank=True)  # {"jobs", "seed", "size"} given to the preset
     cluster_name = models.CharField(max_length=255, default="cluster.json")
     cluster_text = models.TextField()  # cluster spec, JSON
     trace_name = models.CharField(max_length=255)  # its extension selects CSV or JSON
     trace_text = models.TextField()
+    seed = models.PositiveBigIntegerField(default=0)  # frozen with the inputs: a rerun reproduces the runs
+    # Set while runs wait for the broker (it was unreachable at submission); cleared once all are sent.
+    pending_dispatch = models.BooleanField(default=False)
 
     class Meta:
         ordering = ("-created", "-id")
@@ -42,8 +92,9 @@ class Run(models.Model):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
+        CANCELLED = "cancelled"
 
-    FINISHED = (Status.DONE, Status.FAILED)
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
     algorithm = models.CharField(max_length=100)
@@ -56,6 +107,12 @@ class Run(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Execution bookkeeping (docs/architecture.md, "A run's life").
+    dispatched = models.BooleanField(default=True)  # a message for it reached the broker
+    attempts = models.PositiveIntegerField(default=0)  # claims so far (a lost run is re-queued once)
+    heartbeat = models.DateTimeField(null=True, blank=True)  # last sign of life of the worker running it
+    progress = models.FloatField(default=0.0)  # (jobs arrived + jobs ended) / (2 x jobs), 0..1
+    cancel_requested = models.BooleanField(default=False)
 
     class Meta:
         ordering = ("id",)
@@ -67,3 +124,45 @@ class Run(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+
+class ShareLink(models.Model):
+    """A read-only link to an experiment: an unguessable token, revocable, opening without login."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="share_links")
+    token = models.CharField(max_length=64, unique=True, default=new_token)
+    created = models.DateTimeField(auto_now_add=True)
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created", "-id")
+
+    def __str__(self) -> str:
+        return f"share link of {self.experiment_id}"
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A key for the JSON API (``Authorization: Token <key>``); a user may hold several. Only the
+    key's SHA-256 is stored: the key itself is shown once, when it is issued."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    key = models.CharField(max_length=64, unique=True)  # SHA-256 (hex) of the key
+    name = models.CharField(max_length=100, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created", "-id")
+
+    def __str__(self) -> str:
+        return f"API token {self.name or self.pk} of {self.user_id}"
+
+    @classmethod
+    def issue(cls, user: object, name: str = "") -> tuple[ApiToken, str]:
+        """A new token and its key (the only time the key is known)."""
+        key = new_token()
+        return cls.objects.create(user=user, name=name, key=key_digest(key)), key

@@ -1,24 +1,31 @@
 """The Django implementation of ``workers.runs.RunStore``: how a task reads and records a run.
 
-Every state change is one conditional UPDATE (queued -> running -> done/failed), so a redelivered
-task does not run twice and a late result cannot overwrite a run already declared lost.
+Every state change is one conditional UPDATE (queued -> running -> done/failed/cancelled), so a
+redelivered task does not run twice and a late result cannot overwrite a run declared lost.
+Database connection errors become ``TransientStoreError`` (the task retries those).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from functools import wraps
+from typing import Any, TypeVar
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import connection
+from django.db.models import F
+from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
 from webapp.models import Run
-from workers.runs import RunInput
+from workers.runs import RunInput, TransientStoreError
 
 ERROR_CHARS = 4000  # a failure message longer than this is cut (the validator lists at most 5 problems)
+
+T = TypeVar("T")
 
 
 def encode_result(result: Mapping[str, Any]) -> bytes:
@@ -30,10 +37,64 @@ def decode_result(data: bytes) -> dict[str, Any]:
     return doc
 
 
+def gantt_index(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Gantt chart needs of a result, as columns of small integers: parsing it is several
+    times faster than parsing the whole document (1.45 s for 101k placements), which also holds
+    jobs, progress segments and per-placement demand dicts."""
+    servers = [s["id"] for s in result["servers"]]
+    sidx = {sid: i for i, sid in enumerate(servers)}
+    names: dict[str, int] = {}  # job ids, roles and types share one string table
+    cols: dict[str, list[Any]] = {k: [] for k in ("job", "server", "role", "type", "count", "start", "end", "gpu")}
+    for p in result["placements"]:
+        cols["job"].append(names.setdefault(p["job_id"], len(names)))
+        cols["server"].append(sidx[p["server"]])
+        cols["role"].append(names.setdefault(p["role"], len(names)))
+        cols["type"].append(names.setdefault(p["type"], len(names)))
+        cols["count"].append(p["count"])
+        cols["start"].append(p["start"])
+        cols["end"].append(p["end"])
+        cols["gpu"].append(p.get("demand", {}).get("gpu"))  # None: the placement uses no GPU resource
+    return {"schema": "mlsched.gantt/1", "slot_seconds": result.get("slot_seconds"), "servers": servers,
+            "names": list(names), "placements": cols}  # fmt: skip
+
+
+def gantt_doc(index: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a result document ``charts.gantt`` reads, rebuilt from ``gantt_index``."""
+    names, c = index["names"], index["placements"]
+    servers = index["servers"]
+    placements = [
+        {"job_id": names[j], "server": servers[s], "role": names[r], "type": names[t], "count": n, "start": a,
+         "end": b, "demand": {} if g is None else {"gpu": g}}
+        for j, s, r, t, n, a, b, g in zip(
+            c["job"], c["server"], c["role"], c["type"], c["count"], c["start"], c["end"], c["gpu"], strict=True
+        )
+    ]  # fmt: skip
+    return {"slot_seconds": index["slot_seconds"], "servers": [{"id": s} for s in servers], "placements": placements}
+
+
+def index_name(result_name: str) -> str:
+    return result_name.removesuffix(".json.gz") + ".gantt.json.gz"
+
+
+def transient(method: Callable[..., T]) -> Callable[..., T]:
+    @wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return method(*args, **kwargs)
+        except (OperationalError, InterfaceError) as exc:
+            if not connection.in_atomic_block:
+                connection.close()  # a broken connection is not reused by the retry
+            raise TransientStoreError(str(exc)) from exc
+
+    return wrapper
+
+
 class DjangoRunStore:
+    @transient
     def claim(self, run_id: int) -> RunInput | None:
-        claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-            status=Run.Status.RUNNING, started=timezone.now()
+        now = timezone.now()
+        claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED, cancel_requested=False).update(
+            status=Run.Status.RUNNING, started=now, heartbeat=now, progress=0.0, attempts=F("attempts") + 1
         )
         if not claimed:
             return None
@@ -49,16 +110,42 @@ class DjangoRunStore:
             seed=run.seed,
         )
 
+    @transient
+    def beat(self, run_id: int, progress: float) -> str | None:
+        alive = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING)
+        if not alive.update(heartbeat=timezone.now(), progress=min(max(progress, 0.0), 1.0)):
+            return "gone"
+        return "cancel" if alive.filter(cancel_requested=True).exists() else None
+
+    @transient
     def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
         experiment_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
         name = default_storage.save(f"results/{experiment_id}/run-{run_id}.json.gz", ContentFile(encode_result(result)))
         updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
-            status=Run.Status.DONE, metrics=result["metrics"], result=name, finished=timezone.now()
+            status=Run.Status.DONE,
+            metrics=result["metrics"],
+            result=name,
+            finished=timezone.now(),
+            progress=1.0,
+            error="",
         )
-        if not updated:  # declared lost meanwhile: keep the recorded failure, drop the late result
+        if not updated:  # declared lost meanwhile: keep the recorded outcome, drop the late result
             default_storage.delete(name)
+            return
+        # The Gantt index beside the result (a missing index only makes the Gantt page slower).
+        default_storage.save(index_name(name), ContentFile(encode_result(gantt_index(result))))
 
+    @transient
     def fail(self, run_id: int, message: str) -> None:
         Run.objects.filter(pk=run_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).update(
             status=Run.Status.FAILED, error=message[:ERROR_CHARS], finished=timezone.now()
         )
+
+    @transient
+    def cancelled(self, run_id: int, message: str) -> None:
+        Run.objects.filter(pk=run_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).update(
+            status=Run.Status.CANCELLED, error=message[:ERROR_CHARS], finished=timezone.now()
+        )
+
+    def release(self) -> None:
+        connection.close()

@@ -1,9 +1,19 @@
-"""What the views do: create experiments, queue their runs, report status and assemble pages."""
+"""What the views do: create experiments, queue and recover their runs, report status, assemble pages.
+
+Access: every object is fetched through a helper that takes the user (or a share token), so that
+another user's experiment, run or dataset is a 404 like a missing one.
+"""
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
+import json
 import logging
+import threading
+import time
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -11,17 +21,23 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from scheduling import prices as price_schema
 from webapp import charts
-from webapp.models import Experiment, Run
+from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
-from workers.tasks import simulate_run
+from workers import tasks
 
 logger = logging.getLogger(__name__)
+
+User = AbstractBaseUser | AnonymousUser
 
 
 @dataclass(frozen=True)
@@ -43,75 +59,236 @@ class Submission:
     inputs: Inputs
     runs: Sequence[tuple[str, Mapping[str, Any]]]  # (algorithm, parsed parameters), in order
     seed: int
+    kind: str = Experiment.Kind.COMPARISON
+    sweep: Mapping[str, Any] = field(default_factory=dict)  # {"param", "values"} of a sweep
 
 
 # ---------------------------------------------------------------------------------------------
 # Access helpers: the one way views fetch objects.
 
 
-def get_experiment(pk: int) -> Experiment:
-    """The experiment with its runs, after failing those whose worker was lost."""
-    expire_lost_runs()
-    exp: Experiment = get_object_or_404(Experiment.objects.prefetch_related("runs"), pk=pk)
+def visible_experiments(user: Any) -> QuerySet[Experiment]:
+    """The user's experiments and the shared examples (no owner)."""
+    return Experiment.objects.filter(Q(owner=user.pk) | Q(owner__isnull=True))
+
+
+def get_experiment(pk: int, user: Any, *, write: bool = False) -> Experiment:
+    """The experiment with its runs (after recovering lost runs); 404 unless the user may see it
+    (``write``: may change it, i.e. owns it, or is staff for the examples)."""
+    recover_runs()
+    qs = visible_experiments(user).prefetch_related("runs")
+    exp: Experiment = get_object_or_404(qs, pk=pk)
+    if write and exp.owner_id != user.pk and not (exp.owner_id is None and user.is_staff):
+        raise Http404("read-only experiment")
     return exp
 
 
-def get_result_file(pk: int) -> tuple[Run, bytes]:
-    """A done run and its result document as JSON bytes (404 for any other run)."""
-    run = get_object_or_404(Run, pk=pk, status=Run.Status.DONE)
-    with run.result.open("rb") as f:
-        return run, gzip.decompress(f.read())
+def get_shared(token: str) -> tuple[Experiment, ShareLink]:
+    """The experiment behind a live share link; 404 for an unknown or revoked token."""
+    recover_runs()
+    link = get_object_or_404(ShareLink.objects.select_related("experiment"), token=token, revoked__isnull=True)
+    exp = Experiment.objects.prefetch_related("runs").get(pk=link.experiment_id)
+    return exp, link
 
 
-def list_experiments() -> list[Experiment]:
-    expire_lost_runs()
-    return list(Experiment.objects.prefetch_related("runs"))
+def get_run(exp: Experiment, pk: int, *, done: bool = False) -> Run:
+    """A run of ``exp`` (``done``: only a finished, successful one); 404 otherwise."""
+    filters: dict[str, Any] = {"pk": pk, "experiment": exp}
+    if done:
+        filters["status"] = Run.Status.DONE
+    run: Run = get_object_or_404(Run, **filters)
+    return run
+
+
+def get_dataset(pk: int, user: Any) -> Dataset:
+    ds: Dataset = get_object_or_404(Dataset, pk=pk, owner=user.pk)
+    return ds
+
+
+def list_experiments(user: Any) -> list[Experiment]:
+    recover_runs()
+    return list(visible_experiments(user).prefetch_related("runs"))
+
+
+def user_for_token(header: str) -> Any | None:
+    """The user of an ``Authorization: Token <key>`` header, or None."""
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "token" or not key.strip():
+        return None
+    digest = key_digest(key.strip())
+    token = ApiToken.objects.select_related("user").filter(key=digest, user__is_active=True).first()
+    if token is None:
+        return None
+    ApiToken.objects.filter(pk=token.pk).update(last_used=timezone.now())
+    return token.user
 
 
 # ---------------------------------------------------------------------------------------------
-# Creating and running
+# Creating, dispatching, cancelling
 
 
-def create_experiment(sub: Submission) -> Experiment:
-    """Store the experiment and one queued run per algorithm; the runs are queued after commit."""
+def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
+    """Store the experiment and one queued run per (algorithm, parameters); after commit the runs
+    are sent as one Celery group. If the broker is unreachable the experiment is kept and its runs
+    wait (``pending_dispatch``); ``recover_runs`` sends them when the broker is back."""
     with transaction.atomic():
         inputs = sub.inputs
         exp = Experiment.objects.create(
+            owner=owner if owner is not None and getattr(owner, "pk", None) else None,
             name=sub.name,
             source=inputs.source,
+            kind=sub.kind,
+            sweep=dict(sub.sweep),
             preset=inputs.preset,
             preset_options=dict(inputs.preset_options),
             cluster_name=inputs.cluster_name,
             cluster_text=inputs.cluster_text,
             trace_name=inputs.trace_name,
             trace_text=inputs.trace_text,
+            seed=sub.seed,
         )
-        for algorithm, params in sub.runs:
-            run = Run.objects.create(experiment=exp, algorithm=algorithm, params=dict(params), seed=sub.seed)
-            transaction.on_commit(partial(enqueue, run.pk))
+        runs = Run.objects.bulk_create(
+            [Run(experiment=exp, algorithm=a, params=dict(p), seed=sub.seed, dispatched=False) for a, p in sub.runs]
+        )
+        ids = [r.pk for r in runs] or list(exp.runs.values_list("pk", flat=True))
+        transaction.on_commit(partial(dispatch, exp.pk, ids))
     return exp
 
 
-def enqueue(run_id: int) -> None:
-    """Hand a run to the workers; if the broker cannot be reached the run fails with that reason."""
+def dispatch(experiment_id: int, run_ids: Sequence[int]) -> bool:
+    """Send runs to the workers (one group); on a broker error keep them waiting. True if sent."""
     try:
-        simulate_run.delay(run_id)
+        tasks.send_runs(run_ids)
     except OperationalError as exc:
-        logger.exception("could not queue run %s", run_id)
-        Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-            status=Run.Status.FAILED, error=f"could not reach the task queue: {exc}", finished=timezone.now()
-        )
+        logger.warning("broker unreachable, %d runs of experiment %s wait: %s", len(run_ids), experiment_id, exc)
+        Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=True)
+        return False
+    Run.objects.filter(pk__in=run_ids).update(dispatched=True)
+    if not Run.objects.filter(experiment_id=experiment_id, dispatched=False, status=Run.Status.QUEUED).exists():
+        Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=False)
+    return True
+
+
+def enqueue(run_id: int) -> bool:
+    """Send one run (kept for scripts and tests); see ``dispatch``."""
+    exp_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
+    Run.objects.filter(pk=run_id).update(dispatched=False)
+    return dispatch(exp_id, [run_id])
+
+
+_recover_lock = threading.Lock()
+_last_recover = [0.0]
+
+
+def recover_runs(force: bool = False) -> dict[str, int]:
+    """Make sure no run is stuck: at most every MLSCHED_RECOVER_EVERY seconds (or when forced),
+
+    * a running run whose heartbeat stopped (its worker died or was killed) is re-queued while it
+      has had fewer than MLSCHED_MAX_ATTEMPTS claims, else failed with the reason; a run the user
+      asked to cancel is marked cancelled;
+    * a running run past the time limit plus grace is failed (the solo pool cannot enforce limits);
+    * queued runs the broker never took (it was down) are sent again.
+    """
+    now_mono = time.monotonic()
+    with _recover_lock:
+        if not force and now_mono - _last_recover[0] < settings.MLSCHED_RECOVER_EVERY:
+            return {}
+        _last_recover[0] = now_mono
+    now = timezone.now()
+    counts = {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0}
+    stale = now - timedelta(seconds=settings.MLSCHED_HEARTBEAT_TIMEOUT)
+    running = Run.objects.filter(status=Run.Status.RUNNING)
+    counts["cancelled"] += running.filter(cancel_requested=True, heartbeat__lt=stale).update(
+        status=Run.Status.CANCELLED, error="cancelled (its worker had stopped)", finished=now
+    )
+    for run in running.filter(Q(heartbeat__lt=stale) | Q(heartbeat__isnull=True, started__lt=stale)):
+        same = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, heartbeat=run.heartbeat)
+        if run.attempts < settings.MLSCHED_MAX_ATTEMPTS:
+            silence = settings.MLSCHED_HEARTBEAT_TIMEOUT
+            note = f"attempt {run.attempts} lost its worker (no heartbeat for {silence:g} s); re-queued"
+            if same.update(status=Run.Status.QUEUED, dispatched=False, error=note, progress=0.0):
+                counts["requeued"] += 1
+                logger.warning("run %s: %s", run.pk, note)
+        else:
+            reason = (
+                f"lost: the worker stopped or was killed during attempt {run.attempts} of "
+                f"{settings.MLSCHED_MAX_ATTEMPTS} (no heartbeat for {settings.MLSCHED_HEARTBEAT_TIMEOUT:g} s)"
+            )
+            counts["failed"] += same.update(status=Run.Status.FAILED, error=reason, finished=now)
+    limit = settings.MLSCHED_RUN_TIME_LIMIT
+    cutoff = now - timedelta(seconds=limit + settings.MLSCHED_STALE_GRACE)
+    counts["failed"] += Run.objects.filter(status=Run.Status.RUNNING, started__lt=cutoff).update(
+        status=Run.Status.FAILED,
+        error=f"lost: no result within the {limit} s time limit (the worker stopped or was killed)",
+        finished=now,
+    )
+    waiting: dict[int, list[int]] = {}
+    for run_id, exp_id in Run.objects.filter(status=Run.Status.QUEUED, dispatched=False).values_list(
+        "pk", "experiment_id"
+    ):
+        waiting.setdefault(exp_id, []).append(run_id)
+    for exp_id, ids in waiting.items():
+        if not dispatch(exp_id, ids):
+            break  # the broker is still down: try again later
+        counts["dispatched"] += len(ids)
+    return counts
 
 
 def expire_lost_runs() -> int:
-    """Fail runs "running" for longer than the time limit allows: their worker died or was killed."""
-    limit = settings.MLSCHED_RUN_TIME_LIMIT
-    cutoff = timezone.now() - timedelta(seconds=limit + settings.MLSCHED_STALE_GRACE)
-    return Run.objects.filter(status=Run.Status.RUNNING, started__lt=cutoff).update(
-        status=Run.Status.FAILED,
-        error=f"lost: no result within the {limit} s time limit (the worker stopped or was killed)",
-        finished=timezone.now(),
+    """Compatibility name: run the recovery now; the number of runs failed."""
+    return recover_runs(force=True).get("failed", 0)
+
+
+def cancel(exp: Experiment, run: Run | None = None) -> int:
+    """Cancel one run or all unfinished runs of ``exp``: a queued run at once, a running one at its
+    worker's next heartbeat (the worker stops at its next decision). Returns the runs affected."""
+    runs = exp.runs.filter(pk=run.pk) if run is not None else exp.runs.all()
+    now = timezone.now()
+    n = runs.filter(status=Run.Status.QUEUED).update(
+        status=Run.Status.CANCELLED, cancel_requested=True, error="cancelled by the user", finished=now
     )
+    n += runs.filter(status=Run.Status.RUNNING).update(cancel_requested=True)
+    return n
+
+
+def delete_experiment(exp: Experiment) -> None:
+    """Cancel what still runs, delete the rows and the stored result files (and Gantt indexes)."""
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import index_name
+
+    cancel(exp)
+    names = [r.result.name for r in exp.runs.all() if r.result]
+    exp.delete()
+    for name in names:
+        for path in (name, index_name(name)):
+            if default_storage.exists(path):
+                default_storage.delete(path)
+
+
+def rerun(exp: Experiment, owner: Any) -> Experiment:
+    """A new experiment with the same frozen inputs, runs and seed."""
+    sub = Submission(
+        name=f"{exp.name} (rerun)",
+        inputs=Inputs(
+            exp.source, exp.cluster_name, exp.cluster_text, exp.trace_name, exp.trace_text, exp.preset,
+            exp.preset_options,
+        ),
+        runs=[(r.algorithm, r.params) for r in exp.runs.all()],
+        seed=exp.seed,
+        kind=exp.kind,
+        sweep=exp.sweep,
+    )  # fmt: skip
+    return create_experiment(sub, owner)
+
+
+def share(exp: Experiment) -> ShareLink:
+    link: ShareLink = ShareLink.objects.create(experiment=exp)
+    return link
+
+
+def revoke(exp: Experiment, token_pk: int) -> None:
+    ShareLink.objects.filter(pk=token_pk, experiment=exp, revoked__isnull=True).update(revoked=timezone.now())
 
 
 def load_result(run: Run) -> dict[str, Any]:
@@ -119,65 +296,251 @@ def load_result(run: Run) -> dict[str, Any]:
         return decode_result(f.read())
 
 
+def load_gantt_index(run: Run) -> dict[str, Any]:
+    """The compact Gantt index written beside the result; built from the result document for runs
+    that finished before indexes existed."""
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import gantt_index, index_name
+
+    name = index_name(run.result.name)
+    if default_storage.exists(name):
+        with default_storage.open(name, "rb") as f:
+            return decode_result(f.read())
+    return gantt_index(load_result(run))
+
+
+def result_bytes(run: Run) -> bytes:
+    with run.result.open("rb") as f:
+        return gzip.decompress(f.read())
+
+
 # ---------------------------------------------------------------------------------------------
-# Pages
+# Status and pages
+
+
+def run_label(run: Run, exp: Experiment) -> str:
+    """How a run is named in charts: its algorithm, and the swept value in a sweep (or parameters
+    that differ between runs of one algorithm)."""
+    if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param") in run.params:
+        return f"{run.algorithm} {exp.sweep['param']}={charts.format_value(run.params[exp.sweep['param']])}"
+    return f"{run.algorithm} #{run.pk}" if _duplicate_algorithms(exp).get(run.algorithm, 0) > 1 else run.algorithm
+
+
+def _duplicate_algorithms(exp: Experiment) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in exp.runs.all():
+        counts[r.algorithm] = counts.get(r.algorithm, 0) + 1
+    return counts
 
 
 def status(exp: Experiment) -> dict[str, Any]:
-    """The experiment page's polling payload."""
+    """The experiment page's (and the API's) polling payload."""
     runs = list(exp.runs.all())
     return {
         "experiment": exp.pk,
+        "name": exp.name,
+        "kind": exp.kind,
         "finished": all(r.is_finished for r in runs),
+        "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
         "runs": [
             {
                 "id": r.pk,
                 "algorithm": r.algorithm,
+                "params": r.params,
+                "seed": r.seed,
                 "status": r.status,
+                "progress": round(r.progress, 4),
+                "attempts": r.attempts,
                 "error": r.error,
                 "started": r.started.isoformat() if r.started else None,
                 "finished": r.finished.isoformat() if r.finished else None,
+                "metrics": r.metrics if r.status == Run.Status.DONE else None,
             }
             for r in runs
         ],
     }
 
 
-def experiment_page(exp: Experiment) -> dict[str, Any]:
+TABS = (
+    ("summary", "Summary"),
+    ("jct", "JCT"),
+    ("gantt", "Gantt"),
+    ("time", "Utilisation"),
+    ("prices", "Prices"),
+    ("inputs", "Inputs"),
+)
+
+
+def _num(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    return [
+        {"dom_id": f"{prefix}-{i}", "script_id": f"{prefix}-figure-{i}", "figure": f}
+        for i, f in enumerate(x for x in figures if x is not None)
+    ]
+
+
+def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Context of the experiment page; ``query`` is the view state from the URL (tab, run, filters)."""
+    q = dict(query or {})
+    tab = q.get("tab") if q.get("tab") in dict(TABS) else "summary"
     runs = list(exp.runs.all())
-    results = {r.pk: load_result(r) for r in runs if r.status == Run.Status.DONE}
-    slot_seconds = next(iter(results.values()))["slot_seconds"] if results else None
-    return {
+    done = [r for r in runs if r.status == Run.Status.DONE]
+    labels = {r.pk: run_label(r, exp) for r in runs}
+    ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,
+        "labels": labels,
         "finished": all(r.is_finished for r in runs),
+        "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "tab": tab,
+        "tabs": TABS,
+        "query": q,
         "metric_columns": charts.METRIC_COLUMNS,
-        "metric_rows": [charts.metrics_row(r.algorithm, r.params, results[r.pk]) for r in runs if r.pk in results],
-        "slot_seconds": slot_seconds,
-        "gantts": [
-            {
-                "dom_id": f"gantt-{r.pk}",
-                "script_id": f"figure-{r.pk}",
-                "figure": charts.gantt(results[r.pk], r.algorithm),
-            }
-            for r in runs
-            if r.pk in results
-        ],
-        "comparisons": _comparisons([(r.algorithm, results[r.pk]) for r in runs if r.pk in results]),
-        "cluster_preview": preview(exp.cluster_text),
-        "trace_preview": preview(exp.trace_text),
+        "done_runs": [(r.pk, labels[r.pk]) for r in done],
+        "figures": [],
     }
+    ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
+    if tab == "summary":
+        if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param"):
+            param = exp.sweep["param"]
+            points = [(r.algorithm, r.params.get(param), r.metrics or {}) for r in done if param in r.params]
+            ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
+    elif tab == "jct" and done:
+        docs = [(labels[r.pk], load_result(r)) for r in done]
+        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
+        a = _pick(q.get("a"), done, 0)
+        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
+        ctx.update(a=a.pk, b=b.pk)
+        ctx["figures"] = _figures(
+            "jct",
+            [
+                *charts.metric_bars(docs),
+                charts.jct_cdf(docs),
+                charts.jct_box(docs),
+                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
+                charts.timeliness(docs),
+            ],
+        )
+    elif tab == "gantt" and done:
+        run = _pick(q.get("run"), done, 0)
+        index = load_gantt_index(run)
+        t0, t1 = _num(q.get("t0")), _num(q.get("t1"))
+        job, server = q.get("job", ""), q.get("server", "")
+        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
+        ctx.update(run=run.pk, servers=index["servers"])
+        ctx["figures"] = _figures("gantt", [figure])
+    elif tab == "time" and done:
+        docs = [(labels[r.pk], load_result(r)) for r in done]
+        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
+    elif tab == "prices":
+        priced = []
+        for r in done:
+            doc = load_result(r)
+            p = doc.get("prices")
+            if isinstance(p, Mapping) and p.get("schema") == price_schema.SCHEMA:
+                priced.append((r, p))
+        ctx["priced_runs"] = [(r.pk, labels[r.pk]) for r, _ in priced]
+        if priced:
+            chosen = next((x for x in priced if str(x[0].pk) == q.get("run")), priced[0])
+            ctx["run"] = chosen[0].pk
+            ctx["prices"] = chosen[1]
+            ctx["figures"] = _figures("prices", charts.price_lines(chosen[1]))
+    elif tab == "inputs":
+        ctx["cluster_preview"] = preview(exp.cluster_text)
+        ctx["trace_preview"] = preview(exp.trace_text)
+    return ctx
 
 
-def _comparisons(runs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Figures comparing the experiment's finished runs, each with its DOM and JSON script ids."""
-    if not runs:
-        return []
-    figures = [charts.jct_cdf(runs), *charts.utilization(runs)]
-    return [{"dom_id": f"compare-{i}", "script_id": f"compare-figure-{i}", "figure": f} for i, f in enumerate(figures)]
+def _pick(value: str | None, runs: Sequence[Run], default: int) -> Run:
+    return next((r for r in runs if str(r.pk) == value), runs[default])
 
 
 def preview(text: str, lines: int = 25, chars: int = 5000) -> str:
     """The head of an input file for display."""
     head = "\n".join(text[:chars].splitlines()[:lines])
     return head if len(head) >= len(text.rstrip()) else head + "\n…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Exports
+
+JOB_COLUMNS = ("job_id", "arrival", "admitted", "start", "completion", "jct", "weight", "utility",
+               "work_required", "work_done", "preemptions")  # fmt: skip
+PLACEMENT_COLUMNS = ("job_id", "server", "role", "type", "count", "start", "end", "demand")
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell; text starting with a formula character is prefixed with ' (spreadsheet injection)."""
+    if isinstance(value, Mapping):
+        value = json.dumps(value, separators=(",", ":"), sort_keys=True)
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def jobs_csv(doc: Mapping[str, Any]) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(JOB_COLUMNS)
+    for j in doc["jobs"]:
+        jct = j["completion"] - j["arrival"] if j["completion"] is not None else None
+        w.writerow([_csv_cell(jct if c == "jct" else j.get(c)) for c in JOB_COLUMNS])
+    return out.getvalue()
+
+
+def placements_csv(doc: Mapping[str, Any]) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(PLACEMENT_COLUMNS)
+    for p in doc["placements"]:
+        w.writerow([_csv_cell(p.get(c)) for c in PLACEMENT_COLUMNS])
+    return out.getvalue()
+
+
+def experiment_zip(exp: Experiment) -> bytes:
+    """Inputs, the frozen experiment description, and per done run its result and CSVs."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"inputs/{_safe(exp.cluster_name)}", exp.cluster_text)
+        z.writestr(f"inputs/{_safe(exp.trace_name)}", exp.trace_text)
+        z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
+        for r in exp.runs.all():
+            if r.status != Run.Status.DONE:
+                continue
+            doc = load_result(r)
+            base = f"runs/{r.pk}-{_safe(r.algorithm)}"
+            z.writestr(f"{base}/result.json", json.dumps(doc, separators=(",", ":")))
+            z.writestr(f"{base}/jobs.csv", jobs_csv(doc))
+            z.writestr(f"{base}/placements.csv", placements_csv(doc))
+    return buf.getvalue()
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:100] or "file"
+
+
+def describe(exp: Experiment) -> dict[str, Any]:
+    """The experiment as the API and the zip export show it."""
+    return {
+        "id": exp.pk,
+        "name": exp.name,
+        "kind": exp.kind,
+        "sweep": exp.sweep or None,
+        "created": exp.created.isoformat(),
+        "source": exp.source,
+        "preset": exp.preset or None,
+        "preset_options": exp.preset_options or None,
+        "cluster_name": exp.cluster_name,
+        "trace_name": exp.trace_name,
+        "seed": exp.seed,
+        **{k: v for k, v in status(exp).items() if k not in ("experiment", "name", "kind")},
+    }

@@ -3,7 +3,11 @@
 * ``DATABASE_URL`` (dj-database-url), else SQLite at ``var/db.sqlite3``;
 * ``REDIS_URL``: Celery broker and result backend, else kombu's server-less filesystem transport
   under ``var/broker/`` (one solo-pool worker, see bin/run-local);
-* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` (comma-separated);
+* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` and
+  ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated), ``DJANGO_SECURE_COOKIES`` (1 behind HTTPS);
+* ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account), ``MLSCHED_HEARTBEAT``,
+  ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
+  ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
 """
@@ -31,8 +35,15 @@ VAR_DIR = Path(os.environ.get("MLSCHED_VAR_DIR") or BASE_DIR / "var")
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY")
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", *env_list("DJANGO_ALLOWED_HOSTS")]
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")  # e.g. https://lab.example.org behind a proxy
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)  # 1 when served over HTTPS
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
     "django.contrib.staticfiles",
     "webapp",
 ]
@@ -40,10 +51,21 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a signed-in user unless its view is marked @login_not_required
+    # (sign-in, sign-up, share links, the token-authenticated API, the health check).
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+MLSCHED_OPEN_SIGNUP = env_bool("MLSCHED_OPEN_SIGNUP", True)  # anyone may create an account at /accounts/signup/
 
 ROOT_URLCONF = "webapp.urls"
 WSGI_APPLICATION = "webapp.wsgi.application"
@@ -54,7 +76,11 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
-            "context_processors": ["django.template.context_processors.request"],
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
         },
     },
 ]
@@ -85,6 +111,17 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = True  # WhiteNoise serves static/ directly (no STATIC_ROOT, no collectstatic step)
 WHITENOISE_AUTOREFRESH = DEBUG
 
+
+def static_cache_headers(headers: dict[str, str], path: str, url: str) -> None:
+    """WhiteNoise hook: the vendored plotly.js (4.8 MB, changes only with the plotly pin) may be
+    cached by browsers for a day, so that a returning user's page does not download and compile it
+    again; the app's own CSS and JS keep WhiteNoise's short default."""
+    if url.endswith("/vendor/plotly.min.js"):
+        headers["Cache-Control"] = "public, max-age=86400"
+
+
+WHITENOISE_ADD_HEADERS_FUNCTION = static_cache_headers
+
 # Stored results (gzip JSON files referenced from the Run rows, DESIGN section 8).
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"  # not served: results are read through the app's own views
@@ -103,12 +140,23 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
 MLSCHED_RUN_TIME_LIMIT = int(os.environ.get("MLSCHED_RUN_TIME_LIMIT", "1800"))
 MLSCHED_STALE_GRACE = 120  # seconds past the time limit before a "running" run is declared lost
+# A running task beats every MLSCHED_HEARTBEAT seconds (and writes its progress then); a run whose
+# beat is older than MLSCHED_HEARTBEAT_TIMEOUT lost its worker: it is re-queued while it has had
+# fewer than MLSCHED_MAX_ATTEMPTS claims, else failed with the reason.
+MLSCHED_HEARTBEAT = float(os.environ.get("MLSCHED_HEARTBEAT", "2"))
+MLSCHED_HEARTBEAT_TIMEOUT = float(os.environ.get("MLSCHED_HEARTBEAT_TIMEOUT", "60"))
+MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
+# Lost-run checks and re-dispatch of runs the broker did not take run at most this often (seconds),
+# from any page or API call that lists runs, and from `manage.py recover_runs`.
+MLSCHED_RECOVER_EVERY = float(os.environ.get("MLSCHED_RECOVER_EVERY", "5"))
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * MLSCHED_RUN_TIME_LIMIT}
+    # Above the hard limit: an unacknowledged (acks_late) message is redelivered only after a run
+    # could not possibly still be running.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * MLSCHED_RUN_TIME_LIMIT + 120}
 else:
     BROKER_DIR = VAR_DIR / "broker"
     CELERY_BROKER_URL = "filesystem://"
@@ -127,6 +175,13 @@ CELERY_TASK_SOFT_TIME_LIMIT = MLSCHED_RUN_TIME_LIMIT
 CELERY_TASK_TIME_LIMIT = MLSCHED_RUN_TIME_LIMIT + 60
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # simulations are long: do not hoard them in one worker
+# Acknowledge after the task ran: a message whose worker died is delivered again (the claim makes
+# the second delivery harmless), and a killed child's message goes back to the queue at once.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Sending a task gives up quickly when the broker is down: the run is kept and dispatched later.
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("MLSCHED_BROKER_TIMEOUT", "3"))
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 LOGGING = {

@@ -1,11 +1,56 @@
-from django.urls import path
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
 
-from webapp import views
+from webapp import api, views
+
+
+def experiment_routes(prefix: str, detail: object, status: object, name: str) -> list:  # type: ignore[type-arg]
+    """The experiment page, its status and its exports, under an owner prefix or a share prefix."""
+    return [
+        path(f"{prefix}", detail, name=name),  # type: ignore[arg-type]
+        path(f"{prefix}status.json", status, name=f"{name}-status"),  # type: ignore[arg-type]
+        path(f"{prefix}export.zip", views.experiment_export, name=f"{name}-export"),
+        path(f"{prefix}runs/<int:run>/result.json", views.run_export, {"what": "result"}, name=f"{name}-run-result"),
+        path(f"{prefix}runs/<int:run>/jobs.csv", views.run_export, {"what": "jobs"}, name=f"{name}-run-jobs"),
+        path(
+            f"{prefix}runs/<int:run>/placements.csv",
+            views.run_export,
+            {"what": "placements"},
+            name=f"{name}-run-placements",
+        ),
+    ]
+
+
+api_routes = [
+    path("experiments/", api.experiments, name="api-experiments"),
+    path("experiments/<int:pk>/", api.experiment, name="api-experiment"),
+    path("experiments/<int:pk>/cancel/", api.experiment_cancel, name="api-experiment-cancel"),
+    path("experiments/<int:pk>/runs/<int:run>/result.json", api.run_file, {"what": "result"}),
+    path("experiments/<int:pk>/runs/<int:run>/jobs.csv", api.run_file, {"what": "jobs"}),
+    path("experiments/<int:pk>/runs/<int:run>/placements.csv", api.run_file, {"what": "placements"}),
+    path("algorithms/", api.algorithms, name="api-algorithms"),
+]
 
 urlpatterns = [
     path("", views.experiment_list, name="home"),
     path("experiments/new/", views.experiment_new, name="experiment-new"),
-    path("experiments/<int:pk>/", views.experiment_detail, name="experiment"),
-    path("experiments/<int:pk>/status.json", views.experiment_status, name="experiment-status"),
+    path("experiments/preset/", views.experiment_preset, name="experiment-preset"),
+    *experiment_routes("experiments/<int:pk>/", views.experiment_detail, views.experiment_status, "experiment"),
+    path("experiments/<int:pk>/cancel/", views.experiment_cancel, name="experiment-cancel"),
+    path("experiments/<int:pk>/rerun/", views.experiment_rerun, name="experiment-rerun"),
+    path("experiments/<int:pk>/share/", views.experiment_share, name="experiment-share"),
+    path("experiments/<int:pk>/delete/", views.experiment_delete, name="experiment-delete"),
+    *experiment_routes("s/<str:token>/", views.shared_detail, views.shared_status, "shared"),
     path("runs/<int:pk>/result.json", views.run_result, name="run-result"),
+    path("datasets/", views.dataset_list, name="datasets"),
+    path("datasets/<int:pk>/", views.dataset_detail, name="dataset"),
+    path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset-delete"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/", views.account, name="account"),
+    path("api/", include(api_routes)),
+    path("admin/", admin.site.urls),
+    path("healthz", views.healthz, name="healthz"),
 ]

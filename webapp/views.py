@@ -1,42 +1,269 @@
-"""Thin views: fetch through one helper, call a service, render or redirect."""
+"""Thin views: fetch through one helper (which checks the user or the share token), call a
+service, render or redirect.
+
+An experiment's pages exist twice: under ``/experiments/<pk>/`` for its owner (and, read-only, for
+every user when it is an example) and under ``/s/<token>/`` for a share link. Both render the same
+templates; ``base`` is the URL prefix the templates build links from, ``shared`` hides controls.
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from typing import Any
 
-from webapp import services
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.forms import UserCreationForm
+from django.db import connection
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from webapp import datasets, services
 from webapp.forms import ExperimentForm
+from webapp.models import ApiToken, Experiment, Run
+
+# ---------------------------------------------------------------------------------------------
+# Experiments
 
 
 @require_GET
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "webapp/experiment_list.html", {"experiments": services.list_experiments()})
+    return render(request, "webapp/experiment_list.html", {"experiments": services.list_experiments(request.user)})
 
 
 @require_http_methods(["GET", "POST"])
 def experiment_new(request: HttpRequest) -> HttpResponse:
-    form = ExperimentForm(request.POST or None, request.FILES or None)
+    form = ExperimentForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        return redirect(services.create_experiment(form.submission()))
+        exp = services.create_experiment(form.submission(), request.user)
+        datasets.remember_uploads(request.user, form)
+        return redirect(exp)
     return render(request, "webapp/experiment_form.html", {"form": form})
+
+
+@require_POST
+def experiment_preset(request: HttpRequest) -> HttpResponse:
+    """One click: a preset's default instance with every algorithm that supports it (the paper's
+    setting; the algorithm docs say which figure each preset reproduces)."""
+    from scheduling import presets
+    from webapp.management.commands.load_examples import example
+
+    name = request.POST.get("preset", "")
+    if name not in presets.PRESETS:
+        raise Http404("unknown preset")
+    sub = example(name)
+    sub = services.Submission(name=f"{name} preset, all algorithms", inputs=sub.inputs, runs=sub.runs, seed=sub.seed)
+    return redirect(services.create_experiment(sub, request.user))
+
+
+def _page(request: HttpRequest, exp: Experiment, base: str, shared: bool) -> HttpResponse:
+    ctx = services.experiment_page(exp, request.GET.dict())
+    ctx.update(base=base, shared=shared, can_edit=not shared and _can_edit(request, exp))
+    if ctx["can_edit"]:
+        ctx["share_links"] = list(exp.share_links.filter(revoked__isnull=True))
+    response = render(request, "webapp/experiment_detail.html", ctx)
+    if shared:
+        response["X-Robots-Tag"] = "noindex, nofollow"
+        response["Referrer-Policy"] = "no-referrer"  # the token does not leak to linked sites
+    return response
+
+
+def _can_edit(request: HttpRequest, exp: Experiment) -> bool:
+    user: Any = request.user
+    return bool(exp.owner_id == user.pk or (exp.owner_id is None and user.is_staff))
+
+
+def _base(exp: Experiment) -> str:
+    return reverse("experiment", args=[exp.pk])
 
 
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    page = services.experiment_page(services.get_experiment(pk))
-    return render(request, "webapp/experiment_detail.html", page)
+    exp = services.get_experiment(pk, request.user)
+    return _page(request, exp, _base(exp), shared=False)  # the page says when runs wait for the broker
 
 
 @require_GET
 def experiment_status(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(services.status(services.get_experiment(pk)))
+    return JsonResponse(services.status(services.get_experiment(pk, request.user)))
+
+
+@require_POST
+def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user, write=True)
+    run = services.get_run(exp, int(request.POST["run"])) if request.POST.get("run") else None
+    n = services.cancel(exp, run)
+    messages.info(request, f"Cancelling {n} run(s): a running simulation stops at its next decision.")
+    return redirect(exp)
+
+
+@require_POST
+def experiment_rerun(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user)
+    return redirect(services.rerun(exp, request.user))
+
+
+@require_POST
+def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user, write=True)
+    if request.POST.get("revoke"):
+        services.revoke(exp, int(request.POST["revoke"]))
+        messages.info(request, "The share link was revoked: it no longer opens.")
+    else:
+        services.share(exp)
+        messages.info(request, "Share link created: anyone with it can view this experiment (read-only).")
+    return redirect(exp)
+
+
+@require_POST
+def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user, write=True)
+    services.delete_experiment(exp)
+    messages.info(request, f"Deleted {exp.name}.")
+    return redirect("home")
+
+
+# Shared (no login): the token is the only key.
+
+
+@login_not_required
+@require_GET
+def shared_detail(request: HttpRequest, token: str) -> HttpResponse:
+    exp, _ = services.get_shared(token)
+    return _page(request, exp, reverse("shared", args=[token]), shared=True)
+
+
+@login_not_required
+@require_GET
+def shared_status(request: HttpRequest, token: str) -> JsonResponse:
+    exp, _ = services.get_shared(token)
+    response = JsonResponse(services.status(exp))
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+# Exports: the same four views behind both prefixes.
+
+
+def _exp_for(request: HttpRequest, pk: int | None, token: str | None) -> Experiment:
+    if token is not None:
+        return services.get_shared(token)[0]
+    assert pk is not None
+    if not request.user.is_authenticated:
+        raise Http404
+    return services.get_experiment(pk, request.user)
+
+
+def _download(body: bytes | str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@login_not_required
+@require_GET
+def run_export(
+    request: HttpRequest, run: int, what: str, pk: int | None = None, token: str | None = None
+) -> HttpResponse:
+    exp = _exp_for(request, pk, token)
+    r = services.get_run(exp, run, done=True)
+    stem = f"experiment-{exp.pk}-run-{r.pk}-{services._safe(r.algorithm)}"
+    if what == "result":
+        return _download(services.result_bytes(r), "application/json", f"{stem}.json")
+    doc = services.load_result(r)
+    if what == "jobs":
+        return _download(services.jobs_csv(doc), "text/csv; charset=utf-8", f"{stem}-jobs.csv")
+    if what == "placements":
+        return _download(services.placements_csv(doc), "text/csv; charset=utf-8", f"{stem}-placements.csv")
+    raise Http404
+
+
+@login_not_required
+@require_GET
+def experiment_export(request: HttpRequest, pk: int | None = None, token: str | None = None) -> HttpResponse:
+    exp = _exp_for(request, pk, token)
+    return _download(services.experiment_zip(exp), "application/zip", f"experiment-{exp.pk}.zip")
 
 
 @require_GET
 def run_result(request: HttpRequest, pk: int) -> HttpResponse:
-    run, body = services.get_result_file(pk)
-    response = HttpResponse(body, content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="experiment-{run.experiment_id}-{run.algorithm}.json"'
-    return response
+    """``/runs/<id>/result.json`` (the first dashboard's URL), for runs the user may see."""
+    experiment_id = Run.objects.filter(pk=pk).values_list("experiment_id", flat=True).first()
+    if experiment_id is None:
+        raise Http404
+    return run_export(request, pk, "result", pk=experiment_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Datasets
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_list(request: HttpRequest) -> HttpResponse:
+    form = datasets.DatasetForm(request.POST or None, request.FILES or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        ds = form.save()
+        messages.info(request, f"Added {ds.name} to your datasets.")
+        return redirect(ds)
+    return render(request, "webapp/dataset_list.html", {"form": form, "datasets": datasets.mine(request.user)})
+
+
+@require_GET
+def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    ds = services.get_dataset(pk, request.user)
+    against = request.GET.get("cluster")
+    return render(request, "webapp/dataset_detail.html", datasets.preview_page(ds, request.user, against))
+
+
+@require_POST
+def dataset_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    ds = services.get_dataset(pk, request.user)
+    ds.delete()
+    messages.info(request, f"Deleted {ds.name}.")
+    return redirect("datasets")
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounts
+
+
+@login_not_required
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if not settings.MLSCHED_OPEN_SIGNUP:
+        raise Http404("sign-up is closed: ask an operator for an account")
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def account(request: HttpRequest) -> HttpResponse:
+    new_key = None
+    if request.method == "POST":
+        if request.POST.get("revoke"):
+            ApiToken.objects.filter(pk=int(request.POST["revoke"]), user=request.user).delete()
+            messages.info(request, "API token revoked.")
+        else:
+            _, new_key = ApiToken.issue(request.user, request.POST.get("name", "")[:100])
+    tokens = ApiToken.objects.filter(user=request.user)
+    return render(request, "webapp/account.html", {"tokens": tokens, "new_key": new_key})
+
+
+# ---------------------------------------------------------------------------------------------
+# Health (docker-compose health check)
+
+
+@login_not_required
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return JsonResponse({"ok": True})

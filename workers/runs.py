@@ -26,15 +26,33 @@ class RunInput:
     seed: int = 0
 
 
+class TransientStoreError(Exception):
+    """The run store could not be reached (database restarting, connection dropped): worth a retry."""
+
+
 class RunStore(Protocol):
     def claim(self, run_id: int) -> RunInput | None:
-        """Mark a queued run as running and return its input; None if it is not queued any more."""
+        """Mark a queued run as running and return its input; None if it is not queued any more.
+
+        Raises TransientStoreError when the store cannot be reached (the task is then retried)."""
+
+    def beat(self, run_id: int, progress: float) -> str | None:
+        """Record that the run is alive and how far it got (0..1).
+
+        Returns None to go on, "cancel" when the user asked to cancel, "gone" when the run is no
+        longer this worker's (declared lost and re-queued, deleted)."""
 
     def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
         """Record a validated result document and mark the run done."""
 
     def fail(self, run_id: int, message: str) -> None:
         """Mark the run failed with a message for the user."""
+
+    def cancelled(self, run_id: int, message: str) -> None:
+        """Mark the run cancelled (it stopped at the user's request)."""
+
+    def release(self) -> None:
+        """Free what the calling thread holds (database connection); called by helper threads."""
 
 
 def trace_format(name: str) -> str:

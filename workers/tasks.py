@@ -1,24 +1,41 @@
-"""The simulation task: claim a run, simulate it with ``scheduling.api``, record the outcome.
+"""The simulation task: claim a run, simulate it, record the outcome; and how runs are sent.
 
 A claimed run always leaves "running": known failures (bad input, an instance the algorithm does
-not support, an invalid schedule, the time limit) are recorded with their message; anything else
-is recorded as an internal error and re-raised so that Celery logs it with its traceback.
+not support, an invalid schedule, the time limit) are recorded with their message; a cancellation
+is recorded as such; anything else is recorded as an internal error and re-raised so that Celery
+logs it with its traceback.
+
+While a run simulates, a heartbeat thread writes its progress every ``MLSCHED_HEARTBEAT`` seconds
+(the throttle: the engine may decide thousands of times a second) and reads back whether the user
+asked to cancel. The algorithm is wrapped so that its next decision after such a request raises
+``RunStopped`` (cooperative cancellation: the engine itself knows nothing of it).
 """
 
 from __future__ import annotations
 
+import bisect
 import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
+from celery import group
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from scheduling import api
+from scheduling import registry, results
+from scheduling.engine import Algorithm, Decision, View, simulate
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
+from scheduling.model import Instance
+from scheduling.validator import validate
 from workers.celery import app
-from workers.runs import RunStore, load_instance
+from workers.runs import RunStore, TransientStoreError, load_instance
 
 logger = logging.getLogger(__name__)
+
+STORE_WRITE_ATTEMPTS = 4  # recording a finished run is retried in place (the simulation is not redone)
 
 
 def run_store() -> RunStore:
@@ -26,24 +43,146 @@ def run_store() -> RunStore:
     return store
 
 
-@app.task(name="workers.simulate_run", ignore_result=True)  # the outcome is recorded in the run store
+class RunStopped(Exception):
+    """Raised inside the simulation when the run must stop: ``reason`` is "cancel" or "gone"."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Control:
+    """Shared between the simulating thread and the heartbeat thread."""
+
+    def __init__(self) -> None:
+        self.progress = 0.0
+        self.stop = threading.Event()
+        self.reason: str | None = None
+
+
+class Watched:
+    """An algorithm wrapper: records progress and stops when asked to.
+
+    Progress is (jobs arrived + jobs finished or rejected) / (2 x jobs): arrivals alone reach 1 early
+    when a trace is submitted in a batch; finishes alone stay at 0 while the first jobs train."""
+
+    def __init__(self, inner: Algorithm, instance: Instance, control: Control) -> None:
+        self.inner = inner
+        self.arrivals = sorted(j.arrival for j in instance.jobs)
+        self.control = control
+
+    def decide(self, view: View) -> Decision:
+        if self.control.stop.is_set():
+            raise RunStopped(self.control.reason or "cancel")
+        if self.arrivals:
+            arrived = bisect.bisect_right(self.arrivals, view.t)
+            ended = arrived - len(view.jobs)
+            self.control.progress = (arrived + ended) / (2 * len(self.arrivals))
+        return self.inner.decide(view)
+
+    def report(self) -> Mapping[str, Any]:
+        return self.inner.report()
+
+    def __getattr__(self, name: str) -> Any:  # anything else an algorithm exposes
+        return getattr(self.inner, name)
+
+
+class Heartbeat(threading.Thread):
+    def __init__(self, store: RunStore, run_id: int, control: Control, interval: float) -> None:
+        super().__init__(name=f"heartbeat-{run_id}", daemon=True)
+        self.store, self.run_id, self.control, self.interval = store, run_id, control, interval
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.done.wait(self.interval):
+                try:
+                    verdict = self.store.beat(self.run_id, self.control.progress)
+                except TransientStoreError:
+                    logger.warning("run %s: heartbeat not recorded (store unreachable)", self.run_id)
+                    continue
+                if verdict:
+                    self.control.reason = verdict
+                    self.control.stop.set()
+                    return
+        finally:
+            self.store.release()
+
+
+def simulate_run_input(
+    instance: Instance, algorithm: str, params: Mapping[str, Any], seed: int, control: Control
+) -> dict[str, Any]:
+    """``scheduling.api.run`` with the algorithm wrapped in ``Watched``."""
+    spec = registry.get(algorithm)
+    parsed = spec.parse_params(params or {})
+    algo = Watched(spec.build(instance, parsed, seed), instance, control)
+    outcome = simulate(instance, algo)
+    doc = results.build(instance, outcome, algorithm, parsed, seed)
+    problems = validate(instance, doc)
+    if problems:
+        raise ScheduleError(f"{algorithm} produced an invalid schedule: " + "; ".join(problems[:5]))
+    return doc
+
+
+def _retrying(write: Callable[[], None]) -> None:
+    for attempt in range(STORE_WRITE_ATTEMPTS):
+        try:
+            write()
+            return
+        except TransientStoreError:
+            if attempt == STORE_WRITE_ATTEMPTS - 1:
+                raise
+            time.sleep(2**attempt)
+
+
+@app.task(
+    name="workers.simulate_run",
+    ignore_result=True,  # the outcome is recorded in the run store
+    autoretry_for=(TransientStoreError,),  # only infrastructure errors are retried
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
 def simulate_run(run_id: int) -> str:
     store = run_store()
     job = store.claim(run_id)
     if job is None:
         logger.warning("run %s is not queued (already taken, finished or deleted): skipped", run_id)
         return "skipped"
+    control = Control()
+    beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
+    beat.start()
     try:
         instance = load_instance(job.cluster_text, job.cluster_name, job.trace_text, job.trace_name)
-        result = api.run(instance, job.algorithm, job.params, job.seed)
-        store.finish(run_id, result)
+        result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
+    except RunStopped as stop:
+        if stop.reason == "cancel":
+            _retrying(lambda: store.cancelled(run_id, "cancelled by the user"))
+            return "cancelled"
+        logger.warning("run %s was taken from this worker (declared lost): stopped", run_id)
+        return "gone"
     except (InputError, UnsupportedInstance, ScheduleError) as exc:
-        store.fail(run_id, str(exc))
+        message = str(exc)
+        _retrying(lambda: store.fail(run_id, message))
         return "failed"
     except SoftTimeLimitExceeded:
-        store.fail(run_id, f"stopped: the simulation took longer than the {settings.MLSCHED_RUN_TIME_LIMIT} s limit")
+        limit = settings.MLSCHED_RUN_TIME_LIMIT
+        _retrying(lambda: store.fail(run_id, f"stopped: the simulation took longer than the {limit} s limit"))
         return "failed"
     except BaseException as exc:
         store.fail(run_id, f"internal error: {type(exc).__name__}: {exc}")
         raise
+    finally:
+        beat.done.set()
+        beat.join(timeout=10)
+    _retrying(lambda: store.finish(run_id, result))
     return "done"
+
+
+def send_runs(run_ids: Iterable[int]) -> None:
+    """Send one task per run, as one Celery group (a comparison or a sweep fans out at once).
+
+    Raises kombu's OperationalError when the broker cannot be reached."""
+    ids = list(run_ids)
+    if ids:
+        group(simulate_run.si(i) for i in ids).apply_async()

@@ -2,21 +2,24 @@
 (function () {
   "use strict";
 
-  // New-experiment form: show only the chosen input source and the chosen algorithms' parameters.
+  // Forms with radio-chosen sections: show only the chosen input source and experiment mode.
   const form = document.getElementById("experiment-form");
-  if (form) {
-    const sources = form.querySelectorAll("input[name=source]");
-    const showSource = function () {
-      const chosen = form.querySelector("input[name=source]:checked");
-      form.querySelectorAll("fieldset.source").forEach(function (fs) {
-        const active = !chosen || fs.dataset.source === chosen.value;
+  const radioSections = function (name, selector, key) {
+    if (!form) return;
+    const show = function () {
+      const chosen = form.querySelector("input[name=" + name + "]:checked");
+      form.querySelectorAll(selector).forEach(function (fs) {
+        const active = !chosen || fs.dataset[key] === chosen.value;
         fs.hidden = !active;
         fs.disabled = !active; // an unused file is not uploaded
       });
     };
-    sources.forEach(function (r) { r.addEventListener("change", showSource); });
-    showSource();
-
+    form.querySelectorAll("input[name=" + name + "]").forEach(function (r) { r.addEventListener("change", show); });
+    show();
+  };
+  if (form) {
+    radioSections("source", "fieldset.source", "source");
+    radioSections("mode", "fieldset.mode", "mode");
     form.querySelectorAll(".algorithm").forEach(function (box) {
       const checkbox = box.querySelector("input[name=algorithms]");
       const params = box.querySelector(".params");
@@ -46,15 +49,19 @@
             const badge = row.querySelector("[data-status]");
             badge.textContent = run.status;
             badge.className = "badge " + run.status;
-            if (run.error) {
-              const cell = row.querySelector("[data-error]");
-              cell.innerHTML = "";
+            const bar = row.querySelector("[data-progress]");
+            if (bar) bar.value = run.progress;
+            const cell = row.querySelector("[data-error]");
+            if (run.error && cell.textContent.indexOf(run.error) < 0) {
+              cell.textContent = "";
               const span = document.createElement("span");
               span.className = "error";
-              span.textContent = run.error;
+              span.textContent = run.error; // text, never HTML
               cell.appendChild(span);
             }
           });
+          const note = document.getElementById("broker-note");
+          if (note) note.hidden = !status.waiting_for_broker;
           if (status.finished) window.location.reload();
           else window.setTimeout(poll, 1000);
         })
@@ -63,7 +70,37 @@
     window.setTimeout(poll, 500);
   }
 
+  // Forms that destroy something ask first.
+  document.querySelectorAll("form[data-confirm]").forEach(function (f) {
+    f.addEventListener("submit", function (ev) { if (!window.confirm(f.dataset.confirm)) ev.preventDefault(); });
+  });
+
+  // Sortable tables: click a header; cells carry data-sort (numbers sort as numbers, blanks last).
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    table.querySelectorAll("th[data-sort-col]").forEach(function (th) {
+      th.addEventListener("click", function () {
+        const col = Number(th.dataset.sortCol);
+        const asc = th.getAttribute("aria-sort") !== "ascending";
+        table.querySelectorAll("th[data-sort-col]").forEach(function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+        const body = table.tBodies[0];
+        const rows = Array.prototype.slice.call(body.rows);
+        const key = function (row) { return row.cells[col].dataset.sort || ""; };
+        rows.sort(function (a, b) {
+          const x = key(a), y = key(b);
+          if (x === "" || y === "") return (x === "") - (y === "");
+          const nx = Number(x), ny = Number(y);
+          const c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+          return asc ? c : -c;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
+
   // Charts: each figure's JSON sits in a <script type="application/json"> beside its div.
+  if (window.performance && performance.mark) performance.mark("charts-start"); // after plotly.js ran
+  const config = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
   document.querySelectorAll("[data-figure]").forEach(function (div) {
     const figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
     if (!window.Plotly) {
@@ -71,6 +108,57 @@
       div.className += " error";
       return;
     }
-    window.Plotly.newPlot(div, figure.data, figure.layout, { responsive: true, displaylogo: false });
+    window.Plotly.newPlot(div, figure.data, figure.layout, config).then(function () {
+      div.dataset.ready = "true"; // time-to-interactive marker (bench/dashboard_gantt.py)
+    });
+    if (div.classList.contains("gantt")) {
+      // Keep the zoomed window in the address, so that reloading or sharing shows the same view.
+      div.on("plotly_relayout", function (ev) {
+        const url = new URL(window.location.href);
+        if (ev["xaxis.range[0]"] !== undefined) {
+          url.searchParams.set("t0", Math.max(0, Math.floor(ev["xaxis.range[0]"])));
+          url.searchParams.set("t1", Math.ceil(ev["xaxis.range[1]"]));
+        } else if (ev["xaxis.autorange"]) {
+          url.searchParams.delete("t0");
+          url.searchParams.delete("t1");
+        } else return;
+        window.history.replaceState(null, "", url);
+      });
+    }
   });
+
+  // Prices: the server x slot matrix at the decision chosen with the slider, rebuilt from the
+  // recorded changes (schema mlsched.prices/1: each decision lists [resource, server, slot, value]).
+  const priceData = document.getElementById("prices-data");
+  if (priceData && window.Plotly) {
+    const prices = JSON.parse(priceData.textContent);
+    const slider = document.getElementById("price-decision");
+    const resourceSel = document.getElementById("price-resource");
+    const label = document.getElementById("price-decision-label");
+    const target = document.getElementById("price-matrix");
+    const initial = Number(prices.initial || 0);
+    const draw = function () {
+      const k = Number(slider.value), r = Number(resourceSel.value);
+      const z = prices.servers.map(function () { return new Array(prices.slots).fill(initial); });
+      for (let i = 0; i <= k && i < prices.decisions.length; i++) {
+        prices.decisions[i].changes.forEach(function (c) { if (c[0] === r) z[c[1]][c[2]] = c[3]; });
+      }
+      const d = prices.decisions[k] || {};
+      label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " rejected");
+      const x = []; for (let s = 0; s < prices.slots; s++) x.push(prices.slot0 + s);
+      window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: prices.servers, colorscale: "YlOrRd",
+        hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],
+        { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 80, r: 20, t: 20, b: 40 },
+          xaxis: { title: { text: "slot" } }, yaxis: { autorange: "reversed" } }, config).then(function () {
+        target.dataset.decision = String(k);
+      });
+      const url = new URL(window.location.href);
+      url.searchParams.set("decision", k);
+      url.searchParams.set("resource", prices.resources[r]);
+      window.history.replaceState(null, "", url);
+    };
+    slider.addEventListener("input", draw);
+    resourceSel.addEventListener("change", draw);
+    draw();
+  }
 })();

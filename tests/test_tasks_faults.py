@@ -1,0 +1,243 @@
+"""Fault tests with real processes: a worker killed in the middle of a run, Redis stopped while a
+user submits and started again, and a run cancelled while it simulates.
+
+The killed-worker and Redis tests run everything in subprocesses against a fresh PostgreSQL
+database (the worker and the "web" side must share it); the Redis test starts its own
+redis-server on a free port and never touches the shared one on 6379.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_tasks import ROOT, django_env, free_port, make_run, wait_until_finished
+from tests.webhelpers import SLOW
+from webapp import services
+from webapp.models import Run
+
+TESTS = Path(__file__).resolve().parent
+
+# A worker with the test algorithms registered (solo pool: the process is the one simulating).
+WORKER = """
+import sys
+from scheduling import registry
+from tests.webhelpers import PRICED, SLOW
+registry.REGISTRY["slow"] = SLOW
+registry.REGISTRY["priced"] = PRICED
+from workers.celery import app
+app.worker_main(["worker", "--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
+                 "--without-heartbeat", "--hostname=" + sys.argv[1]])
+"""
+
+# Create an experiment through the same service the form uses; print its id and how long the
+# submission took (broker unreachable -> it must still return quickly and keep the runs).
+SUBMIT = """
+import json, sys, time
+import django
+django.setup()
+from scheduling import registry
+from tests.webhelpers import SLOW
+registry.REGISTRY["slow"] = SLOW
+from django.contrib.auth.models import User
+from webapp import services
+from webapp.management.commands.load_examples import example
+runs = json.loads(sys.argv[1])
+sub = example("demo")
+user, _ = User.objects.get_or_create(username="fault")
+t = time.monotonic()
+sub = type(sub)(name="fault", inputs=sub.inputs, seed=0, runs=[tuple(r) for r in runs])
+exp = services.create_experiment(sub, user)
+exp.refresh_from_db()
+print(json.dumps({"id": exp.pk, "seconds": time.monotonic() - t, "pending": exp.pending_dispatch}))
+"""
+
+STATUS = """
+import json, sys
+import django
+django.setup()
+from webapp import services
+from webapp.models import Experiment
+from scheduling.validator import validate
+from workers.runs import load_instance
+exp = Experiment.objects.get(pk=int(sys.argv[1]))
+out = services.status(exp)
+instance = load_instance(exp.cluster_text, exp.cluster_name, exp.trace_text, exp.trace_name)
+for r, row in zip(exp.runs.all(), out["runs"]):
+    row["problems"] = validate(instance, services.load_result(r)) if r.status == "done" else None
+print(json.dumps(out))
+"""
+
+
+class Env:
+    def __init__(self, tmp_path, database_url, redis_url, **extra):
+        self.tmp = tmp_path
+        self.env = django_env(
+            DATABASE_URL=database_url,
+            REDIS_URL=redis_url,
+            MLSCHED_QUEUE=f"mlsched-faults-{os.getpid()}-{time.monotonic_ns()}",
+            MEDIA_ROOT=str(tmp_path / "media"),
+            MLSCHED_VAR_DIR=str(tmp_path / "var"),
+            MLSCHED_HEARTBEAT="0.5",
+            MLSCHED_HEARTBEAT_TIMEOUT="3",
+            MLSCHED_RECOVER_EVERY="0",
+            MLSCHED_BROKER_TIMEOUT="1",
+            **extra,
+        )
+        self.workers = []
+
+    def python(self, code, *args, timeout=60):
+        out = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, env=self.env,
+                             capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def manage(self, *args):
+        out = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
+                             text=True, timeout=60, check=False)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout
+
+    def worker(self, name):
+        log = open(self.tmp / f"{name}.log", "w")  # noqa: SIM115
+        proc = subprocess.Popen([sys.executable, "-c", WORKER, f"{name}-{os.getpid()}@%h"], cwd=ROOT, env=self.env,
+                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+        self.workers.append((proc, log))
+        return proc
+
+    def stop_workers(self):
+        for proc, log in self.workers:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            log.close()
+
+    def wait(self, exp_id, predicate, timeout=60, recover=True):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if recover:
+                self.manage("recover_runs")
+            status = self.python(STATUS, exp_id)
+            if predicate(status):
+                return status
+            time.sleep(0.5)
+        raise AssertionError(f"timed out; last status {status}")
+
+
+def slow_run(status):
+    return next(r for r in status["runs"] if r["algorithm"] == "slow")
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_is_replaced_and_the_run_completes_on_its_second_attempt(tmp_path, postgres_db):
+    env = Env(tmp_path, postgres_db, "redis://127.0.0.1:6379/15")
+    env.manage("migrate", "--noinput")
+    try:
+        first = env.worker("doomed")
+        sub = env.python(SUBMIT, json.dumps([["slow", {"delay": 0.05}], ["fifo", {}]]))
+        running = env.wait(sub["id"], lambda s: slow_run(s)["status"] == "running", recover=False)
+        assert slow_run(running)["attempts"] == 1
+        time.sleep(1.0)  # it has progressed (heartbeats written)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        env.worker("replacement")
+        done = env.wait(sub["id"], lambda s: s["finished"], timeout=120)
+    finally:
+        env.stop_workers()
+    slow = slow_run(done)
+    assert slow["status"] == "done" and slow["attempts"] == 2 and slow["problems"] == []
+    assert {r["status"] for r in done["runs"]} == {"done"}
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_run_whose_worker_is_killed_on_its_last_attempt_fails_with_the_reason(tmp_path, postgres_db):
+    env = Env(tmp_path, postgres_db, "redis://127.0.0.1:6379/15", MLSCHED_MAX_ATTEMPTS="1")
+    env.manage("migrate", "--noinput")
+    try:
+        worker = env.worker("doomed-once")
+        sub = env.python(SUBMIT, json.dumps([["slow", {"delay": 0.05}]]))
+        env.wait(sub["id"], lambda s: slow_run(s)["status"] == "running", recover=False)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+        done = env.wait(sub["id"], lambda s: s["finished"], timeout=60)
+    finally:
+        env.stop_workers()
+    slow = slow_run(done)
+    assert slow["status"] == "failed"
+    assert slow["error"].startswith("lost: the worker stopped or was killed during attempt 1 of 1")
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_redis_stopped_while_submitting_keeps_the_experiment_and_runs_it_when_back(tmp_path, postgres_db):
+    port = free_port()
+    redis_cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+    def start_redis():
+        proc = subprocess.Popen(redis_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(50):
+            ping = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True, check=False)
+            if ping.stdout.strip() == "PONG":
+                return proc
+            time.sleep(0.1)
+        raise AssertionError("redis-server did not start")
+
+    env = Env(tmp_path, postgres_db, f"redis://127.0.0.1:{port}/0")
+    env.manage("migrate", "--noinput")
+    redis = start_redis()
+    try:
+        redis.terminate()
+        redis.wait(timeout=10)
+        sub = env.python(SUBMIT, json.dumps([["fifo", {}], ["drf", {}], ["srtf", {}]]))
+        assert sub["pending"] is True and sub["seconds"] < 10
+        waiting = env.python(STATUS, sub["id"])
+        assert waiting["waiting_for_broker"] and {r["status"] for r in waiting["runs"]} == {"queued"}
+        env.manage("recover_runs")  # still down: nothing lost, nothing sent
+        assert env.python(STATUS, sub["id"])["waiting_for_broker"]
+
+        redis = start_redis()
+        env.worker("after-restart")
+        done = env.wait(sub["id"], lambda s: s["finished"], timeout=90)
+    finally:
+        env.stop_workers()
+        redis.terminate()
+        redis.wait(timeout=10)
+    assert not done["waiting_for_broker"]
+    assert [(r["algorithm"], r["status"], r["problems"]) for r in done["runs"]] == [
+        ("fifo", "done", []), ("drf", "done", []), ("srtf", "done", [])
+    ]  # fmt: skip
+
+
+@pytest.mark.redis
+@pytest.mark.slow
+def test_a_cancelled_run_stops_within_seconds(redis_worker, settings, monkeypatch, tiny_cluster, tiny_trace):
+    from scheduling import registry
+
+    monkeypatch.setitem(registry.REGISTRY, "slow", SLOW)
+    settings.MLSCHED_HEARTBEAT = 0.3
+    run = make_run(tiny_cluster, tiny_trace, "slow", delay=0.5)  # 16 decisions: 8 s unless cancelled
+    services.enqueue(run.pk)
+    deadline = time.monotonic() + 30
+    while Run.objects.get(pk=run.pk).status != "running":
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.05)
+    time.sleep(1.0)
+    services.cancel(run.experiment, run)
+    asked = time.monotonic()
+    run = wait_until_finished(run, timeout=30)
+    stopped_after = time.monotonic() - asked
+    assert run.status == "cancelled" and run.error == "cancelled by the user"
+    assert stopped_after < 3.0, f"took {stopped_after:.1f} s to stop"
+    assert 0 < run.progress < 1 and not run.result

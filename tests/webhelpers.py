@@ -1,0 +1,71 @@
+"""Helpers shared by the dashboard tests: a price-recording test algorithm, a slow one, posting forms."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from scheduling import registry
+from scheduling.prices import PriceLog
+from scheduling.registry import AlgorithmSpec, Param
+
+
+class Priced:
+    """fifo, plus a PriceLog of a made-up price per (resource, server, slot) raised at each arrival:
+    enough to exercise the price pages with a real ``mlsched.prices/1`` document."""
+
+    def __init__(self, instance, params, rng):
+        fifo = registry.get("fifo")
+        self.inner = fifo.build(instance, fifo.parse_params({}), 0)
+        servers = [s.id for s in instance.cluster.servers]
+        self.log = PriceLog(["gpu", "cpu"], servers, slots=8, label="p")
+        self.prices = np.zeros(self.log.shape)
+
+    def decide(self, view):
+        for k, job in enumerate(view.arrived):
+            h = (view.t + k) % self.prices.shape[1]
+            self.prices[0, h, min(view.t, 7) :] += 1.5
+            self.log.record(view.t, job.job_id, admitted=k % 2 == 0, prices=self.prices)
+        return self.inner.decide(view)
+
+    def report(self):
+        return {**self.inner.report(), "prices": self.log.to_dict()}
+
+
+PRICED = AlgorithmSpec("priced", "test: fifo with a price log", "-", "-", factory=Priced)
+
+
+class Slow:
+    """fifo that sleeps ``delay`` seconds at every decision and wakes every slot: a long run whose
+    length is simulated work (decisions), for cancellation and worker-kill tests."""
+
+    def __init__(self, instance, params, rng):
+        fifo = registry.get("fifo")
+        self.inner = fifo.build(instance, fifo.parse_params({}), 0)
+        self.delay = params["delay"]
+
+    def decide(self, view):
+        time.sleep(self.delay)
+        d = self.inner.decide(view)
+        return type(d)(d.allocations, d.admit, d.reject, view.t + 1, d.preempted)
+
+    def report(self):
+        return self.inner.report()
+
+
+SLOW = AlgorithmSpec(
+    "slow", "test: fifo, slowly", "-", "-", factory=Slow, params=(Param("delay", float, 0.2, "seconds per decision"),)
+)
+
+
+def upload_data(cluster, trace, trace_name="trace.csv", algorithms=("fifo",), **extra):
+    return {
+        "source": "upload",
+        "cluster_file": SimpleUploadedFile("cluster.json", cluster.encode() if isinstance(cluster, str) else cluster),
+        "trace_file": SimpleUploadedFile(trace_name, trace.encode() if isinstance(trace, str) else trace),
+        "algorithms": list(algorithms),
+        "seed": "0",
+        **extra,
+    }

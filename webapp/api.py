@@ -1,0 +1,117 @@
+"""The JSON API for scripts (docs/api.md): token authentication only (``Authorization: Token
+<key>``; keys are created on the account page). No session cookies are accepted here, so the
+views are exempt from CSRF checks: a browser cannot be tricked into sending the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_not_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+
+from scheduling import registry
+from webapp import datasets, services
+from webapp.forms import ExperimentForm
+
+View = Callable[..., HttpResponse]
+
+
+def error(status: int, message: str, **extra: Any) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def api_view(methods: tuple[str, ...]) -> Callable[[View], View]:
+    def decorate(view: View) -> View:
+        @login_not_required
+        @csrf_exempt
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.method not in methods:
+                return error(405, f"method {request.method} not allowed; use {', '.join(methods)}")
+            user = services.user_for_token(request.headers.get("Authorization", ""))
+            if user is None:
+                response = error(401, "authentication required: send the header 'Authorization: Token <key>'")
+                response["WWW-Authenticate"] = "Token"
+                return response
+            request.user = user
+            try:
+                return view(request, *args, **kwargs)
+            except Http404:
+                return error(404, "not found")
+
+        return wrapper
+
+    return decorate
+
+
+def _links(request: HttpRequest, exp_id: int) -> dict[str, str]:
+    return {
+        "self": request.build_absolute_uri(reverse("api-experiment", args=[exp_id])),
+        "page": request.build_absolute_uri(reverse("experiment", args=[exp_id])),
+        "export": request.build_absolute_uri(reverse("experiment-export", args=[exp_id])),
+    }
+
+
+@api_view(("GET", "POST"))
+def experiments(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        items = [
+            {"id": e.pk, "name": e.name, "kind": e.kind, "created": e.created.isoformat(),
+             "statuses": [r.status for r in e.runs.all()]}
+            for e in services.list_experiments(request.user)
+        ]  # fmt: skip
+        return JsonResponse({"experiments": items})
+    form = ExperimentForm(request.POST, request.FILES, user=request.user)
+    if not form.is_valid():
+        errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
+        return error(400, "invalid experiment: nothing was stored", fields=errors)
+    exp = services.create_experiment(form.submission(), request.user)
+    datasets.remember_uploads(request.user, form)
+    exp.refresh_from_db()
+    body = {**services.describe(exp), "links": _links(request, exp.pk)}
+    return JsonResponse(body, status=201)
+
+
+@api_view(("GET",))
+def experiment(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user)
+    base = request.build_absolute_uri(reverse("api-experiment", args=[pk]))
+    body = services.describe(exp)
+    for run in body["runs"]:
+        if run["status"] == "done":
+            run["links"] = {w: f"{base}runs/{run['id']}/{w}" for w in ("result.json", "jobs.csv", "placements.csv")}
+    return JsonResponse({**body, "links": _links(request, pk)})
+
+
+@api_view(("POST",))
+def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user, write=True)
+    return JsonResponse({"cancelled": services.cancel(exp)})
+
+
+@api_view(("GET",))
+def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user)
+    r = services.get_run(exp, run, done=True)
+    if what == "result":
+        return HttpResponse(services.result_bytes(r), content_type="application/json")
+    doc = services.load_result(r)
+    body = services.jobs_csv(doc) if what == "jobs" else services.placements_csv(doc)
+    return HttpResponse(body, content_type="text/csv; charset=utf-8")
+
+
+@api_view(("GET",))
+def algorithms(request: HttpRequest) -> HttpResponse:
+    return JsonResponse(
+        {
+            "algorithms": [
+                {"name": name, "summary": spec.summary, "params": [p.describe() for p in spec.params]}
+                for name, spec in registry.all_specs().items()
+            ]
+        }
+    )
