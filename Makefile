@@ -23,11 +23,12 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
 run: $(VENV)/.runtime
 	PORT=$(PORT) ./bin/run-local
 
-# Debian's Chromium and ChromeDriver for the browser tests (no browser download at run time).
+# Debian's Chromium and ChromeDriver for the browser tests (no browser download at run time), and
+# Debian's docker-compose to validate docker-compose.yml (no Docker engine is needed for that).
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver >/dev/null; fi; }
+	@command -v chromium >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; fi; }
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
