@@ -303,6 +303,27 @@ def test_baselines_validate_and_keep_their_rules() -> None:
         assert check_constraints(inst, dorm) == []
 
 
+def test_rrh_gives_each_job_the_ps_count_of_constraint_6_unless_fixed() -> None:
+    rng = np.random.default_rng(11)
+    inst = tiny_instance(rng, 6, horizon=8)
+    params = {"workers_min": 4, "workers_max": 4}
+    doc = api.run(inst, "rrh", params, seed=1)
+    assert validate(inst, doc) == [] and doc["placements"]
+    assert check_constraints(inst, doc) == []  # (3), (6), (7) in every slot
+    counts: dict[tuple[str, int], list[int]] = {}  # (job, slot) -> [workers, PSs]
+    for p in doc["placements"]:
+        for t in range(p["start"], p["end"]):
+            counts.setdefault((p["job_id"], t), [0, 0])[p["role"] == "ps"] += p["count"]
+    for (job_id, _t), (y, z) in counts.items():
+        job = inst.job(job_id)
+        assert job.worker_demand is not None and job.ps_demand is not None
+        assert z == max(1, math.ceil(y * job.worker_demand["bw"] / job.ps_demand["bw"] - 1e-9))
+    fixed = api.run(inst, "rrh", {**params, "ps_rule": "fixed", "ps": 1}, seed=1)
+    assert validate(inst, fixed) == []
+    assert {p["count"] for p in fixed["placements"] if p["role"] == "ps"} == {1}
+    assert any(z > 1 for _y, z in counts.values())  # the instance needs more than one PS somewhere
+
+
 def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:
     rng = np.random.default_rng(8)
     inst = tiny_instance(rng, 1, horizon=8)
