@@ -182,6 +182,8 @@ def test_bounds_follow_23_to_26() -> None:
     assert estimate_bounds(jobs, bk, scale=0.5, floor=0.0, moves="U").u1[1] == pytest.approx(b.u1[1] * 0.5)
     moved = estimate_bounds(jobs, bk, scale=0.5, floor=0.0)  # default: L moves, U stays
     assert moved.l2 == pytest.approx(b.l2 * 2) and moved.u1[1] == pytest.approx(b.u1[1])
+    one = estimate_bounds(jobs, bk, floor=0.0, eta="one")  # 1/eta = 1 instead of the Sec. IV-B bound
+    assert one.l2 == pytest.approx(low / 4) and one.l2 > b.l2 and one.u1[1] == pytest.approx(b.u1[1])
 
 
 # ---- whole runs ---------------------------------------------------------------------------------
