@@ -240,6 +240,9 @@ def test_runs_match_between_transcription_and_fast_path_and_validate() -> None:
                 assert j["completion"] is not None
                 assert j["completion"] <= fast["oasis"]["planned"][j["job_id"]]["completion"] + 1
             seen_reject |= not j["admitted"]
+        one = api.run(inst, "oasis", {**params, "eta": "one"})  # 1/eta = 1: a larger L, still valid
+        assert one["oasis"]["bounds"]["L1"] > fast["oasis"]["bounds"]["L1"]
+        assert validate(inst, one) == [] and check_constraints(inst, one) == []
     assert seen_reject
 
 
