@@ -329,6 +329,22 @@ def test_rrh_gives_each_job_the_ps_count_of_constraint_6_unless_fixed() -> None:
     assert any(z > 1 for _y, z in counts.values())  # the instance needs more than one PS somewhere
 
 
+def test_rrh_paused_jobs_resume_unless_pause_is_final() -> None:
+    def paused_and_resumed(doc: dict[str, Any]) -> set[str]:
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for p in doc["placements"]:
+            if p["role"] == "worker":
+                spans.setdefault(p["job_id"], []).append((p["start"], p["end"]))
+        return {j for j, iv in spans.items() if any(b[0] > a[1] for a, b in itertools.pairwise(sorted(iv)))}
+
+    inst = tiny_instance(np.random.default_rng(2), 6, horizon=10)
+    params = {"workers_min": 2, "workers_max": 3}
+    resume = api.run(inst, "rrh", params, seed=1)  # default pause=resume
+    final = api.run(inst, "rrh", {**params, "pause": "final"}, seed=1)
+    assert validate(inst, resume) == [] and validate(inst, final) == []
+    assert paused_and_resumed(resume) and not paused_and_resumed(final)
+
+
 def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:
     rng = np.random.default_rng(8)
     inst = tiny_instance(rng, 1, horizon=8)

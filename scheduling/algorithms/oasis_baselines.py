@@ -119,7 +119,8 @@ class Rrh:
                 for r, a in (demand_of(self.cluster, job, role, type_id or "") or {}).items():
                     used[r] = used.get(r, 0.0) + a * n
             self.share[job.job_id] = max((a / capacity[r] for r, a in used.items() if capacity.get(r)), default=0.0)
-        self.paused: set[str] = set()
+        self.resume = params["pause"] == "resume"
+        self.paused: set[str] = set()  # paused for good (pause=final only)
 
     def _duration(self, job: Job, remaining: float) -> int:
         r = planned_rate(self.cluster, job, self.configs[job.job_id])
@@ -164,8 +165,9 @@ class Rrh:
                 continue
             if score[job_id] > 0 and keep(ledger, jv.job, current[job_id]):
                 chosen += current[job_id]
-            else:
+            elif not self.resume:
                 self.paused.add(job_id)
+        # waiting jobs (with pause=resume also those paused earlier) start when their score is positive
         waiting = [jv for jv in admitted if not jv.running and score[jv.job.job_id] > 0]
         waiting.sort(key=lambda jv: (-score[jv.job.job_id], jv.job.arrival, jv.job.job_id))
         for jv in waiting:
@@ -328,12 +330,13 @@ register(
             "configuration) minus the delay cost exceeds `threshold`; the delay cost is the utility "
             "the admitted unfinished jobs lose if each completes later by the new job's duration "
             "times its dominant share. At every "
-            "arrival and completion each admitted job scores its future utility (completion at now + "
-            "remaining duration) minus the delay cost it inflicts on the others (remaining duration "
-            "times dominant share); a running job with a positive score continues on its servers, "
-            "one with a non-positive score pauses for good (it earns nothing any more); waiting jobs "
-            "with positive scores start in score order when their configuration fits, placed "
-            "round-robin over the servers of each pool. Rejected jobs never run."
+            "arrival and completion each admitted unfinished job scores its future utility "
+            "(completion at now + remaining duration) minus the delay cost it inflicts on the others "
+            "(remaining duration times dominant share); a running job with a positive score continues "
+            "on its servers, one with a non-positive score pauses; waiting and paused jobs with "
+            "positive scores start (resume) in score order when their configuration fits, placed "
+            "round-robin over the servers of each pool. With `pause=final` a paused job never "
+            "resumes (nor counts in the others' delay cost). Rejected jobs never run."
         ),
         reference="OASiS Sec. V-A scheme (iii); Irwin et al., HPDC'04 [38]",
         factory=Rrh,
@@ -347,6 +350,13 @@ register(
                 choices=("bandwidth", "fixed"),
             ),
             Param("threshold", float, 0.0, "Admission threshold on utility minus delay cost."),
+            Param(
+                "pause",
+                str,
+                "resume",
+                "A paused job may resume at a later arrival/completion (resume) or never (final).",
+                choices=("resume", "final"),
+            ),
         ),
         needs=(OASIS_MODEL,),
     )
