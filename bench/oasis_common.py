@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,17 @@ from scheduling.metrics import job_class
 from scheduling.model import Instance
 
 
-def preset_instance(jobs: int, seed: int, size: float = 1.0) -> Instance:
+def preset_instance(jobs: int, seed: int, size: float = 1.0, worker_limit: str = "M") -> Instance:
+    """Preset ``oasis`` in memory. ``worker_limit="N"`` is the robustness variant of the preset's
+    reading (docs/results-oasis.md): at most N_i = work / epochs workers (constraint (3) as
+    written) instead of M_i, same work E_i N_i, so the fastest JCT is E_i (tau_i + 2 e_i / b_i)."""
     with tempfile.TemporaryDirectory() as tmp:
         cluster_path, trace_path = presets.generate("oasis", jobs=jobs, seed=seed, size=size, out=Path(tmp))
-        return api.load_instance(cluster_path, trace_path)
+        inst = api.load_instance(cluster_path, trace_path)
+    if worker_limit == "N":
+        jobs_n = tuple(dataclasses.replace(j, chunks=round(j.work_required / j.epochs)) for j in inst.jobs)
+        inst = Instance(inst.cluster, jobs_n)
+    return inst
 
 
 def class_counts(instance: Instance) -> dict[str, int]:

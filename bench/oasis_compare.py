@@ -1,7 +1,7 @@
 """OASiS Sec. V-A, Figs. 3-4: total utility, admissions and completion timeliness on preset oasis.
 
 Usage: PYTHONPATH=. python bench/oasis_compare.py [--jobs 100,200,400] [--seeds 1,2,3]
-       [--algorithms oasis,fifo,drf,rrh,dorm] [--out bench/oasis_compare.json]
+       [--algorithms oasis,fifo,drf,rrh,dorm] [--out bench/oasis_compare.json] [--worker-limit M|N]
 An algorithm may carry parameters: "oasis:ratio_scale=1e-8" (several joined by ";").
 Every result passes the validator (api.run). Record the output in bench/RESULTS-oasis.md.
 """
@@ -24,6 +24,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--algorithms", default="oasis,fifo,drf,rrh,dorm")
     ap.add_argument("--out", default="bench/oasis_compare.json")
+    ap.add_argument("--worker-limit", default="M", choices=("M", "N"), help="preset reading (oasis_common)")
     args = ap.parse_args()
     rows = []
     out = Path(args.out)
@@ -34,7 +35,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for n in (int(x) for x in args.jobs.split(",")):
         for seed in (int(s) for s in args.seeds.split(",")):
-            inst = preset_instance(n, seed)
+            inst = preset_instance(n, seed, worker_limit=args.worker_limit)
             for label in args.algorithms.split(","):
                 name, _, raw = label.partition(":")
                 params = dict(kv.split("=", 1) for kv in raw.split(";") if kv)

@@ -182,6 +182,8 @@ def test_bounds_follow_23_to_26() -> None:
     assert estimate_bounds(jobs, bk, scale=0.5, floor=0.0, moves="U").u1[1] == pytest.approx(b.u1[1] * 0.5)
     moved = estimate_bounds(jobs, bk, scale=0.5, floor=0.0)  # default: L moves, U stays
     assert moved.l2 == pytest.approx(b.l2 * 2) and moved.u1[1] == pytest.approx(b.u1[1])
+    one = estimate_bounds(jobs, bk, floor=0.0, eta="one")  # 1/eta = 1 instead of the Sec. IV-B bound
+    assert one.l2 == pytest.approx(low / 4) and one.l2 > b.l2 and one.u1[1] == pytest.approx(b.u1[1])
 
 
 # ---- whole runs ---------------------------------------------------------------------------------
@@ -238,6 +240,9 @@ def test_runs_match_between_transcription_and_fast_path_and_validate() -> None:
                 assert j["completion"] is not None
                 assert j["completion"] <= fast["oasis"]["planned"][j["job_id"]]["completion"] + 1
             seen_reject |= not j["admitted"]
+        one = api.run(inst, "oasis", {**params, "eta": "one"})  # 1/eta = 1: a larger L, still valid
+        assert one["oasis"]["bounds"]["L1"] > fast["oasis"]["bounds"]["L1"]
+        assert validate(inst, one) == [] and check_constraints(inst, one) == []
     assert seen_reject
 
 
@@ -301,6 +306,43 @@ def test_baselines_validate_and_keep_their_rules() -> None:
         dorm = api.run(inst, "dorm", seed=1)
         assert all(j["admitted"] for j in dorm["jobs"])  # Dorm admits every job
         assert check_constraints(inst, dorm) == []
+
+
+def test_rrh_gives_each_job_the_ps_count_of_constraint_6_unless_fixed() -> None:
+    rng = np.random.default_rng(11)
+    inst = tiny_instance(rng, 6, horizon=8)
+    params = {"workers_min": 4, "workers_max": 4}
+    doc = api.run(inst, "rrh", params, seed=1)
+    assert validate(inst, doc) == [] and doc["placements"]
+    assert check_constraints(inst, doc) == []  # (3), (6), (7) in every slot
+    counts: dict[tuple[str, int], list[int]] = {}  # (job, slot) -> [workers, PSs]
+    for p in doc["placements"]:
+        for t in range(p["start"], p["end"]):
+            counts.setdefault((p["job_id"], t), [0, 0])[p["role"] == "ps"] += p["count"]
+    for (job_id, _t), (y, z) in counts.items():
+        job = inst.job(job_id)
+        assert job.worker_demand is not None and job.ps_demand is not None
+        assert z == max(1, math.ceil(y * job.worker_demand["bw"] / job.ps_demand["bw"] - 1e-9))
+    fixed = api.run(inst, "rrh", {**params, "ps_rule": "fixed", "ps": 1}, seed=1)
+    assert validate(inst, fixed) == []
+    assert {p["count"] for p in fixed["placements"] if p["role"] == "ps"} == {1}
+    assert any(z > 1 for _y, z in counts.values())  # the instance needs more than one PS somewhere
+
+
+def test_rrh_paused_jobs_resume_unless_pause_is_final() -> None:
+    def paused_and_resumed(doc: dict[str, Any]) -> set[str]:
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for p in doc["placements"]:
+            if p["role"] == "worker":
+                spans.setdefault(p["job_id"], []).append((p["start"], p["end"]))
+        return {j for j, iv in spans.items() if any(b[0] > a[1] for a, b in itertools.pairwise(sorted(iv)))}
+
+    inst = tiny_instance(np.random.default_rng(2), 6, horizon=10)
+    params = {"workers_min": 2, "workers_max": 3}
+    resume = api.run(inst, "rrh", params, seed=1)  # default pause=resume
+    final = api.run(inst, "rrh", {**params, "pause": "final"}, seed=1)
+    assert validate(inst, resume) == [] and validate(inst, final) == []
+    assert paused_and_resumed(resume) and not paused_and_resumed(final)
 
 
 def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:

@@ -109,14 +109,22 @@ class Bounds:
 
 
 def estimate_bounds(
-    shapes: Sequence[JobShape], book: Book, scale: float = 1.0, floor: float = 0.0, moves: str = "L"
+    shapes: Sequence[JobShape],
+    book: Book,
+    scale: float = 1.0,
+    floor: float = 0.0,
+    moves: str = "L",
+    eta: str = "bound",
 ) -> Bounds:
     """U_1^r, U_2^r (23)-(24), L_1, L_2 (25)-(26) over ``shapes``; U/L multiplied by ``scale``, by
     dividing L by it (``moves`` = "L") or multiplying U by it ("U").
 
     * f_i at the shortest completion: N_i workers in every slot, JCT ceil(D_i / (N_i rate_i)).
     * ceil(E_i N_i M_i (tau_i + 2 e_i / b_i)) = the job's worker-slots, ceil(D_i / rate_i).
-    * eta_1, eta_2: the largest 1/eta the paper allows (so the largest L).
+    * eta_1, eta_2: the largest 1/eta the paper allows (so the largest L), 1/eta_1 = min_i X_i
+      sum_r w_i^r / (T sum_h sum_r c_h^r) (Sec. IV-B; Appendix E needs it for D_0 <= OPT/2). With
+      ``eta`` = "one", 1/eta = 1: only what Appendix A needs (1/eta <= 1, any job is admitted at
+      price L), not the condition of Sec. IV-B; L is then larger by the factor 1/min_i(...).
     * f_i(T - a_i) is replaced by max(f_i(T - a_i), ``floor`` x gamma_1 (priority)). With floor = 0 this
       is (25)-(26) as written, except that jobs whose f_i(T - a_i) underflows to 0 are left out
       (else L = 0 and (22) is undefined). The sigmoid of a time-critical job is ~e^-1000 at T - a_i
@@ -150,8 +158,10 @@ def estimate_bounds(
             low1.append(late / xw)
             low2.append(late / xp)
     tiny = math.ulp(0.0) * 2**60
-    l1 = max(min(low1, default=tiny) * min(eta1, default=1.0) / 4.0, tiny)
-    l2 = max(min(low2, default=tiny) * min(eta2, default=1.0) / 4.0, tiny)
+    inv_eta1 = 1.0 if eta == "one" else min(eta1, default=1.0)
+    inv_eta2 = 1.0 if eta == "one" else min(eta2, default=1.0)
+    l1 = max(min(low1, default=tiny) * inv_eta1 / 4.0, tiny)
+    l2 = max(min(low2, default=tiny) * inv_eta2 / 4.0, tiny)
     if moves == "U":
         u1, u2 = u1 * scale, u2 * scale
     else:
@@ -198,6 +208,7 @@ class Oasis:
             params.get("ratio_scale", 1.0),
             params.get("utility_floor", UTILITY_FLOOR),
             params.get("scale_moves", "L"),
+            params.get("eta", "bound"),
         )
         b = self.bounds
         self.book.p[:] = b.l1  # Alg. 1 line 1: p = P(0) = L_1, q = Q(0) = L_2
@@ -343,6 +354,13 @@ register(
                 "Floor on f_i(T - a_i) in (25)-(26), as a share of the priority gamma_1 (0: as written).",
                 min=0.0,
                 max=1.0,
+            ),
+            Param(
+                "eta",
+                str,
+                "bound",
+                "1/eta_1, 1/eta_2 of (25)-(26): the largest value Sec. IV-B allows (bound) or 1 (one).",
+                choices=("bound", "one"),
             ),
             Param("bounds_window", int, 0, "Estimate U and L from jobs arriving before this slot (0: all).", min=0),
             Param("dp", str, "fast", "Alg. 2 implementation.", choices=("fast", "transcription")),

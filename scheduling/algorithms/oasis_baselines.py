@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from scheduling.algorithms.common import OWN_DEMAND_TYPE, keep, planned_rate
+from scheduling.algorithms.common import OWN_DEMAND_TYPE, Config, keep, place, planned_rate
 from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
@@ -82,6 +82,19 @@ def _ps_for(job: Job, workers: int) -> int:
     return max(1, min(workers, math.ceil(workers * b / big_b - 1e-9))) if big_b > 0 else 1
 
 
+def _bandwidth_config(cluster: Cluster, job: Job, cfg: Config) -> Config:
+    """``cfg`` with ceil(workers b_i / B_i) PSs (constraints (6)-(7)); fewer workers if an empty
+    cluster cannot hold that."""
+    if cfg.ps_type is None:
+        return cfg
+    workers = cfg.workers
+    while True:
+        out = Config(cfg.worker_type, workers, cfg.ps_type, _ps_for(job, workers))
+        if workers <= 1 or place(Ledger(cluster), job, out) is not None:
+            return out
+        workers -= 1
+
+
 # ---- RRH ----------------------------------------------------------------------------------------
 
 
@@ -92,6 +105,9 @@ class Rrh:
         if lo > hi:
             raise InputError(f"workers_min {lo} is above workers_max {hi}", field="param workers_min")
         self.configs = FixedConfigs(instance, rng, lo, hi, params["ps"])
+        if params["ps_rule"] == "bandwidth":  # the fewest PSs that honour (6) and (7) of the model
+            for job in instance.jobs:
+                self.configs.configs[job.job_id] = _bandwidth_config(self.cluster, job, self.configs[job.job_id])
         self.threshold = float(params["threshold"])
         self.rr = RoundRobin(self.cluster)
         capacity = {r: self.cluster.total_capacity(r) for r in self.cluster.resource_names()}
@@ -103,7 +119,8 @@ class Rrh:
                 for r, a in (demand_of(self.cluster, job, role, type_id or "") or {}).items():
                     used[r] = used.get(r, 0.0) + a * n
             self.share[job.job_id] = max((a / capacity[r] for r, a in used.items() if capacity.get(r)), default=0.0)
-        self.paused: set[str] = set()
+        self.resume = params["pause"] == "resume"
+        self.paused: set[str] = set()  # paused for good (pause=final only)
 
     def _duration(self, job: Job, remaining: float) -> int:
         r = planned_rate(self.cluster, job, self.configs[job.job_id])
@@ -148,8 +165,9 @@ class Rrh:
                 continue
             if score[job_id] > 0 and keep(ledger, jv.job, current[job_id]):
                 chosen += current[job_id]
-            else:
+            elif not self.resume:
                 self.paused.add(job_id)
+        # waiting jobs (with pause=resume also those paused earlier) start when their score is positive
         waiting = [jv for jv in admitted if not jv.running and score[jv.job.job_id] > 0]
         waiting.sort(key=lambda jv: (-score[jv.job.job_id], jv.job.arrival, jv.job.job_id))
         for jv in waiting:
@@ -297,7 +315,7 @@ class Dorm:
 WORKER_PARAMS = (
     Param("workers_min", int, 1, "Fewest workers a job is given (drawn per job).", min=1, max=1000),
     Param("workers_max", int, 30, "Most workers a job is given (drawn per job; capped at N_i).", min=1, max=1000),
-    Param("ps", int, 1, "Parameter servers per job.", min=1, max=100),
+    Param("ps", int, 1, "Parameter servers per job (rrh: with ps_rule=fixed).", min=1, max=100),
 )
 
 register(
@@ -306,20 +324,40 @@ register(
         summary="Risk-reward heuristic: utility-aware admission and continue/pause, fixed workers/PSs.",
         semantics=(
             "Each job gets a fixed configuration as in fifo (workers drawn in [workers_min, "
-            "workers_max], capped at N_i; `ps` PSs). At its arrival a job is admitted iff its "
-            "utility if started now (JCT = its duration on that configuration) minus the delay cost "
-            "exceeds `threshold`; the delay cost is the utility the admitted unfinished jobs lose if "
-            "each completes later by the new job's duration times its dominant share. At every "
-            "arrival and completion each admitted job scores its future utility (completion at now + "
-            "remaining duration) minus the delay cost it inflicts on the others (remaining duration "
-            "times dominant share); a running job with a positive score continues on its servers, "
-            "one with a non-positive score pauses for good (it earns nothing any more); waiting jobs "
-            "with positive scores start in score order when their configuration fits, placed "
-            "round-robin over the servers of each pool. Rejected jobs never run."
+            "workers_max], capped at N_i; PSs ceil(workers b_i/B_i), the fewest that satisfy the model's "
+            "PS bandwidth constraint (6) and (7), or `ps` PSs with `ps_rule=fixed`). At its arrival a "
+            "job is admitted iff its utility if started now (JCT = its duration on that "
+            "configuration) minus the delay cost exceeds `threshold`; the delay cost is the utility "
+            "the admitted unfinished jobs lose if each completes later by the new job's duration "
+            "times its dominant share. At every "
+            "arrival and completion each admitted unfinished job scores its future utility "
+            "(completion at now + remaining duration) minus the delay cost it inflicts on the others "
+            "(remaining duration times dominant share); a running job with a positive score continues "
+            "on its servers, one with a non-positive score pauses; waiting and paused jobs with "
+            "positive scores start (resume) in score order when their configuration fits, placed "
+            "round-robin over the servers of each pool. With `pause=final` a paused job never "
+            "resumes (nor counts in the others' delay cost). Rejected jobs never run."
         ),
         reference="OASiS Sec. V-A scheme (iii); Irwin et al., HPDC'04 [38]",
         factory=Rrh,
-        params=(*WORKER_PARAMS, Param("threshold", float, 0.0, "Admission threshold on utility minus delay cost.")),
+        params=(
+            *WORKER_PARAMS,
+            Param(
+                "ps_rule",
+                str,
+                "bandwidth",
+                "PSs per job: ceil(workers b_i/B_i), the fewest that honour (6)-(7) (bandwidth), or `ps` (fixed).",
+                choices=("bandwidth", "fixed"),
+            ),
+            Param("threshold", float, 0.0, "Admission threshold on utility minus delay cost."),
+            Param(
+                "pause",
+                str,
+                "resume",
+                "A paused job may resume at a later arrival/completion (resume) or never (final).",
+                choices=("resume", "final"),
+            ),
+        ),
         needs=(OASIS_MODEL,),
     )
 )
