@@ -5,4 +5,5 @@ from scheduling.algorithms import (  # noqa: F401
     baselines,
     edge_baselines,
     edge_cloud,
+    zhou,
 )

@@ -1,0 +1,237 @@
+"""The subroutines of ``mincost`` with numpy: the same schedules, found faster.
+
+Each block of candidates (one option and window length, every start t^- and PS server n) is first
+screened with vectorised, approximate costs (window sums from prefix sums, cheapest-first fills
+from cumulative sums). Only the candidates whose approximate cost is within a small band of the
+block's minimum are then rebuilt by ``mincost``'s own code, with its exact cost, and scanned in
+the pseudo-code's order with the same ``cheaper`` rule. Candidates outside the band can never be
+the one the sequential scan ends on, so the result is the transcription's. Feasibility (how many
+instances fit) is computed exactly: sliding-window minima of omega are the same floats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from scheduling.algorithms.zhou import mincost
+from scheduling.algorithms.zhou.duals import TOL, Duals, Plan
+from scheduling.algorithms.zhou.spec import JobSpec, Option
+
+BAND = 1e-7  # relative width of the band of candidates rebuilt exactly
+
+
+class Tables:
+    """Window minima of omega and window sums of delta for one price state."""
+
+    def __init__(self, duals: Duals) -> None:
+        self.duals = duals
+        self.omega = duals.free()
+        self.levels = [self.omega]  # levels[k][..., t] = min of omega[..., t : t + 2^k]
+        width = 1
+        while 2 * width <= self.omega.shape[2]:
+            prev = self.levels[-1]
+            self.levels.append(np.minimum(prev[..., :-width], prev[..., width:]))
+            width *= 2
+        zero = np.zeros(duals.delta.shape[:2] + (1,))
+        self.cs = np.concatenate([zero, np.cumsum(duals.delta, axis=2)], axis=2)
+        self.scale = float(np.abs(self.cs).max()) if self.cs.size else 0.0
+        self._min: dict[int, np.ndarray] = {}
+        self._sum: dict[int, np.ndarray] = {}
+
+    def wmin(self, length: int, starts: int) -> np.ndarray:
+        """min of omega over [t, t + length) for t < starts, shape [R, H, starts]."""
+        got = self._min.get(length)
+        if got is None:
+            k = length.bit_length() - 1
+            lev = self.levels[k]
+            got = self._min[length] = np.minimum(
+                lev[..., :starts], lev[..., length - (1 << k) : length - (1 << k) + starts]
+            )
+        return got
+
+    def wsum(self, length: int, starts: int) -> np.ndarray:
+        """Sum of delta over [t, t + length) for t < starts (approximate), shape [R, H, starts]."""
+        got = self._sum.get(length)
+        if got is None:
+            got = self._sum[length] = self.cs[..., length : length + starts] - self.cs[..., :starts]
+        return got
+
+
+def fit_counts(wmin: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``mincost.fit`` for every server and start at once, shape [H, starts]; 0 where not ``ok``."""
+    rows = [np.floor((wmin[r] + TOL) / d) for r, d in enumerate(demand) if d > 0]
+    counts = np.maximum(np.min(rows, axis=0), 0) if rows else np.full(wmin.shape[1:], float(mincost.MANY))
+    return np.where(ok[:, None], counts, 0)
+
+
+def pick(
+    approx: np.ndarray, best: Plan | None, exact: Callable[[int], Plan | None], scale: float
+) -> tuple[Plan | None, bool]:
+    """The sequential scan over candidates 0, 1, ... (``approx``: inf = infeasible), done on the band.
+
+    Returns the new best and whether the scan stopped at a zero cost."""
+    finite = np.isfinite(approx)
+    if not finite.any():
+        return best, False
+    low = float(approx[finite].min())
+    margin = BAND * max(1.0, abs(low)) + 1e-12 * scale
+    if best is not None and low - margin > best.cost:
+        return best, False
+    for i in np.flatnonzero(approx <= low + margin):
+        plan = exact(int(i))
+        if plan is not None and mincost.cheaper(plan.cost, best):
+            best = plan
+            if plan.cost == 0:
+                return best, True
+    return best, False
+
+
+def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[tuple[int, int]]:
+    return spec.ps_lengths(spec.rho(opt, 1, colocated=colocated), tau)
+
+
+def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
+    """``mincost.a_mincost2``: candidates (t, h) in loop order, one server for everything."""
+    tables = Tables(duals)
+    both = duals.worker_ok & duals.ps_ok
+    best: Plan | None = None
+    for opt in spec.options:
+        for length, n_j in _lengths(spec, opt, tau, True):
+            starts = tau - length
+            demand = n_j * opt.e + opt.z
+            ok = fit_counts(tables.wmin(length, starts), demand, both) >= 1
+            approx = np.where(ok, np.einsum("r,rht->ht", demand, tables.wsum(length, starts)), np.inf).T.ravel()
+            H = duals.servers
+
+            def exact(
+                i: int, opt: Option = opt, length: int = length, n_j: int = n_j, demand: np.ndarray = demand
+            ) -> Plan:
+                t, h = divmod(i, H)
+                cost = mincost.window_cost(duals, h, t, length, demand)
+                return Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
+
+            best, done = pick(approx, best, exact, tables.scale * float(demand.sum()))
+            if done:
+                return best
+    return best
+
+
+def _sorted_fill(unit: np.ndarray, caps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cheapest-first order per start (columns) with cumulative capacity and cost, [H + 1, starts]."""
+    order = np.argsort(unit, axis=0, kind="stable")
+    c = np.take_along_axis(caps, order, axis=0)
+    w = np.take_along_axis(unit, order, axis=0)
+    zero = np.zeros((1, unit.shape[1]))
+    cum_c = np.concatenate([zero, np.cumsum(c, axis=0)])
+    cum_w = np.concatenate([zero, np.cumsum(c * w, axis=0)])
+    return order, cum_c, cum_w, w
+
+
+def _fill_cost(cum_c: np.ndarray, cum_w: np.ndarray, w: np.ndarray, amount: np.ndarray) -> np.ndarray:
+    """Cost of the first ``amount`` worker places in cheapest-first order; ``amount`` is [..., starts]."""
+    flat = amount.reshape(-1, amount.shape[-1])
+    k = np.empty(flat.shape, dtype=int)
+    for col in range(flat.shape[1]):
+        k[:, col] = np.searchsorted(cum_c[:, col], flat[:, col], side="left")
+    k = np.clip(k, 1, cum_c.shape[0] - 1)
+    cols = np.broadcast_to(np.arange(flat.shape[1]), flat.shape)
+    prev = cum_c[k - 1, cols]
+    cost = cum_w[k - 1, cols] + (flat - prev) * w[k - 1, cols]
+    return np.where(flat <= 0, 0.0, cost).reshape(amount.shape)
+
+
+def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
+    """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
+    tables = Tables(duals)
+    H = duals.servers
+    best: Plan | None = None
+    for opt in spec.options:
+        rows = [r for r, d in enumerate(opt.z) if d > 0]
+        for length, n_j in _lengths(spec, opt, tau, False):
+            starts = tau - length
+            wmin = tables.wmin(length, starts)
+            wsum = tables.wsum(length, starts)
+            caps = fit_counts(wmin, opt.e, duals.worker_ok)  # [H, starts]
+            unit = np.einsum("r,rht->ht", opt.e, wsum)
+            ps_unit = np.einsum("r,rht->ht", opt.z, wsum)
+            if best is not None:  # lower bound: n_j workers at the cheapest unit cost anywhere
+                low = np.where(caps > 0, unit, np.inf).min(initial=np.inf)
+                if n_j * low > best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale:
+                    continue
+            order, cum_c, cum_w, w = _sorted_fill(unit, caps)
+            pos = np.argsort(order, axis=0)  # position of server n in the order, [H, starts]
+            before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
+            y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
+            g = np.arange(spec.chunks + 1)
+            need = np.array([mincost.ps_needed(n_j - x, opt) if x <= n_j else np.inf for x in g])
+            # s_hat(n, g) for every server, start and g: [H, starts, G]
+            if rows:
+                s_hat = np.min([np.floor((wmin[r][:, :, None] - g * opt.e[r] + TOL) / opt.z[r]) for r in rows], axis=0)
+            else:
+                s_hat = np.full((H, starts, len(g)), float(mincost.MANY))
+            feasible = (s_hat >= need) & (g <= y_hat[:, :, None]) & duals.ps_ok[:, None, None]
+            g_best = np.where(feasible.any(axis=2), len(g) - 1 - np.argmax(feasible[:, :, ::-1], axis=2), -1)
+            placed_before = np.minimum(before, n_j)
+            rest = n_j - placed_before - np.maximum(g_best, 0)
+            after = np.take_along_axis(cum_c, pos + 1, axis=0)
+            total_after = cum_c[-1][None, :] - after
+            ok = (g_best >= 0) & (rest <= total_after)
+            cost = (
+                _fill_cost(cum_c, cum_w, w, placed_before)
+                + np.maximum(g_best, 0) * unit
+                + _fill_cost(cum_c, cum_w, w, after + rest)
+                - np.take_along_axis(cum_w, pos + 1, axis=0)
+                + need[np.clip(g_best, 0, None)] * ps_unit
+            )
+            # Before n are full only when before < n_j; else the fill stops before n (rest = 0).
+            approx = np.where(ok, cost, np.inf).T.ravel()
+            omega = tables.omega
+
+            def exact(i: int, opt: Option = opt, length: int = length, n_j: int = n_j) -> Plan | None:
+                t, n = divmod(i, H)
+                order_t, caps_t = mincost.cheapest_first(duals, omega, opt.e, t, length)
+                return mincost.spread_with_ps(duals, omega, opt, t, length, n_j, n, order_t, caps_t)
+
+            best, done = pick(approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j))
+            if done:
+                return best
+    return best
+
+
+def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool) -> Plan | None:
+    """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``."""
+    tables = Tables(duals)
+    H = duals.servers
+    best: Plan | None = None
+    omega = tables.omega
+    for opt in spec.options:
+        for phi in mincost.ra_counts(spec, ascending):
+            length = spec.duration(spec.rho(opt, phi, colocated=colocated), phi)
+            starts = tau - length
+            if starts <= 0:
+                continue
+            caps = fit_counts(tables.wmin(length, starts), opt.e, duals.worker_ok)
+            unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts))
+            scale = tables.scale * float(opt.e.sum() * phi)
+            if colocated:
+                approx = np.where(caps >= phi, phi * unit, np.inf).T.ravel()
+
+                def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan:
+                    t, h = divmod(i, H)
+                    cost = mincost.window_cost(duals, h, t, length, phi * opt.e)
+                    return Plan(cost, t, length, opt.worker_type, None, ((h, phi),), (), True)
+
+            else:
+                _, cum_c, cum_w, w = _sorted_fill(unit, caps)
+                cost = _fill_cost(cum_c, cum_w, w, np.full((1, starts), float(phi)))[0]
+                approx = np.where(cum_c[-1] >= phi, cost, np.inf)
+
+                def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
+                    return mincost.spread(duals, omega, opt, i, length, phi)
+
+            best, done = pick(approx, best, exact, scale)
+            if done:
+                return best
+    return best
