@@ -72,7 +72,8 @@ class Duals:
 
     def free(self) -> np.ndarray:
         """omega_h^r(t) = C_h^r - beta_h^r(t) (Alg. 4 line 2)."""
-        return self.capacity[:, :, None] - self.beta
+        free: np.ndarray = self.capacity[:, :, None] - self.beta
+        return free
 
     def commit(self, plan: Plan, e: np.ndarray, z: np.ndarray) -> None:
         """Alg. 3 lines 13-14: beta += f_jh^r(l_j) over T(l_j), then delta from (11)."""

@@ -34,7 +34,7 @@ class Tables:
             prev = self.levels[-1]
             self.levels.append(np.minimum(prev[..., :-width], prev[..., width:]))
             width *= 2
-        zero = np.zeros(duals.delta.shape[:2] + (1,))
+        zero = np.zeros((*duals.delta.shape[:2], 1))
         self.cs = np.concatenate([zero, np.cumsum(duals.delta, axis=2)], axis=2)
         self.scale = float(np.abs(self.cs).max()) if self.cs.size else 0.0
         self._min: dict[int, np.ndarray] = {}
@@ -103,12 +103,11 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             demand = n_j * opt.e + opt.z
             ok = fit_counts(tables.wmin(length, starts), demand, both) >= 1
             approx = np.where(ok, np.einsum("r,rht->ht", demand, tables.wsum(length, starts)), np.inf).T.ravel()
-            H = duals.servers
 
             def exact(
                 i: int, opt: Option = opt, length: int = length, n_j: int = n_j, demand: np.ndarray = demand
             ) -> Plan:
-                t, h = divmod(i, H)
+                t, h = divmod(i, duals.servers)
                 cost = mincost.window_cost(duals, h, t, length, demand)
                 return Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
 
@@ -165,7 +164,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
             y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
             g = np.arange(spec.chunks + 1)
-            need = np.array([mincost.ps_needed(n_j - x, opt) if x <= n_j else np.inf for x in g])
+            need = np.array([mincost.ps_needed(n_j - int(x), opt) if x <= n_j else np.inf for x in g])
             # s_hat(n, g) for every server, start and g: [H, starts, G]
             if rows:
                 s_hat = np.min([np.floor((wmin[r][:, :, None] - g * opt.e[r] + TOL) / opt.z[r]) for r in rows], axis=0)
@@ -187,12 +186,11 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             )
             # Before n are full only when before < n_j; else the fill stops before n (rest = 0).
             approx = np.where(ok, cost, np.inf).T.ravel()
-            omega = tables.omega
 
             def exact(i: int, opt: Option = opt, length: int = length, n_j: int = n_j) -> Plan | None:
                 t, n = divmod(i, H)
-                order_t, caps_t = mincost.cheapest_first(duals, omega, opt.e, t, length)
-                return mincost.spread_with_ps(duals, omega, opt, t, length, n_j, n, order_t, caps_t)
+                order_t, caps_t = mincost.cheapest_first(duals, tables.omega, opt.e, t, length)
+                return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, order_t, caps_t)
 
             best, done = pick(approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j))
             if done:
@@ -205,7 +203,6 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
     tables = Tables(duals)
     H = duals.servers
     best: Plan | None = None
-    omega = tables.omega
     for opt in spec.options:
         for phi in mincost.ra_counts(spec, ascending):
             length = spec.duration(spec.rho(opt, phi, colocated=colocated), phi)
@@ -229,7 +226,7 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
                 approx = np.where(cum_c[-1] >= phi, cost, np.inf)
 
                 def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
-                    return mincost.spread(duals, omega, opt, i, length, phi)
+                    return mincost.spread(duals, tables.omega, opt, i, length, phi)
 
             best, done = pick(approx, best, exact, scale)
             if done:

@@ -151,10 +151,8 @@ class Zhou:
         weights = [max(j.weight, 1e-12) for j in jobs]
         if self.gamma <= 1.0:
             return 1
-        return (
-            int(math.floor((math.log(sum(weights)) - math.log(min(weights))) / math.log(self.gamma / (self.gamma - 1))))
-            + 1
-        )
+        spread = math.log(sum(weights)) - math.log(min(weights))
+        return math.floor(spread / math.log(self.gamma / (self.gamma - 1))) + 1
 
     # ---- A_dual (Alg. 2) --------------------------------------------------------------------
 
@@ -177,9 +175,9 @@ class Zhou:
             base = self._base(None if origin is None else origin + (iota - 1) * tau, tau)
             fresh = not base.any()
             duals = Duals(self.capacity, self.worker_ok, self.ps_ok, self.lam, base)
-            got = self.a_maxweight(left, duals, tau, lambda job, admitted, ch: events.append((iota, job, admitted, ch)))
-            for job, plan in got.items():
-                plans[job] = (iota, plan)
+            got = self.a_maxweight(left, duals, tau, _logger(events, iota))
+            for job_id, plan in got.items():
+                plans[job_id] = (iota, plan)
             if got:
                 used = iota
             elif fresh:
@@ -316,8 +314,17 @@ def _next_round(t: int) -> int:
     return nxt
 
 
+def _logger(
+    events: list[tuple[int, str, bool, list[tuple[int, int, int, float]]]], iota: int
+) -> Callable[[str, bool, list[tuple[int, int, int, float]]], None]:
+    return lambda job, admitted, changes: events.append((iota, job, admitted, changes))
+
+
 def _changes(before: np.ndarray, after: np.ndarray, plan: Plan) -> list[tuple[int, int, int, float]]:
     """Price entries the plan changed, as (resource, server, sub-round slot, new delta)."""
     window = slice(plan.start, plan.start + plan.length)
     r, h, s = np.nonzero(after[:, :, window] != before[:, :, window])
-    return [(int(a), int(b), int(c) + plan.start, float(after[a, b, c + plan.start])) for a, b, c in zip(r, h, s)]
+    return [
+        (int(a), int(b), int(c) + plan.start, float(after[a, b, c + plan.start]))
+        for a, b, c in zip(r, h, s, strict=True)
+    ]

@@ -26,7 +26,8 @@ class SparsePriceLog(PriceLog):
         """As ``record``, given the entries (resource, server, slot, value) that may have changed."""
         out = []
         touched: set[tuple[int, int]] = set()
-        for r, h, s, value in sorted(changes):
+        latest = {(r, h, s): value for r, h, s, value in changes}  # the last value of an entry counts
+        for (r, h, s), value in sorted(latest.items()):
             v = float(np.round(value, self.digits))
             old = float(self._last[r, h, s])
             if v != old:

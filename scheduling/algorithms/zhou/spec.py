@@ -106,7 +106,7 @@ def job_spec(cluster: Cluster, job: Job) -> JobSpec:
         if job.ps_demand is not None:
             ps_types = [OWN_DEMAND_TYPE]
         else:
-            ps_types = sorted((p.id for p in cluster.ps_types), key=job.ps_update_for)
+            ps_types = [*sorted((p.id for p in cluster.ps_types), key=job.ps_update_for)]
     options = []
     for m in worker_types_for(cluster, job):
         e = vec(demand_of(cluster, job, "worker", m))
