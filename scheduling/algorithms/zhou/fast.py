@@ -159,11 +159,19 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 low = np.where(caps > 0, unit, np.inf).min(initial=np.inf)
                 if n_j * low > best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale:
                     continue
+            if caps.sum(axis=0).max(initial=0) < n_j:
+                continue  # no start has room for N_j workers anywhere
             order, cum_c, cum_w, w = _sorted_fill(unit, caps)
+            if best is not None:  # lower bound: the cheapest fill of N_j workers, PSs aside
+                low = np.where(
+                    cum_c[-1] >= n_j, _fill_cost(cum_c, cum_w, w, np.full((1, starts), float(n_j)))[0], np.inf
+                )
+                if low.min() > best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale:
+                    continue
             pos = np.argsort(order, axis=0)  # position of server n in the order, [H, starts]
             before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
             y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
-            g = np.arange(spec.chunks + 1)
+            g = np.arange(min(n_j, int(y_hat.max(initial=0))) + 1)  # g <= y_hat <= N_j
             need = np.array([mincost.ps_needed(n_j - int(x), opt) if x <= n_j else np.inf for x in g])
             # s_hat(n, g) for every server, start and g: [H, starts, G]
             if rows:
