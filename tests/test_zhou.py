@@ -3,6 +3,7 @@ cases, the bandwidth constraint (13d), doubling rounds, numpy path = transcripti
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -179,7 +180,7 @@ def test_start_paper_runs_a_round_after_the_previous_rounds_schedule() -> None:
     doc = api.run(tiny_instance(arrivals=(0, 0, 0, 0, 0, 0)), "zhou", {"start": "paper"})
     starts = [r["start"] for r in doc["zhou"]["rounds"] if r["scheduled"]]
     ends = doc["zhou"]["jobs"]
-    for earlier, later in zip(starts, starts[1:], strict=False):
+    for earlier, later in itertools.pairwise(starts):
         assert later >= max(j["end"] for j in ends.values() if j["start"] < later and j["start"] >= earlier)
 
 
@@ -218,7 +219,6 @@ def random_instance(rng: np.random.Generator, arch: str) -> Instance:
             "chunks": int(rng.integers(1, 5)),
             "minibatches": int(rng.integers(1, 4)),
             "batch_time": {"w0": float(rng.integers(1, 3)), "w1": float(rng.integers(1, 3))},
-            
             "gradient_mb": float(rng.integers(0, 200)),
         }
         jobs.append(job_from_row(row, c))
