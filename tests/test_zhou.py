@@ -41,11 +41,11 @@ def job(c: Cluster, **row: Any) -> Job:
     return job_from_row({**base, **row}, c)
 
 
-def duals(c: Cluster, slots: int, lam: float = 9.0, beta: np.ndarray | None = None) -> Duals:
+def duals(c: Cluster, slots: int, lam: float = 9.0, beta: np.ndarray | None = None, tie: str = "loop") -> Duals:
     cap = np.array([[s.capacity.get(r, 0.0) for s in c.servers] for r in c.resource_names()])
     base = np.zeros((*cap.shape, slots)) if beta is None else beta
     ok = np.ones(len(c.servers), dtype=bool)
-    return Duals(cap, ok, ok, lam, base)
+    return Duals(cap, ok, ok, lam, base, tie)
 
 
 # ---- eq. (11) -----------------------------------------------------------------------------------
@@ -126,6 +126,22 @@ def test_ra_mincost_follows_the_printed_worker_count_order_or_its_reverse() -> N
     down = mincost.a_ramincost1(spec, duals(c, 10), tau=10, ascending=False)
     assert up is not None and up.workers == ((0, 1),) and up.length == 8  # Phi' = 1 first: 8 slots
     assert down is not None and down.workers == ((0, 4),) and down.length == 2
+
+
+def test_tie_completion_takes_the_earliest_completing_of_equal_cost_schedules() -> None:
+    # At zero prices every schedule costs 0; tie=completion prefers the one that ends first (the
+    # most workers here), whatever the printed loop order; tie=loop keeps the first in loop order.
+    c = cluster([{"gpu": 4, "cpu": 8}])
+    spec = job_spec(c, job(c, arch="allreduce", chunks=4, minibatches=2))
+    for solve in (mincost.a_ramincost1, lambda s, d, t, a: fast.ra_mincost(s, d, t, True, a)):
+        first = solve(spec, duals(c, 10, tie="completion"), 10, True)
+        assert first is not None and first.workers == ((0, 4),) and first.end == 2
+        loop = solve(spec, duals(c, 10, tie="loop"), 10, True)
+        assert loop is not None and loop.workers == ((0, 1),) and loop.end == 8
+    # Equal costs, different ends: the later-ending candidate first in loop order loses.
+    done = Plan(0.0, 3, 2, "w", None, ((0, 1),), (), True)
+    assert mincost.cheaper(0.0, done, end=4, by_end=True) and not mincost.cheaper(0.0, done, end=5, by_end=True)
+    assert not mincost.cheaper(0.0, done, end=4, by_end=False) and not mincost.cheaper(1.0, done, end=1, by_end=True)
 
 
 def test_ra_mincost2_spreads_workers_cheapest_server_first() -> None:
@@ -225,26 +241,28 @@ def random_instance(rng: np.random.Generator, arch: str) -> Instance:
     return Instance(c, tuple(sorted(jobs, key=lambda j: (j.arrival, j.job_id))))
 
 
+@pytest.mark.parametrize("tie", ["completion", "loop"])
 @pytest.mark.parametrize("arch", ["ps", "allreduce"])
-@pytest.mark.parametrize("seed", range(6))
-def test_the_numpy_path_gives_the_transcriptions_schedule(arch: str, seed: int) -> None:
+@pytest.mark.parametrize("seed", range(5))
+def test_the_numpy_path_gives_the_transcriptions_schedule(arch: str, seed: int, tie: str) -> None:
     inst = random_instance(np.random.default_rng(seed), arch)
-    params = {"lam": 3.0, "F": 1.0, "start": "now", "ra_order": "descending"}
+    params = {"lam": 3.0, "F": 1.0, "start": "now", "ra_order": "descending", "tie": tie}
     slow = api.run(inst, "zhou", {**params, "fast": False})
     quick = api.run(inst, "zhou", {**params, "fast": True})
     assert slow["zhou"]["jobs"] == quick["zhou"]["jobs"]
     assert slow["placements"] == quick["placements"]
 
 
+@pytest.mark.parametrize("tie", ["completion", "loop"])
 @pytest.mark.parametrize("seed", range(4))
-def test_numpy_subroutines_match_under_nonzero_prices(seed: int) -> None:
+def test_numpy_subroutines_match_under_nonzero_prices(seed: int, tie: str) -> None:
     rng = np.random.default_rng(100 + seed)
     inst = random_instance(rng, "ps")
     c = inst.cluster
     tau = 8
     cap = np.array([[s.capacity.get(r, 0.0) for s in c.servers] for r in c.resource_names()])
     beta = np.floor(rng.uniform(0, 1, size=(*cap.shape, tau)) * cap[:, :, None])
-    d = duals(c, tau, lam=50.0, beta=beta)
+    d = duals(c, tau, lam=50.0, beta=beta, tie=tie)
     for j in inst.jobs:
         spec = job_spec(c, j)
         assert fast.mincost2(spec, d, tau) == mincost.a_mincost2(spec, d, tau)

@@ -46,6 +46,7 @@ def make_zhou(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
             start=params["start"],
             ra_order=params["ra_order"],
             fast=params["fast"],
+            tie=params["tie"],
         ),
     )
 
@@ -66,7 +67,9 @@ register(
             "workers cheapest server first, PSs on one server sized by (13d)) if strictly cheaper; for "
             "all-reduce jobs A_RAmincost1/2 (Algs. 6, 7). Candidates are scanned in the pseudo-code's "
             "loop order (worker types fastest first, PS types fastest first, windows shortest first, "
-            "earliest start, server order) and the first strictly cheapest is kept. A job is scheduled when "
+            "earliest start, server order) and the first strictly cheapest is kept; with tie=completion "
+            "(default) a candidate of equal cost (relative 1e-9) also wins when it completes earlier (at "
+            "zero prices: the earliest-completing window, most workers). A job is scheduled when "
             "u_j = w_j - cost > 0 (or its schedule costs nothing); it then runs its window with its worker/PS "
             "counts and types fixed, never preempted. start=paper: a round's schedule runs from "
             "(sub-rounds used) x tau_i on, after every earlier round's schedule (rounds never overlap); "
@@ -107,6 +110,14 @@ register(
                 "ascending",
                 "All-reduce worker counts Phi' in Algs. 6/7: ascending (as printed) or descending.",
                 choices=("ascending", "descending"),
+            ),
+            Param(
+                "tie",
+                str,
+                "completion",
+                "Among equal-cost schedules: completion (earliest completion, then loop order) or loop "
+                "(the first in the pseudo-code's loop order, as printed).",
+                choices=("completion", "loop"),
             ),
             Param("fast", bool, True, "Numpy subroutines (same schedules as the transcription)."),
         ),

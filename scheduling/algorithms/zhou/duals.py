@@ -34,6 +34,11 @@ class Plan:
     ps: tuple[tuple[int, int], ...]  # (server index, s_jhp' > 0)
     colocated: bool  # q_j
 
+    @property
+    def end(self) -> int:
+        """t^+ = t^- + L_j: the sub-round slot the job completes at."""
+        return self.start + self.length
+
     def usage(self, e: np.ndarray, z: np.ndarray, servers: int) -> np.ndarray:
         """f_jh^r(l): per-slot demand on every server, shape [R, H]."""
         out = np.zeros((len(e), servers))
@@ -54,7 +59,9 @@ class Duals:
         ps_ok: np.ndarray,  # server accepts PSs, shape [H]
         lam: float,  # lambda of eq. (11)
         base: np.ndarray,  # usage already committed in these slots (earlier rounds), [R, H, slots]
+        tie: str = "loop",  # among equal costs: "loop" (first in loop order) or "completion" (earliest end)
     ) -> None:
+        self.tie = tie
         self.capacity = capacity
         self.worker_ok = worker_ok
         self.ps_ok = ps_ok

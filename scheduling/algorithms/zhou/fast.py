@@ -67,11 +67,18 @@ def fit_counts(wmin: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarr
 
 
 def pick(
-    approx: np.ndarray, best: Plan | None, exact: Callable[[int], Plan | None], scale: float
+    approx: np.ndarray,
+    best: Plan | None,
+    exact: Callable[[int], Plan | None],
+    scale: float,
+    duals: Duals,
+    length: int,
+    per_start: int,
 ) -> tuple[Plan | None, bool]:
     """The sequential scan over candidates 0, 1, ... (``approx``: inf = infeasible), done on the band.
 
-    Returns the new best and whether the scan stopped at a zero cost."""
+    Candidate i starts at t^- = i // ``per_start`` and lasts ``length`` slots. Returns the new best
+    and whether the scan stopped at a zero cost (tie="loop": nothing can beat it)."""
     finite = np.isfinite(approx)
     if not finite.any():
         return best, False
@@ -80,10 +87,12 @@ def pick(
     if best is not None and low - margin > best.cost:
         return best, False
     for i in np.flatnonzero(approx <= low + margin):
+        if mincost.settled(best, duals, int(i) // per_start + length):
+            break  # later candidates complete no earlier
         plan = exact(int(i))
-        if plan is not None and mincost.cheaper(plan.cost, best):
+        if plan is not None and mincost.better(plan, best, duals):
             best = plan
-            if plan.cost == 0:
+            if mincost.settled(best, duals, 0):
                 return best, True
     return best, False
 
@@ -99,6 +108,8 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     best: Plan | None = None
     for opt in spec.options:
         for length, n_j in _lengths(spec, opt, tau, True):
+            if mincost.settled(best, duals, length):
+                continue
             starts = tau - length
             demand = n_j * opt.e + opt.z
             ok = fit_counts(tables.wmin(length, starts), demand, both) >= 1
@@ -111,7 +122,7 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 cost = mincost.window_cost(duals, h, t, length, demand)
                 return Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
 
-            best, done = pick(approx, best, exact, tables.scale * float(demand.sum()))
+            best, done = pick(approx, best, exact, tables.scale * float(demand.sum()), duals, length, duals.servers)
             if done:
                 return best
     return best
@@ -149,6 +160,8 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     for opt in spec.options:
         rows = [r for r, d in enumerate(opt.z) if d > 0]
         for length, n_j in _lengths(spec, opt, tau, False):
+            if mincost.settled(best, duals, length):
+                continue
             starts = tau - length
             wmin = tables.wmin(length, starts)
             wsum = tables.wsum(length, starts)
@@ -200,7 +213,9 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 order_t, caps_t = mincost.cheapest_first(duals, tables.omega, opt.e, t, length)
                 return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, order_t, caps_t)
 
-            best, done = pick(approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j))
+            best, done = pick(
+                approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j), duals, length, H
+            )
             if done:
                 return best
     return best
@@ -215,7 +230,7 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
         for phi in mincost.ra_counts(spec, ascending):
             length = spec.duration(spec.rho(opt, phi, colocated=colocated), phi)
             starts = tau - length
-            if starts <= 0:
+            if starts <= 0 or mincost.settled(best, duals, length):
                 continue
             caps = fit_counts(tables.wmin(length, starts), opt.e, duals.worker_ok)
             unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts))
@@ -236,7 +251,7 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
                 def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
                     return mincost.spread(duals, tables.omega, opt, i, length, phi)
 
-            best, done = pick(approx, best, exact, scale)
+            best, done = pick(approx, best, exact, scale, duals, length, H if colocated else 1)
             if done:
                 return best
     return best

@@ -18,7 +18,7 @@ from scheduling.model import Job
 
 def _duals(zhou: Zhou, tau: int, lam: float) -> Duals:
     base = np.zeros((len(zhou.resources), len(zhou.server_ids), tau))
-    return Duals(zhou.capacity, zhou.worker_ok, zhou.ps_ok, lam, base)
+    return Duals(zhou.capacity, zhou.worker_ok, zhou.ps_ok, lam, base, zhou.p.tie)
 
 
 def maxweight_batch(zhou: Zhou, jobs: list[Job], tau: int) -> float:

@@ -26,9 +26,32 @@ TIE = 1e-9  # relative: a cost replaces the best only when smaller by more than 
 MANY = 1 << 30  # "any number fits": an instance demanding nothing of every resource
 
 
-def cheaper(cost: float, best: Plan | None) -> bool:
-    """Alg. 4 line 30 (and 5 line 8, 6 line 16, 7 line 19): cost < cost_m."""
-    return best is None or cost < best.cost - TIE * max(1.0, abs(best.cost))
+def cheaper(cost: float, best: Plan | None, end: int = 0, by_end: bool = False) -> bool:
+    """Alg. 4 line 30 (and 5 line 8, 6 line 16, 7 line 19): cost < cost_m.
+
+    ``by_end`` (tie="completion"): a candidate whose cost equals cost_m (within TIE) also replaces
+    it when it completes earlier (``end`` = t^+ < the best's), see docs/algorithms-zhou.md."""
+    if best is None:
+        return True
+    tol = TIE * max(1.0, abs(best.cost))
+    if cost < best.cost - tol:
+        return True
+    return by_end and cost <= best.cost + tol and end < best.end
+
+
+def better(plan: Plan, best: Plan | None, duals: Duals) -> bool:
+    """``cheaper`` for a whole candidate under the sub-round's tie rule."""
+    return cheaper(plan.cost, best, plan.end, duals.tie == "completion")
+
+
+def settled(best: Plan | None, duals: Duals, end: int) -> bool:
+    """No candidate completing at ``end`` or later can replace ``best`` any more.
+
+    A zero-cost best cannot be beaten on cost (prices are >= 0); under tie="loop" it cannot be
+    beaten at all, under tie="completion" only by a candidate that completes earlier."""
+    if best is None or best.cost != 0:
+        return False
+    return duals.tie != "completion" or end >= best.end
 
 
 def fit(free: np.ndarray, demand: np.ndarray) -> int:
@@ -61,15 +84,18 @@ def a_mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
         for length, n_j in spec.ps_lengths(rho, tau):  # ... L_j ...
             demand = n_j * opt.e + opt.z  # one PS: the right-hand side of (13d) is zero
             for t in range(tau - length):  # ... t^- = 1 .. tau_i - L_j
+                if settled(best, duals, t + length):
+                    break
                 for h in range(duals.servers):  # line 4
                     if not (duals.worker_ok[h] and duals.ps_ok[h]):
                         continue
                     if fit(omega[:, h, t : t + length], demand) < 1:  # line 6: (2h) and (13a)
                         continue
                     cost = window_cost(duals, h, t, length, demand)  # line 7
-                    if cheaper(cost, best):  # lines 8-9
-                        best = Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
-                        if cost == 0:
+                    plan = Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
+                    if better(plan, best, duals):  # lines 8-9
+                        best = plan
+                        if settled(best, duals, 0):
                             return best
     return best
 
@@ -130,12 +156,14 @@ def a_mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
         rho = spec.rho(opt, 1, colocated=False)
         for length, n_j in spec.ps_lengths(rho, tau):  # lines 5-6: L_j, N_j
             for t in range(tau - length):  # line 7: t^-
+                if settled(best, duals, t + length):
+                    break
                 order, caps = cheapest_first(duals, omega, opt.e, t, length)  # line 8
                 for n in range(duals.servers):  # line 9: the server of the PSs
                     plan = spread_with_ps(duals, omega, opt, t, length, n_j, n, order, caps)
-                    if plan is not None and cheaper(plan.cost, best):  # lines 30-31
+                    if plan is not None and better(plan, best, duals):  # lines 30-31
                         best = plan
-                        if plan.cost == 0:
+                        if settled(best, duals, 0):
                             return best
     return best
 
@@ -153,14 +181,17 @@ def a_ramincost1(spec: JobSpec, duals: Duals, tau: int, ascending: bool = True) 
         for phi in ra_counts(spec, ascending):  # line 4
             length = spec.duration(spec.rho(opt, phi, colocated=True), phi)  # line 5
             for t in range(tau - length):  # line 6
+                if settled(best, duals, t + length):
+                    break
                 for h in range(duals.servers):  # line 8
                     y = min(fit(omega[:, h, t : t + length], opt.e), phi) if duals.worker_ok[h] else 0  # lines 9-10
                     if phi > y:  # lines 11-12
                         continue
                     cost = window_cost(duals, h, t, length, phi * opt.e)  # line 14
-                    if cheaper(cost, best):  # lines 16-17
-                        best = Plan(cost, t, length, opt.worker_type, None, ((h, phi),), (), True)
-                        if cost == 0:
+                    plan = Plan(cost, t, length, opt.worker_type, None, ((h, phi),), (), True)
+                    if better(plan, best, duals):  # lines 16-17
+                        best = plan
+                        if settled(best, duals, 0):
                             return best
     return best
 
@@ -187,9 +218,11 @@ def a_ramincost2(spec: JobSpec, duals: Duals, tau: int, ascending: bool = True) 
         for phi in ra_counts(spec, ascending):  # line 4
             length = spec.duration(spec.rho(opt, phi, colocated=False), phi)  # line 5 (N-hat = Phi')
             for t in range(tau - length):  # line 6
+                if settled(best, duals, t + length):
+                    break
                 plan = spread(duals, omega, opt, t, length, phi)
-                if plan is not None and cheaper(plan.cost, best):  # lines 19-20
+                if plan is not None and better(plan, best, duals):  # lines 19-20
                     best = plan
-                    if plan.cost == 0:
+                    if settled(best, duals, 0):
                         return best
     return best

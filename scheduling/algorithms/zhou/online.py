@@ -57,6 +57,7 @@ class Params:
     start: str  # "paper" | "now"
     ra_order: str  # Phi' of Algs. 6/7 line 4: "ascending" (as printed) | "descending"
     fast: bool  # numpy subroutines instead of the transcription
+    tie: str = "completion"  # equal costs: "completion" (earliest t^+) | "loop" (first in loop order)
 
 
 class Zhou:
@@ -174,7 +175,7 @@ class Zhou:
                 break  # Sec. 5.3: J_i^s = J_i ends the round early
             base = self._base(None if origin is None else origin + (iota - 1) * tau, tau)
             fresh = not base.any()
-            duals = Duals(self.capacity, self.worker_ok, self.ps_ok, self.lam, base)
+            duals = Duals(self.capacity, self.worker_ok, self.ps_ok, self.lam, base, self.p.tie)
             got = self.a_maxweight(left, duals, tau, _logger(events, iota))
             for job_id, plan in got.items():
                 plans[job_id] = (iota, plan)
@@ -199,7 +200,7 @@ class Zhou:
             first, second = self._solvers(spec)
             best = first(spec, duals, tau)  # line 3 (A_mincost2: q_j = 1)
             other = second(spec, duals, tau)  # line 4 (A_mincost1: q_j = 0)
-            if other is not None and mincost.cheaper(other.cost, best):  # lines 5-7
+            if other is not None and (best is None or mincost.better(other, best, duals)):  # lines 5-7
                 best = other
             # Line 9: u_j = w_j - cost_j > 0. A free schedule is also taken (a zero-weight job
             # would otherwise never run); it raises no price another job has paid.
