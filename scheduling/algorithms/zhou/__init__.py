@@ -101,8 +101,9 @@ register(
                 "start",
                 str,
                 "paper",
-                "Where a round's schedule runs: paper (alpha tau_i) or now (tau_i).",
-                choices=("paper", "now"),
+                "Where a round's schedule runs: paper (alpha tau_i, alpha = sub-rounds used), early (tau_i "
+                "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
+                choices=("paper", "early", "now"),
             ),
             Param(
                 "ra_order",

@@ -54,7 +54,7 @@ class Params:
     T: int  # T in lambda = 2 T H R F + 1
     alpha: int  # sub-rounds of A_dual; 0: the bound of Sec. 5.3 per round
     order: str  # order of the jobs in A_maxweight's loop (line 2)
-    start: str  # "paper" | "now"
+    start: str  # "early" | "paper" | "now"
     ra_order: str  # Phi' of Algs. 6/7 line 4: "ascending" (as printed) | "descending"
     fast: bool  # numpy subroutines instead of the transcription
     tie: str = "completion"  # equal costs: "completion" (earliest t^+) | "loop" (first in loop order)
@@ -126,12 +126,15 @@ class Zhou:
         """Alg. 1 lines 3-10 for the round at tau_i = ``tau``; returns jobs that can never run."""
         jobs = self._ordered(list(self.waiting.values()))  # J_i (lines 3-5)
         alpha = self.p.alpha if self.p.alpha > 0 else self.alpha_bound(jobs)
-        paper = self.p.start == "paper"
+        fresh = self.p.start != "now"  # every sub-round starts from zero prices (Alg. 2 line 1)
         origin = tau  # "now": sub-round iota covers [tau + (iota-1) tau, tau + iota tau)
-        plans, events, used = self.a_dual(jobs, tau, alpha, None if paper else origin)
-        if paper and used:
-            # Run from alpha tau_i with alpha = the sub-rounds used, after every earlier schedule.
-            origin = max(used * tau, max((s.end for s in self.scheduled.values()), default=0))
+        plans, events, used = self.a_dual(jobs, tau, alpha, None if fresh else origin)
+        if fresh and used:
+            # Never before the end of every earlier round's schedule (rounds do not share slots, so
+            # fresh prices are right); "paper": from alpha tau_i with alpha = the sub-rounds used;
+            # "early": as soon as that is free, but not before tau_i (the round's decision time).
+            earlier = max((s.end for s in self.scheduled.values()), default=0)
+            origin = max(used * tau if self.p.start == "paper" else tau, earlier)
         for job_id, (iota, plan) in plans.items():  # lines 7-9
             start = origin + (iota - 1) * tau + plan.start
             self._commit(self.waiting.pop(job_id), plan, start, len(self.rounds))
