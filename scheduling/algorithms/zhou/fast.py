@@ -140,16 +140,52 @@ def _sorted_fill(unit: np.ndarray, caps: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _fill_cost(cum_c: np.ndarray, cum_w: np.ndarray, w: np.ndarray, amount: np.ndarray) -> np.ndarray:
-    """Cost of the first ``amount`` worker places in cheapest-first order; ``amount`` is [..., starts]."""
+    """Cost of the first ``amount`` worker places in cheapest-first order; ``amount`` is [..., starts].
+
+    One searchsorted for every column at once: column c of ``cum_c`` (non-decreasing, integer
+    valued) is shifted by c x big, so the flattened array stays sorted and the shifts are exact."""
     flat = amount.reshape(-1, amount.shape[-1])
-    k = np.empty(flat.shape, dtype=int)
-    for col in range(flat.shape[1]):
-        k[:, col] = np.searchsorted(cum_c[:, col], flat[:, col], side="left")
-    k = np.clip(k, 1, cum_c.shape[0] - 1)
-    cols = np.broadcast_to(np.arange(flat.shape[1]), flat.shape)
+    rows, cols_n = cum_c.shape
+    big = float(max(cum_c[-1].max(initial=0.0), flat.max(initial=0.0))) + 1.0
+    shift = np.arange(cols_n) * big
+    keys = (cum_c + shift[None, :]).T.ravel()  # column-major: column 0 first
+    k = np.searchsorted(keys, flat + shift[None, :], side="left") - np.arange(cols_n)[None, :] * rows
+    k = np.clip(k, 1, rows - 1)
+    cols = np.broadcast_to(np.arange(cols_n), flat.shape)
     prev = cum_c[k - 1, cols]
     cost = cum_w[k - 1, cols] + (flat - prev) * w[k - 1, cols]
     return np.where(flat <= 0, 0.0, cost).reshape(amount.shape)
+
+
+class _Workers:
+    """What A_mincost1 needs of one (worker type, L_j, N_j) block, shared by every PS type."""
+
+    def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, n_j: int, starts: int) -> None:
+        self.wmin = tables.wmin(length, starts)
+        wsum = tables.wsum(length, starts)
+        self.wsum = wsum
+        self.caps = fit_counts(self.wmin, e, duals.worker_ok)  # [H, starts]
+        self.unit = np.einsum("r,rht->ht", e, wsum)
+        self.room = bool(self.caps.sum(axis=0).max(initial=0) >= n_j)  # some start holds N_j workers
+        self.low_unit = float(n_j * np.where(self.caps > 0, self.unit, np.inf).min(initial=np.inf))
+        self._fill: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._low_fill: float | None = None
+        self.n_j = n_j
+        self.starts = starts
+
+    def fill(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._fill is None:
+            self._fill = _sorted_fill(self.unit, self.caps)
+        return self._fill
+
+    def low_fill(self) -> float:
+        """The cheapest fill of N_j workers over every start, PSs aside (a lower bound)."""
+        if self._low_fill is None:
+            _, cum_c, cum_w, w = self.fill()
+            n = float(self.n_j)
+            fills = _fill_cost(cum_c, cum_w, w, np.full((1, self.starts), n))[0]
+            self._low_fill = float(np.where(cum_c[-1] >= n, fills, np.inf).min(initial=np.inf))
+        return self._low_fill
 
 
 def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
@@ -157,47 +193,54 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     tables = Tables(duals)
     H = duals.servers
     best: Plan | None = None
+    shared: dict[tuple[str, int], _Workers] = {}
     for opt in spec.options:
         rows = [r for r, d in enumerate(opt.z) if d > 0]
         for length, n_j in _lengths(spec, opt, tau, False):
             if mincost.settled(best, duals, length):
                 continue
             starts = tau - length
-            wmin = tables.wmin(length, starts)
-            wsum = tables.wsum(length, starts)
-            caps = fit_counts(wmin, opt.e, duals.worker_ok)  # [H, starts]
-            unit = np.einsum("r,rht->ht", opt.e, wsum)
-            ps_unit = np.einsum("r,rht->ht", opt.z, wsum)
-            if best is not None:  # lower bound: n_j workers at the cheapest unit cost anywhere
-                low = np.where(caps > 0, unit, np.inf).min(initial=np.inf)
-                if n_j * low > best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale:
-                    continue
-            if caps.sum(axis=0).max(initial=0) < n_j:
+            blk = shared.get((opt.worker_type, length))
+            if blk is None:
+                blk = shared[(opt.worker_type, length)] = _Workers(tables, duals, opt.e, length, n_j, starts)
+            if not blk.room:
                 continue  # no start has room for N_j workers anywhere
-            order, cum_c, cum_w, w = _sorted_fill(unit, caps)
-            if best is not None:  # lower bound: the cheapest fill of N_j workers, PSs aside
-                low = np.where(
-                    cum_c[-1] >= n_j, _fill_cost(cum_c, cum_w, w, np.full((1, starts), float(n_j)))[0], np.inf
-                )
-                if low.min() > best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale:
-                    continue
+            bar = np.inf if best is None else best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale
+            if blk.low_unit > bar or blk.low_fill() > bar:
+                continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
+            wmin, caps, unit = blk.wmin, blk.caps, blk.unit
+            ps_unit = np.einsum("r,rht->ht", opt.z, blk.wsum)
+            order, cum_c, cum_w, w = blk.fill()
+            # need(g): PSs for N_j - g remote workers (13d); s0: PSs that fit on n with no worker there.
+            need = np.array([mincost.ps_needed(n_j - x, opt) for x in range(n_j + 1)], dtype=float)
+            s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # [H, starts]
+            # s_hat(g) <= s0 and need(g) >= need(min(caps, N_j)): where even that fails, no g works.
+            cand = s0 >= need[np.minimum(caps, n_j).astype(int)]
+            if not cand.any():
+                continue
             pos = np.argsort(order, axis=0)  # position of server n in the order, [H, starts]
             before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
             y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
-            g = np.arange(min(n_j, int(y_hat.max(initial=0))) + 1)  # g <= y_hat <= N_j
-            need = np.array([mincost.ps_needed(n_j - int(x), opt) if x <= n_j else np.inf for x in g])
-            # s_hat(n, g) for every server, start and g: [H, starts, G]
+            idx = np.nonzero(cand)
+            yh = y_hat[idx]
+            g = np.arange(int(yh.max(initial=0)) + 1)  # g <= y_hat <= N_j
+            # s_hat(n, g) (Alg. 4 line 16) for the candidate (n, t) only: [K, G]
             if rows:
-                s_hat = np.min([np.floor((wmin[r][:, :, None] - g * opt.e[r] + TOL) / opt.z[r]) for r in rows], axis=0)
+                s_hat = np.min(
+                    [np.floor((wmin[r][idx][:, None] - g * opt.e[r] + TOL) / opt.z[r]) for r in rows], axis=0
+                )
             else:
-                s_hat = np.full((H, starts, len(g)), float(mincost.MANY))
-            feasible = (s_hat >= need) & (g <= y_hat[:, :, None]) & duals.ps_ok[:, None, None]
-            g_best = np.where(feasible.any(axis=2), len(g) - 1 - np.argmax(feasible[:, :, ::-1], axis=2), -1)
+                s_hat = np.full((len(yh), len(g)), float(mincost.MANY))
+            feasible = (s_hat >= need[g]) & (g <= yh[:, None])
+            g_best = np.full(caps.shape, -1)
+            g_best[idx] = np.where(feasible.any(axis=1), len(g) - 1 - np.argmax(feasible[:, ::-1], axis=1), -1)
             placed_before = np.minimum(before, n_j)
             rest = n_j - placed_before - np.maximum(g_best, 0)
             after = np.take_along_axis(cum_c, pos + 1, axis=0)
             total_after = cum_c[-1][None, :] - after
             ok = (g_best >= 0) & (rest <= total_after)
+            if not ok.any():
+                continue
             cost = (
                 _fill_cost(cum_c, cum_w, w, placed_before)
                 + np.maximum(g_best, 0) * unit
