@@ -66,6 +66,7 @@ class Duals:
         self.worker_ok = worker_ok
         self.ps_ok = ps_ok
         self.lam = lam
+        self.version = 0  # bumped by every commit (lets the numpy path cache its tables)
         self.beta = base.astype(float, copy=True)
         self.delta = price(self.beta, capacity, lam)
 
@@ -87,3 +88,4 @@ class Duals:
         window = slice(plan.start, plan.start + plan.length)
         self.beta[:, :, window] += plan.usage(e, z, self.servers)[:, :, None]
         self.delta[:, :, window] = price(self.beta[:, :, window], self.capacity, self.lam)
+        self.version += 1

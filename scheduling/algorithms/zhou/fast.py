@@ -17,7 +17,7 @@ import numpy as np
 
 from scheduling.algorithms.zhou import mincost
 from scheduling.algorithms.zhou.duals import TOL, Duals, Plan
-from scheduling.algorithms.zhou.spec import JobSpec, Option
+from scheduling.algorithms.zhou.spec import EPS, JobSpec, Option
 
 BAND = 1e-7  # relative width of the band of candidates rebuilt exactly
 
@@ -39,6 +39,9 @@ class Tables:
         self.scale = float(np.abs(self.cs).max()) if self.cs.size else 0.0
         self._min: dict[int, np.ndarray] = {}
         self._sum: dict[int, np.ndarray] = {}
+        self.version = duals.version
+        self.omax = self.omega.max(axis=(1, 2)) if self.omega.size else np.zeros(self.omega.shape[0])
+        self.workers: dict[tuple[bytes, int], _Workers] = {}
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
         """min of omega over [t, t + length) for t < starts, shape [R, H, starts]."""
@@ -57,6 +60,26 @@ class Tables:
         if got is None:
             got = self._sum[length] = self.cs[..., length : length + starts] - self.cs[..., :starts]
         return got
+
+
+def _limit(best: Plan | None, duals: Duals, length: int, starts: int) -> int:
+    """Starts worth scanning: with tie="completion" and a zero-cost best, only t^- + L_j < its end
+    can still win (nothing is cheaper than zero)."""
+    if best is not None and best.cost == 0 and duals.tie == "completion":
+        return max(0, min(starts, best.end - length))
+    return starts
+
+
+_CACHE: dict[int, Tables] = {}
+
+
+def tables_for(duals: Duals) -> Tables:
+    """The tables of ``duals``' current prices, shared by every subroutine call until a commit."""
+    got = _CACHE.get(id(duals))
+    if got is None or got.duals is not duals or got.version != duals.version:
+        _CACHE.clear()
+        got = _CACHE[id(duals)] = Tables(duals)
+    return got
 
 
 def fit_counts(wmin: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -97,13 +120,23 @@ def pick(
     return best, False
 
 
+_LENGTHS: dict[tuple[int, str, str | None, bool], tuple[JobSpec, list[tuple[int, int]]]] = {}
+
+
 def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[tuple[int, int]]:
-    return spec.ps_lengths(spec.rho(opt, 1, colocated=colocated), tau)
+    """``spec.ps_lengths`` (cached per job and option: lengths grow as N_j falls, so a prefix)."""
+    key = (id(spec), opt.worker_type, opt.ps_type, colocated)
+    got = _LENGTHS.get(key)
+    if got is None or got[0] is not spec:
+        if len(_LENGTHS) > 100_000:
+            _LENGTHS.clear()
+        got = _LENGTHS[key] = (spec, spec.ps_lengths(spec.rho(opt, 1, colocated=colocated), 1 << 40))
+    return [(length, n) for length, n in got[1] if length <= tau - 1]
 
 
 def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     """``mincost.a_mincost2``: candidates (t, h) in loop order, one server for everything."""
-    tables = Tables(duals)
+    tables = tables_for(duals)
     both = duals.worker_ok & duals.ps_ok
     best: Plan | None = None
     for opt in spec.options:
@@ -112,8 +145,12 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 continue
             starts = tau - length
             demand = n_j * opt.e + opt.z
-            ok = fit_counts(tables.wmin(length, starts), demand, both) >= 1
-            approx = np.where(ok, np.einsum("r,rht->ht", demand, tables.wsum(length, starts)), np.inf).T.ravel()
+            if np.any(demand > tables.omax + TOL):
+                continue  # more than any server has free in any slot
+            lim = _limit(best, duals, length, starts)
+            ok = fit_counts(tables.wmin(length, starts)[..., :lim], demand, both) >= 1
+            wsum = tables.wsum(length, starts)[..., :lim]
+            approx = np.where(ok, np.einsum("r,rht->ht", demand, wsum), np.inf).T.ravel()
 
             def exact(
                 i: int, opt: Option = opt, length: int = length, n_j: int = n_j, demand: np.ndarray = demand
@@ -158,67 +195,87 @@ def _fill_cost(cum_c: np.ndarray, cum_w: np.ndarray, w: np.ndarray, amount: np.n
 
 
 class _Workers:
-    """What A_mincost1 needs of one (worker type, L_j, N_j) block, shared by every PS type."""
+    """What A_mincost1 needs of one (worker demand, L_j) block under the current prices: shared by
+    every PS type and every job until the next commit."""
 
-    def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, n_j: int, starts: int) -> None:
+    def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int) -> None:
         self.wmin = tables.wmin(length, starts)
-        wsum = tables.wsum(length, starts)
-        self.wsum = wsum
+        self.wsum = tables.wsum(length, starts)
         self.caps = fit_counts(self.wmin, e, duals.worker_ok)  # [H, starts]
-        self.unit = np.einsum("r,rht->ht", e, wsum)
-        self.room = bool(self.caps.sum(axis=0).max(initial=0) >= n_j)  # some start holds N_j workers
-        self.low_unit = float(n_j * np.where(self.caps > 0, self.unit, np.inf).min(initial=np.inf))
-        self._fill: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._low_fill: float | None = None
-        self.n_j = n_j
+        self.unit = np.einsum("r,rht->ht", e, self.wsum)
+        self.room = float(self.caps.sum(axis=0).max(initial=0))  # most workers any start holds
+        self.caps_max = int(self.caps.max(initial=0))
+        self.min_unit = float(np.where(self.caps > 0, self.unit, np.inf).min(initial=np.inf))
         self.starts = starts
+        self._fill: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._low_fill: dict[int, float] = {}
+        self._pos: np.ndarray | None = None
 
     def fill(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if self._fill is None:
             self._fill = _sorted_fill(self.unit, self.caps)
         return self._fill
 
-    def low_fill(self) -> float:
+    def positions(self) -> np.ndarray:
+        """Position of every server in the cheapest-first order of each start, [H, starts]."""
+        if self._pos is None:
+            self._pos = np.argsort(self.fill()[0], axis=0)
+        return self._pos
+
+    def low_fill(self, n_j: int) -> float:
         """The cheapest fill of N_j workers over every start, PSs aside (a lower bound)."""
-        if self._low_fill is None:
+        got = self._low_fill.get(n_j)
+        if got is None:
             _, cum_c, cum_w, w = self.fill()
-            n = float(self.n_j)
+            n = float(n_j)
             fills = _fill_cost(cum_c, cum_w, w, np.full((1, self.starts), n))[0]
-            self._low_fill = float(np.where(cum_c[-1] >= n, fills, np.inf).min(initial=np.inf))
-        return self._low_fill
+            got = self._low_fill[n_j] = float(np.where(cum_c[-1] >= n, fills, np.inf).min(initial=np.inf))
+        return got
+
+
+def _ps_needed(n_j: int, opt: Option) -> np.ndarray:
+    """``mincost.ps_needed(N_j - g, opt)`` for g = 0 .. N_j."""
+    traffic = (n_j - np.arange(n_j + 1)) * opt.b
+    if opt.B <= 0:
+        return np.where(traffic <= 0, 1.0, np.inf)
+    return np.where(traffic <= 0, 1.0, np.maximum(1.0, np.ceil(traffic / opt.B - EPS)))
 
 
 def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
-    tables = Tables(duals)
+    tables = tables_for(duals)
     H = duals.servers
     best: Plan | None = None
-    shared: dict[tuple[str, int], _Workers] = {}
     for opt in spec.options:
         rows = [r for r, d in enumerate(opt.z) if d > 0]
+        # Most PSs of this type any server has room for in any slot (an upper bound on s_hat).
+        s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
         for length, n_j in _lengths(spec, opt, tau, False):
             if mincost.settled(best, duals, length):
                 continue
             starts = tau - length
-            blk = shared.get((opt.worker_type, length))
+            key = (opt.e.tobytes(), length)
+            blk = tables.workers.get(key)
             if blk is None:
-                blk = shared[(opt.worker_type, length)] = _Workers(tables, duals, opt.e, length, n_j, starts)
-            if not blk.room:
+                blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts)
+            if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
+            # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
+            need = _ps_needed(n_j, opt)
+            if need[min(blk.caps_max, n_j)] > s_max:
+                continue  # not even the most PSs anywhere serve the fewest remote workers
             bar = np.inf if best is None else best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale
-            if blk.low_unit > bar or blk.low_fill() > bar:
+            if n_j * blk.min_unit > bar or blk.low_fill(n_j) > bar:
                 continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
-            wmin, caps, unit = blk.wmin, blk.caps, blk.unit
-            ps_unit = np.einsum("r,rht->ht", opt.z, blk.wsum)
-            order, cum_c, cum_w, w = blk.fill()
-            # need(g): PSs for N_j - g remote workers (13d); s0: PSs that fit on n with no worker there.
-            need = np.array([mincost.ps_needed(n_j - x, opt) for x in range(n_j + 1)], dtype=float)
-            s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # [H, starts]
+            lim = _limit(best, duals, length, starts)
+            wmin, caps, unit, wsum = blk.wmin[..., :lim], blk.caps[:, :lim], blk.unit[:, :lim], blk.wsum[..., :lim]
+            order, cum_c, cum_w, w = (a[:, :lim] for a in blk.fill())
+            pos = blk.positions()[:, :lim]
+            s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # PSs that fit on n with no worker there [H, starts]
             # s_hat(g) <= s0 and need(g) >= need(min(caps, N_j)): where even that fails, no g works.
             cand = s0 >= need[np.minimum(caps, n_j).astype(int)]
             if not cand.any():
                 continue
-            pos = np.argsort(order, axis=0)  # position of server n in the order, [H, starts]
             before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
             y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
             idx = np.nonzero(cand)
@@ -241,6 +298,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             ok = (g_best >= 0) & (rest <= total_after)
             if not ok.any():
                 continue
+            ps_unit = np.einsum("r,rht->ht", opt.z, wsum)
             cost = (
                 _fill_cost(cum_c, cum_w, w, placed_before)
                 + np.maximum(g_best, 0) * unit
@@ -266,7 +324,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
 
 def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool) -> Plan | None:
     """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``."""
-    tables = Tables(duals)
+    tables = tables_for(duals)
     H = duals.servers
     best: Plan | None = None
     for opt in spec.options:
@@ -275,8 +333,11 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
             starts = tau - length
             if starts <= 0 or mincost.settled(best, duals, length):
                 continue
-            caps = fit_counts(tables.wmin(length, starts), opt.e, duals.worker_ok)
-            unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts))
+            if phi * opt.e.max(initial=0.0) > 0 and colocated and np.any(phi * opt.e > tables.omax + TOL):
+                continue  # more than any server has free in any slot
+            lim = _limit(best, duals, length, starts)
+            caps = fit_counts(tables.wmin(length, starts)[..., :lim], opt.e, duals.worker_ok)
+            unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts)[..., :lim])
             scale = tables.scale * float(opt.e.sum() * phi)
             if colocated:
                 approx = np.where(caps >= phi, phi * unit, np.inf).T.ravel()
@@ -288,7 +349,7 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
 
             else:
                 _, cum_c, cum_w, w = _sorted_fill(unit, caps)
-                cost = _fill_cost(cum_c, cum_w, w, np.full((1, starts), float(phi)))[0]
+                cost = _fill_cost(cum_c, cum_w, w, np.full((1, lim), float(phi)))[0]
                 approx = np.where(cum_c[-1] >= phi, cost, np.inf)
 
                 def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
