@@ -192,12 +192,17 @@ def test_a_job_waits_for_the_next_round_and_runs_its_window_unpreempted(arch: st
     assert all(j["preemptions"] == 0 and j["completion"] is not None for j in doc["jobs"])
 
 
-def test_start_paper_runs_a_round_after_the_previous_rounds_schedule() -> None:
-    doc = api.run(tiny_instance(arrivals=(0, 0, 0, 0, 0, 0)), "zhou", {"start": "paper"})
-    starts = [r["start"] for r in doc["zhou"]["rounds"] if r["scheduled"]]
-    ends = doc["zhou"]["jobs"]
-    for earlier, later in itertools.pairwise(starts):
-        assert later >= max(j["end"] for j in ends.values() if j["start"] < later and j["start"] >= earlier)
+@pytest.mark.parametrize("start", ["paper", "early"])
+def test_a_round_runs_after_the_previous_rounds_schedule(start: str) -> None:
+    doc = api.run(tiny_instance(arrivals=(0, 0, 0, 0, 0, 0, 9, 20)), "zhou", {"start": start})
+    rounds = [r for r in doc["zhou"]["rounds"] if r["scheduled"]]
+    jobs = doc["zhou"]["jobs"]
+    assert len(rounds) >= 2
+    for i, r in enumerate(rounds):
+        earlier_end = max((j["end"] for j in jobs.values() if j["round"] < doc["zhou"]["rounds"].index(r)), default=0)
+        # paper: from (sub-rounds used) x tau_i; early: from tau_i; never before earlier rounds end.
+        first = r["subrounds"] * r["tau"] if start == "paper" else r["tau"]
+        assert r["start"] == max(first, earlier_end), (i, r)
 
 
 # ---- the numpy path decides as the transcription ---------------------------------------------------

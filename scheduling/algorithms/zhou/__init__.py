@@ -100,7 +100,7 @@ register(
             Param(
                 "start",
                 str,
-                "paper",
+                "early",
                 "Where a round's schedule runs: paper (alpha tau_i, alpha = sub-rounds used), early (tau_i "
                 "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
                 choices=("paper", "early", "now"),

@@ -6,11 +6,12 @@ J_i that arrived by tau_i and are not scheduled yet; A_dual calls A_maxweight fo
 sub-rounds of tau_i slots each; every job A_maxweight schedules gets its window, worker/PS type and
 counts per server for good (no preemption, no resizing); the others wait for round i + 1.
 
-``start = "paper"``: the round's schedule (iota* sub-rounds, iota* tau_i slots) runs from
-iota* tau_i on (Sec. 4.1: "from alpha tau_i to alpha tau_(i+1)", with alpha the sub-rounds used),
-and not before the end of the previous rounds' schedules, so that rounds never share a slot and
-each sub-round starts from zero prices, as in the paper. ``start = "now"``: it runs from tau_i on,
-and prices start from the load that earlier rounds already committed there (not in the paper).
+``start`` (where a round's schedule of iota* sub-rounds, iota* tau_i slots, runs; every variant but
+"now" starts each sub-round from zero prices, Alg. 2 line 1, and so never lets rounds share a slot):
+"early" (default): from tau_i, or when every earlier round's schedule has ended if that is later;
+"paper": from iota* tau_i (Sec. 4.1: "from alpha tau_i to alpha tau_(i+1)", alpha = the sub-rounds
+used), and not before the earlier rounds' schedules end; "now": from tau_i with prices starting from
+the load earlier rounds committed there (not in the paper). docs/algorithms-zhou.md gives the reasons.
 """
 
 from __future__ import annotations
