@@ -3,7 +3,6 @@ cases, the bandwidth constraint (13d), doubling rounds, numpy path = transcripti
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 

@@ -269,7 +269,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
             lim = _limit(best, duals, length, starts)
             wmin, caps, unit, wsum = blk.wmin[..., :lim], blk.caps[:, :lim], blk.unit[:, :lim], blk.wsum[..., :lim]
-            order, cum_c, cum_w, w = (a[:, :lim] for a in blk.fill())
+            _, cum_c, cum_w, w = (a[:, :lim] for a in blk.fill())
             pos = blk.positions()[:, :lim]
             s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # PSs that fit on n with no worker there [H, starts]
             # s_hat(g) <= s0 and need(g) >= need(min(caps, N_j)): where even that fails, no g works.
