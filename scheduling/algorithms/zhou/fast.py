@@ -208,7 +208,7 @@ class _Workers:
         self.min_unit = float(np.where(self.caps > 0, self.unit, np.inf).min(initial=np.inf))
         self.starts = starts
         self._fill: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._low_fill: dict[int, float] = {}
+        self._fills: dict[int, np.ndarray] = {}
         self._pos: np.ndarray | None = None
 
     def fill(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -222,15 +222,20 @@ class _Workers:
             self._pos = np.argsort(self.fill()[0], axis=0)
         return self._pos
 
-    def low_fill(self, n_j: int) -> float:
-        """The cheapest fill of N_j workers over every start, PSs aside (a lower bound)."""
-        got = self._low_fill.get(n_j)
+    def fills(self, n_j: int) -> np.ndarray:
+        """Per start, the cheapest fill of N_j workers (inf without room), PSs aside: a lower bound
+        on the cost of every candidate at that start."""
+        got = self._fills.get(n_j)
         if got is None:
             _, cum_c, cum_w, w = self.fill()
             n = float(n_j)
             fills = _fill_cost(cum_c, cum_w, w, np.full((1, self.starts), n))[0]
-            got = self._low_fill[n_j] = float(np.where(cum_c[-1] >= n, fills, np.inf).min(initial=np.inf))
+            got = self._fills[n_j] = np.where(cum_c[-1] >= n, fills, np.inf)
         return got
+
+    def low_fill(self, n_j: int) -> float:
+        """The cheapest fill of N_j workers over every start (a lower bound for the block)."""
+        return float(self.fills(n_j).min(initial=np.inf))
 
 
 def _ps_needed(n_j: int, opt: Option) -> np.ndarray:
@@ -268,9 +273,13 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             if n_j * blk.min_unit > bar or blk.low_fill(n_j) > bar:
                 continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
             lim = _limit(best, duals, length, starts)
-            wmin, caps, unit, wsum = blk.wmin[..., :lim], blk.caps[:, :lim], blk.unit[:, :lim], blk.wsum[..., :lim]
-            _, cum_c, cum_w, w = (a[:, :lim] for a in blk.fill())
-            pos = blk.positions()[:, :lim]
+            # Starts whose cheapest fill of N_j workers alone is not above the bar (others cannot win).
+            cols = np.flatnonzero(blk.fills(n_j)[:lim] <= bar)
+            if cols.size == 0:
+                continue
+            wmin, caps, unit, wsum = blk.wmin[..., cols], blk.caps[:, cols], blk.unit[:, cols], blk.wsum[..., cols]
+            _, cum_c, cum_w, w = (a[:, cols] for a in blk.fill())
+            pos = blk.positions()[:, cols]
             s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # PSs that fit on n with no worker there [H, starts]
             # s_hat(g) <= s0 and need(g) >= need(min(caps, N_j)): where even that fails, no g works.
             cand = s0 >= need[np.minimum(caps, n_j).astype(int)]
@@ -307,7 +316,9 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 + need[np.clip(g_best, 0, None)] * ps_unit
             )
             # Before n are full only when before < n_j; else the fill stops before n (rest = 0).
-            approx = np.where(ok, cost, np.inf).T.ravel()
+            approx = np.full((H, lim), np.inf)
+            approx[:, cols] = np.where(ok, cost, np.inf)
+            approx = approx.T.ravel()
 
             def exact(i: int, opt: Option = opt, length: int = length, n_j: int = n_j) -> Plan | None:
                 t, n = divmod(i, H)
