@@ -274,9 +274,16 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
             lim = _limit(best, duals, length, starts)
             # Starts whose cheapest fill of N_j workers alone is not above the bar (others cannot win).
-            cols = np.flatnonzero(blk.fills(n_j)[:lim] <= bar)
+            fills = blk.fills(n_j)[:lim]
+            cols = np.flatnonzero(fills <= bar)
             if cols.size == 0:
                 continue
+            if best is not None:
+                # Add the PSs: at least need(min(caps, N_j)) of them, each at the cheapest PS server.
+                ps_min = np.where(duals.ps_ok[:, None], np.einsum("r,rht->ht", opt.z, blk.wsum[..., cols]), np.inf)
+                cols = cols[fills[cols] + need[min(blk.caps_max, n_j)] * ps_min.min(axis=0) <= bar]
+                if cols.size == 0:
+                    continue
             wmin, caps, unit, wsum = blk.wmin[..., cols], blk.caps[:, cols], blk.unit[:, cols], blk.wsum[..., cols]
             _, cum_c, cum_w, w = (a[:, cols] for a in blk.fill())
             pos = blk.positions()[:, cols]
