@@ -238,12 +238,23 @@ class _Workers:
         return float(self.fills(n_j).min(initial=np.inf))
 
 
+_NEED: dict[tuple[int, float, float], np.ndarray] = {}
+
+
 def _ps_needed(n_j: int, opt: Option) -> np.ndarray:
-    """``mincost.ps_needed(N_j - g, opt)`` for g = 0 .. N_j."""
-    traffic = (n_j - np.arange(n_j + 1)) * opt.b
-    if opt.B <= 0:
-        return np.where(traffic <= 0, 1.0, np.inf)
-    return np.where(traffic <= 0, 1.0, np.maximum(1.0, np.ceil(traffic / opt.B - EPS)))
+    """``mincost.ps_needed(N_j - g, opt)`` for g = 0 .. N_j (cached; do not modify the result)."""
+    key = (n_j, opt.b, opt.B)
+    got = _NEED.get(key)
+    if got is None:
+        traffic = (n_j - np.arange(n_j + 1)) * opt.b
+        if opt.B <= 0:
+            got = np.where(traffic <= 0, 1.0, np.inf)
+        else:
+            got = np.where(traffic <= 0, 1.0, np.maximum(1.0, np.ceil(traffic / opt.B - EPS)))
+        if len(_NEED) > 100_000:
+            _NEED.clear()
+        _NEED[key] = got
+    return got
 
 
 def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
