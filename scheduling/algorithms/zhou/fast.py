@@ -42,6 +42,7 @@ class Tables:
         self.version = duals.version
         self.omax = self.omega.max(axis=(1, 2)) if self.omega.size else np.zeros(self.omega.shape[0])
         self.workers: dict[tuple[bytes, int], _Workers] = {}
+        self.orders: dict[tuple[bytes, int, int], tuple[list[int], list[int]]] = {}  # Alg. 4 line 8
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
         """min of omega over [t, t + length) for t < starts, shape [R, H, starts]."""
@@ -334,14 +335,17 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 + need[np.clip(g_best, 0, None)] * ps_unit
             )
             # Before n are full only when before < n_j; else the fill stops before n (rest = 0).
-            approx = np.full((H, lim), np.inf)
-            approx[:, cols] = np.where(ok, cost, np.inf)
-            approx = approx.T.ravel()
+            grid = np.full((H, lim), np.inf)
+            grid[:, cols] = np.where(ok, cost, np.inf)
+            approx = grid.T.ravel()
 
             def exact(i: int, opt: Option = opt, length: int = length, n_j: int = n_j) -> Plan | None:
                 t, n = divmod(i, H)
-                order_t, caps_t = mincost.cheapest_first(duals, tables.omega, opt.e, t, length)
-                return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, order_t, caps_t)
+                key = (opt.e.tobytes(), length, t)  # line 8 depends on the worker demand, not on n
+                got = tables.orders.get(key)
+                if got is None:
+                    got = tables.orders[key] = mincost.cheapest_first(duals, tables.omega, opt.e, t, length)
+                return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, *got)
 
             best, done = pick(
                 approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j), duals, length, H
