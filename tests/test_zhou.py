@@ -307,3 +307,15 @@ def test_zhou_declines_rigid_jobs() -> None:
     c = cluster([{"gpu": 4, "cpu": 8}])
     inst = Instance(c, (job_from_row({"job_id": "r", "arrival": 0, "gpus": 1, "duration": 5}, c),))
     assert registry.get("zhou").unsupported(inst) is not None
+
+
+def test_start_early_makes_the_same_decisions_as_paper_and_completes_no_later() -> None:
+    inst = tiny_instance(arrivals=(0, 0, 0, 0, 0, 0, 9, 20))
+    paper = api.run(inst, "zhou", {"start": "paper"})["zhou"]["jobs"]
+    early = api.run(inst, "zhou", {"start": "early"})["zhou"]["jobs"]
+    assert paper.keys() == early.keys()
+    for job_id, p in paper.items():
+        e = early[job_id]
+        assert (e["round"], e["end"] - e["start"], e["cost"]) == (p["round"], p["end"] - p["start"], p["cost"])
+        assert e["end"] <= p["end"]
+    assert any(early[j]["end"] < paper[j]["end"] for j in paper)
