@@ -67,6 +67,7 @@ class Duals:
         self.ps_ok = ps_ok
         self.lam = lam
         self.version = 0  # bumped by every commit (lets the numpy path cache its tables)
+        self.cache: object | None = None  # the numpy path's tables for this version (fast.tables_for)
         self.beta = base.astype(float, copy=True)
         self.delta = price(self.beta, capacity, lam)
 

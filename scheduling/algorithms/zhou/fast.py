@@ -71,15 +71,13 @@ def _limit(best: Plan | None, duals: Duals, length: int, starts: int) -> int:
     return starts
 
 
-_CACHE: dict[int, Tables] = {}
-
-
 def tables_for(duals: Duals) -> Tables:
-    """The tables of ``duals``' current prices, shared by every subroutine call until a commit."""
-    got = _CACHE.get(id(duals))
-    if got is None or got.duals is not duals or got.version != duals.version:
-        _CACHE.clear()
-        got = _CACHE[id(duals)] = Tables(duals)
+    """The tables of ``duals``' current prices, shared by every subroutine call until a commit
+    (kept on the Duals object, so they go with it)."""
+    got = duals.cache
+    if not isinstance(got, Tables) or got.version != duals.version:
+        got = Tables(duals)
+        duals.cache = got
     return got
 
 

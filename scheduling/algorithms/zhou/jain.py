@@ -3,7 +3,8 @@ greedy (ACM TOPC 2015, [44]) as Fig. 8's comparison for A_maxweight.
 
 ``jain_greedy``: jobs by value density w_j / (ideal GPU-slots of the job) largest first; each gets
 the schedule the same subroutines as A_mincost pick under zero prices (with tie="completion", the
-default: the earliest-completing one), and keeps it; no prices, no rejection of a job that fits. ``maxweight_batch``: A_maxweight (Alg. 3) with the prices of eq. (11).
+default: the earliest-completing one), and keeps it; no prices, no rejection of a job that fits.
+``maxweight_batch``: A_maxweight (Alg. 3) with the prices of eq. (11).
 """
 
 from __future__ import annotations
