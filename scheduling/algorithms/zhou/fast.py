@@ -43,6 +43,18 @@ class Tables:
         self.omax = self.omega.max(axis=(1, 2)) if self.omega.size else np.zeros(self.omega.shape[0])
         self.workers: dict[tuple[bytes, int], _Workers] = {}
         self.orders: dict[tuple[bytes, int, int], tuple[list[int], list[int]]] = {}  # Alg. 4 line 8
+        self.server_max = self.omega.max(axis=2) if self.omega.size else np.zeros(self.omega.shape[:2])
+        self._most: dict[bytes, tuple[int, float]] = {}
+
+    def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
+        """Upper bounds from each server's most free capacity in any slot: the most workers of
+        demand ``e`` one server holds, and all servers together."""
+        key = e.tobytes()
+        got = self._most.get(key)
+        if got is None:
+            per = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
+            got = self._most[key] = (int(per.max(initial=0)), float(per.sum()))
+        return got
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
         """min of omega over [t, t + length) for t < starts, shape [R, H, starts]."""
@@ -269,6 +281,14 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             if mincost.settled(best, duals, length):
                 continue
             starts = tau - length
+            # Screens from the most a server has free in any slot, before any per-window array:
+            # room for N_j workers, and PSs for the fewest remote workers ((13d), need falls in g).
+            ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
+            if ub_room < n_j:
+                continue
+            need = _ps_needed(n_j, opt)
+            if need[min(ub_caps, n_j)] > s_max:
+                continue
             key = (opt.e.tobytes(), length)
             blk = tables.workers.get(key)
             if blk is None:
@@ -276,7 +296,6 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
             # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
-            need = _ps_needed(n_j, opt)
             if need[min(blk.caps_max, n_j)] > s_max:
                 continue  # not even the most PSs anywhere serve the fewest remote workers
             bar = np.inf if best is None else best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale
