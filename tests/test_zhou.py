@@ -319,3 +319,15 @@ def test_start_early_makes_the_same_decisions_as_paper_and_completes_no_later() 
         assert (e["round"], e["end"] - e["start"], e["cost"]) == (p["round"], p["end"] - p["start"], p["cost"])
         assert e["end"] <= p["end"]
     assert any(early[j]["end"] < paper[j]["end"] for j in paper)
+
+
+def test_numpy_window_lengths_are_the_transcriptions() -> None:
+    files = presets.build("zhou-ps", jobs=6, seed=5, size=0.1)
+    c = parse_cluster(files.cluster)
+    for j in parse_trace(files.trace, c, files.trace_name):
+        spec = job_spec(c, j)
+        for opt in spec.options[::7]:
+            for colocated in (True, False):
+                rho = spec.rho(opt, 1, colocated=colocated)
+                assert fast._all_lengths(spec, rho) == spec.ps_lengths(rho, 1 << 40)
+                assert list(fast._lengths(spec, opt, 40, colocated)) == spec.ps_lengths(rho, 40)

@@ -134,6 +134,16 @@ def pick(
 _LENGTHS: dict[tuple[int, str, str | None, bool], tuple[JobSpec, list[tuple[int, int]]]] = {}
 
 
+def _all_lengths(spec: JobSpec, rho: float) -> list[tuple[int, int]]:
+    """``spec.ps_lengths(rho, tau)`` for an unbounded tau, vectorised (the same float operations)."""
+    n = np.arange(spec.chunks, 0, -1)
+    lengths = np.maximum(1.0, np.ceil(spec.work / (n * rho) - EPS))
+    first = np.concatenate([[True], lengths[1:] != lengths[:-1]])
+    kept = lengths[first]
+    need = np.maximum(1.0, np.ceil(spec.work / (kept * rho) - EPS))
+    return [(int(a), int(b)) for a, b in zip(kept, need, strict=True)]
+
+
 def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[tuple[int, int]]:
     """``spec.ps_lengths`` (cached per job and option: lengths grow as N_j falls, so a prefix)."""
     key = (id(spec), opt.worker_type, opt.ps_type, colocated)
@@ -141,7 +151,7 @@ def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[
     if got is None or got[0] is not spec:
         if len(_LENGTHS) > 100_000:
             _LENGTHS.clear()
-        got = _LENGTHS[key] = (spec, spec.ps_lengths(spec.rho(opt, 1, colocated=colocated), 1 << 40))
+        got = _LENGTHS[key] = (spec, _all_lengths(spec, spec.rho(opt, 1, colocated=colocated)))
     return [(length, n) for length, n in got[1] if length <= tau - 1]
 
 
