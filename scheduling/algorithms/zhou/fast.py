@@ -20,6 +20,7 @@ from scheduling.algorithms.zhou.duals import TOL, Duals, Plan
 from scheduling.algorithms.zhou.spec import EPS, JobSpec, Option
 
 BAND = 1e-7  # relative width of the band of candidates rebuilt exactly
+KEEP = 64  # most window lengths / worker blocks kept per price state (memory bound)
 
 
 class Tables:
@@ -62,6 +63,8 @@ class Tables:
         if got is None:
             k = length.bit_length() - 1
             lev = self.levels[k]
+            if len(self._min) >= KEEP:
+                self._min.clear()  # bound the memory (one entry is [R, H, starts])
             got = self._min[length] = np.minimum(
                 lev[..., :starts], lev[..., length - (1 << k) : length - (1 << k) + starts]
             )
@@ -71,6 +74,8 @@ class Tables:
         """Sum of delta over [t, t + length) for t < starts (approximate), shape [R, H, starts]."""
         got = self._sum.get(length)
         if got is None:
+            if len(self._sum) >= KEEP:
+                self._sum.clear()
             got = self._sum[length] = self.cs[..., length : length + starts] - self.cs[..., :starts]
         return got
 
@@ -302,6 +307,8 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             key = (opt.e.tobytes(), length)
             blk = tables.workers.get(key)
             if blk is None:
+                if len(tables.workers) >= KEEP:
+                    tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
                 blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts)
             if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
