@@ -24,6 +24,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--tau", type=int, default=64)
     ap.add_argument("--F", default="1")
+    ap.add_argument("--order", default="arrival", help="A_maxweight's job order: arrival, weight or density")
     args = ap.parse_args()
     print(
         f"| jobs | F | A_maxweight total weight | Jain greedy total weight | ratio |  ({args.preset}, tau={args.tau})"
@@ -38,7 +39,7 @@ def main() -> None:
                 jobs = [dataclasses.replace(j, arrival=0) for j in parse_trace(files.trace, cluster, files.trace_name)]
                 inst = Instance(cluster, tuple(jobs))
                 params = Params(
-                    F=f, lam=0.0, T=300, alpha=0, order="arrival", start="paper", ra_order="ascending", fast=True
+                    F=f, lam=0.0, T=300, alpha=0, order=args.order, start="paper", ra_order="ascending", fast=True
                 )
                 mw.append(maxweight_batch(Zhou(inst, params), jobs, args.tau))
                 jg.append(jain_greedy(Zhou(inst, params), jobs, args.tau))
