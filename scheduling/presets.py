@@ -165,6 +165,7 @@ def _demo(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
 
 ZHOU_SLOT_SECONDS = 3600  # "Each time slot is one hour long."
 ZHOU_T = 150  # "T in [100, 300] time slots (default value: 150)": the arrival window here
+ZHOU_SERVERS = 150  # "The default number of servers is 150."
 ZHOU_IDEAL_WORKERS = 15  # midpoint of the baselines' fixed worker count [1, 30], capped at D_j
 
 # Amazon EC2 GPU instances of the P3, P2 and G3 families: (name, GPUs, vCPUs, network Gbps).
@@ -214,7 +215,7 @@ def _worker_speed(gpus: int, gpu_speed: float) -> float:
     return gpu_speed * math.pow(gpus, 0.8)
 
 
-def _zhou(n: int, rng: np.random.Generator, arch: str) -> PresetFiles:
+def _zhou(n: int, rng: np.random.Generator, arch: str, size: float) -> PresetFiles:
     speeds = np.array([_worker_speed(g, s) for _, g, _, _, s in ZHOU_WORKER_TYPES])
     w_ratio = speeds.max() / speeds.min()
     ps_speeds = np.sqrt([c for _, c, _ in ZHOU_PS_TYPES])  # update time ~ 1/sqrt(vCPUs)
@@ -241,19 +242,17 @@ def _zhou(n: int, rng: np.random.Generator, arch: str) -> PresetFiles:
         row["gradient_mb"] = round(rng.uniform(30, 575), 1)
         rows.append(row)
 
-    # Capacity: about [0.2, 0.5] of the jobs' summed ideal demand. The ideal configuration is the
-    # baselines' ideal case (fastest worker type, fastest PS type) with min(D_j, 15) workers; GPUs
-    # are the scarce resource, so EC2-shaped servers are added until their GPUs reach the ratio.
-    fastest = ZHOU_WORKER_TYPES[int(np.argmax(speeds))]
-    ideal_gpus = sum(min(r["chunks"], ZHOU_IDEAL_WORKERS) * fastest[1] for r in rows)
-    ratio = rng.uniform(0.2, 0.5)
+    # Servers: "The default number of servers is 150" (scaled by ``size``), shapes drawn from the
+    # EC2 P3/P2/G3 families; the first is the largest shape, so that every worker and PS type fits
+    # somewhere. Capacity "approximately [0.2, 0.5] of the overall job resource demand" (the sum of
+    # the jobs' ideal per-slot demands: fastest worker type, min(D_j, 15) workers) then follows
+    # from the job count: the default 40 jobs (x size) give a GPU ratio of about 0.3-0.4
+    # (tests/test_presets.py); other job counts move it, as the paper's Figs. 2/5 vary the jobs
+    # at 150 servers.
     servers: list[dict[str, Any]] = []
-    gpus = 0
-    while gpus < ratio * ideal_gpus or not servers:
-        # The first server is the largest shape, so that every worker and PS type fits somewhere.
-        name, g, c, bw = EC2_GPU_SERVERS[5] if not servers else EC2_GPU_SERVERS[rng.integers(len(EC2_GPU_SERVERS))]
-        servers.append({"id": f"{name}-{len(servers):03d}", "capacity": {"gpu": g, "cpu": c, "bw": bw}})
-        gpus += g
+    for i in range(_scaled(ZHOU_SERVERS, size)):
+        name, g, c, bw = EC2_GPU_SERVERS[5] if i == 0 else EC2_GPU_SERVERS[rng.integers(len(EC2_GPU_SERVERS))]
+        servers.append({"id": f"{name}-{i:03d}", "capacity": {"gpu": g, "cpu": c, "bw": bw}})
 
     cluster: dict[str, Any] = {
         "slot_seconds": ZHOU_SLOT_SECONDS,
@@ -274,11 +273,11 @@ def _zhou(n: int, rng: np.random.Generator, arch: str) -> PresetFiles:
 
 
 def _zhou_ps(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
-    return _zhou(n, rng, "ps")
+    return _zhou(n, rng, "ps", size)
 
 
 def _zhou_allreduce(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
-    return _zhou(n, rng, "allreduce")
+    return _zhou(n, rng, "allreduce", size)
 
 
 # ---------------------------------------------------------------------------------------------

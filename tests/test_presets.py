@@ -111,15 +111,18 @@ def test_zhou_jobs_follow_section_7_ranges() -> None:
                 assert 0.010 - 1e-6 <= float(value) <= 0.100 + 1e-6
 
 
-def test_zhou_capacity_is_a_fifth_to_a_half_of_the_ideal_gpu_demand() -> None:
-    files = presets.build("zhou-ps", jobs=60, seed=4)
+@pytest.mark.parametrize("seed", [0, 3, 4])
+def test_zhou_has_150_servers_holding_a_fifth_to_a_half_of_the_ideal_gpu_demand(seed: int) -> None:
+    files = presets.build("zhou-ps", seed=seed)  # the default 40 jobs
     spec = cluster(files)
+    assert len(spec["servers"]) == presets.ZHOU_SERVERS == 150  # Sec. 7: "default number of servers is 150"
     fastest_gpus = 4  # the ideal worker type (v100-4)
     ideal = sum(min(int(r["chunks"]), presets.ZHOU_IDEAL_WORKERS) * fastest_gpus for r in rows(files))
     capacity = sum(s["capacity"]["gpu"] for s in spec["servers"])
-    biggest = max(g for _, g, _, _ in presets.EC2_GPU_SERVERS)
-    assert 0.2 * ideal <= capacity <= 0.5 * ideal + biggest
+    assert 0.2 * ideal <= capacity <= 0.5 * ideal
     assert "horizon" not in spec  # runs go on until every job is done
+    small = cluster(presets.build("zhou-ps", seed=seed, size=0.1))
+    assert len(small["servers"]) == 15  # size scales the servers (and the default job count)
 
 
 def test_zhou_allreduce_has_no_parameter_servers() -> None:

@@ -1,6 +1,7 @@
 """Algorithm modules; importing this package registers every algorithm in scheduling.registry."""
 
 from scheduling.algorithms import (  # noqa: F401
+    antman,
     asrpt,
     baselines,
     edge_baselines,
@@ -8,4 +9,5 @@ from scheduling.algorithms import (  # noqa: F401
     oasis,
     oasis_baselines,
     oasis_opt,
+    zhou,
 )

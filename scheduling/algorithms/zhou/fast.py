@@ -1,0 +1,428 @@
+"""The subroutines of ``mincost`` with numpy: the same schedules, found faster.
+
+Each block of candidates (one option and window length, every start t^- and PS server n) is first
+screened with vectorised, approximate costs (window sums from prefix sums, cheapest-first fills
+from cumulative sums). Only the candidates whose approximate cost is within a small band of the
+block's minimum are then rebuilt by ``mincost``'s own code, with its exact cost, and scanned in
+the pseudo-code's order with the same ``cheaper`` rule. Candidates outside the band can never be
+the one the sequential scan ends on, so the result is the transcription's. Feasibility (how many
+instances fit) is computed exactly: sliding-window minima of omega are the same floats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from scheduling.algorithms.zhou import mincost
+from scheduling.algorithms.zhou.duals import TOL, Duals, Plan
+from scheduling.algorithms.zhou.spec import EPS, JobSpec, Option
+
+BAND = 1e-7  # relative width of the band of candidates rebuilt exactly
+KEEP = 64  # most window lengths / worker blocks kept per price state (memory bound)
+
+
+class Tables:
+    """Window minima of omega and window sums of delta for one price state."""
+
+    def __init__(self, duals: Duals) -> None:
+        self.duals = duals
+        self.omega = duals.free()
+        self.levels = [self.omega]  # levels[k][..., t] = min of omega[..., t : t + 2^k]
+        width = 1
+        while 2 * width <= self.omega.shape[2]:
+            prev = self.levels[-1]
+            self.levels.append(np.minimum(prev[..., :-width], prev[..., width:]))
+            width *= 2
+        zero = np.zeros((*duals.delta.shape[:2], 1))
+        self.cs = np.concatenate([zero, np.cumsum(duals.delta, axis=2)], axis=2)
+        self.scale = float(np.abs(self.cs).max()) if self.cs.size else 0.0
+        self._min: dict[int, np.ndarray] = {}
+        self._sum: dict[int, np.ndarray] = {}
+        self.version = duals.version
+        self.omax = self.omega.max(axis=(1, 2)) if self.omega.size else np.zeros(self.omega.shape[0])
+        self.workers: dict[tuple[bytes, int], _Workers] = {}
+        self.orders: dict[tuple[bytes, int, int], tuple[list[int], list[int]]] = {}  # Alg. 4 line 8
+        self.server_max = self.omega.max(axis=2) if self.omega.size else np.zeros(self.omega.shape[:2])
+        self._most: dict[bytes, tuple[int, float]] = {}
+
+    def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
+        """Upper bounds from each server's most free capacity in any slot: the most workers of
+        demand ``e`` one server holds, and all servers together."""
+        key = e.tobytes()
+        got = self._most.get(key)
+        if got is None:
+            per = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
+            got = self._most[key] = (int(per.max(initial=0)), float(per.sum()))
+        return got
+
+    def wmin(self, length: int, starts: int) -> np.ndarray:
+        """min of omega over [t, t + length) for t < starts, shape [R, H, starts]."""
+        got = self._min.get(length)
+        if got is None:
+            k = length.bit_length() - 1
+            lev = self.levels[k]
+            if len(self._min) >= KEEP:
+                self._min.clear()  # bound the memory (one entry is [R, H, starts])
+            got = self._min[length] = np.minimum(
+                lev[..., :starts], lev[..., length - (1 << k) : length - (1 << k) + starts]
+            )
+        return got
+
+    def wsum(self, length: int, starts: int) -> np.ndarray:
+        """Sum of delta over [t, t + length) for t < starts (approximate), shape [R, H, starts]."""
+        got = self._sum.get(length)
+        if got is None:
+            if len(self._sum) >= KEEP:
+                self._sum.clear()
+            got = self._sum[length] = self.cs[..., length : length + starts] - self.cs[..., :starts]
+        return got
+
+
+def _limit(best: Plan | None, duals: Duals, length: int, starts: int) -> int:
+    """Starts worth scanning: with tie="completion" and a zero-cost best, only t^- + L_j < its end
+    can still win (nothing is cheaper than zero)."""
+    if best is not None and best.cost == 0 and duals.tie == "completion":
+        return max(0, min(starts, best.end - length))
+    return starts
+
+
+def tables_for(duals: Duals) -> Tables:
+    """The tables of ``duals``' current prices, shared by every subroutine call until a commit
+    (kept on the Duals object, so they go with it)."""
+    got = duals.cache
+    if not isinstance(got, Tables) or got.version != duals.version:
+        got = Tables(duals)
+        duals.cache = got
+    return got
+
+
+def fit_counts(wmin: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``mincost.fit`` for every server and start at once, shape [H, starts]; 0 where not ``ok``."""
+    rows = [np.floor((wmin[r] + TOL) / d) for r, d in enumerate(demand) if d > 0]
+    counts = np.maximum(np.min(rows, axis=0), 0) if rows else np.full(wmin.shape[1:], float(mincost.MANY))
+    return np.where(ok[:, None], counts, 0)
+
+
+def pick(
+    approx: np.ndarray,
+    best: Plan | None,
+    exact: Callable[[int], Plan | None],
+    scale: float,
+    duals: Duals,
+    length: int,
+    per_start: int,
+) -> tuple[Plan | None, bool]:
+    """The sequential scan over candidates 0, 1, ... (``approx``: inf = infeasible), done on the band.
+
+    Candidate i starts at t^- = i // ``per_start`` and lasts ``length`` slots. Returns the new best
+    and whether the scan stopped at a zero cost (tie="loop": nothing can beat it)."""
+    finite = np.isfinite(approx)
+    if not finite.any():
+        return best, False
+    low = float(approx[finite].min())
+    margin = BAND * max(1.0, abs(low)) + 1e-12 * scale
+    if best is not None and low - margin > best.cost:
+        return best, False
+    for i in np.flatnonzero(approx <= low + margin):
+        if mincost.settled(best, duals, int(i) // per_start + length):
+            break  # later candidates complete no earlier
+        plan = exact(int(i))
+        if plan is not None and mincost.better(plan, best, duals):
+            best = plan
+            if mincost.settled(best, duals, 0):
+                return best, True
+    return best, False
+
+
+_LENGTHS: dict[tuple[int, str, str | None, bool], tuple[JobSpec, list[tuple[int, int]]]] = {}
+
+
+def _all_lengths(spec: JobSpec, rho: float) -> list[tuple[int, int]]:
+    """``spec.ps_lengths(rho, tau)`` for an unbounded tau, vectorised (the same float operations)."""
+    n = np.arange(spec.chunks, 0, -1)
+    lengths = np.maximum(1.0, np.ceil(spec.work / (n * rho) - EPS))
+    first = np.concatenate([[True], lengths[1:] != lengths[:-1]])
+    kept = lengths[first]
+    need = np.maximum(1.0, np.ceil(spec.work / (kept * rho) - EPS))
+    return [(int(a), int(b)) for a, b in zip(kept, need, strict=True)]
+
+
+def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[tuple[int, int]]:
+    """``spec.ps_lengths`` (cached per job and option: lengths grow as N_j falls, so a prefix)."""
+    key = (id(spec), opt.worker_type, opt.ps_type, colocated)
+    got = _LENGTHS.get(key)
+    if got is None or got[0] is not spec:
+        if len(_LENGTHS) > 100_000:
+            _LENGTHS.clear()
+        got = _LENGTHS[key] = (spec, _all_lengths(spec, spec.rho(opt, 1, colocated=colocated)))
+    return [(length, n) for length, n in got[1] if length <= tau - 1]
+
+
+def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
+    """``mincost.a_mincost2``: candidates (t, h) in loop order, one server for everything."""
+    tables = tables_for(duals)
+    both = duals.worker_ok & duals.ps_ok
+    best: Plan | None = None
+    for opt in spec.options:
+        for length, n_j in _lengths(spec, opt, tau, True):
+            if mincost.settled(best, duals, length):
+                continue
+            starts = tau - length
+            demand = n_j * opt.e + opt.z
+            if np.any(demand > tables.omax + TOL):
+                continue  # more than any server has free in any slot
+            lim = _limit(best, duals, length, starts)
+            ok = fit_counts(tables.wmin(length, starts)[..., :lim], demand, both) >= 1
+            wsum = tables.wsum(length, starts)[..., :lim]
+            approx = np.where(ok, np.einsum("r,rht->ht", demand, wsum), np.inf).T.ravel()
+
+            def exact(
+                i: int, opt: Option = opt, length: int = length, n_j: int = n_j, demand: np.ndarray = demand
+            ) -> Plan:
+                t, h = divmod(i, duals.servers)
+                cost = mincost.window_cost(duals, h, t, length, demand)
+                return Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
+
+            best, done = pick(approx, best, exact, tables.scale * float(demand.sum()), duals, length, duals.servers)
+            if done:
+                return best
+    return best
+
+
+def _sorted_fill(unit: np.ndarray, caps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cheapest-first order per start (columns) with cumulative capacity and cost, [H + 1, starts]."""
+    order = np.argsort(unit, axis=0, kind="stable")
+    c = np.take_along_axis(caps, order, axis=0)
+    w = np.take_along_axis(unit, order, axis=0)
+    zero = np.zeros((1, unit.shape[1]))
+    cum_c = np.concatenate([zero, np.cumsum(c, axis=0)])
+    cum_w = np.concatenate([zero, np.cumsum(c * w, axis=0)])
+    return order, cum_c, cum_w, w
+
+
+def _fill_cost(cum_c: np.ndarray, cum_w: np.ndarray, w: np.ndarray, amount: np.ndarray) -> np.ndarray:
+    """Cost of the first ``amount`` worker places in cheapest-first order; ``amount`` is [..., starts].
+
+    One searchsorted for every column at once: column c of ``cum_c`` (non-decreasing, integer
+    valued) is shifted by c x big, so the flattened array stays sorted and the shifts are exact."""
+    flat = amount.reshape(-1, amount.shape[-1])
+    rows, cols_n = cum_c.shape
+    big = float(max(cum_c[-1].max(initial=0.0), flat.max(initial=0.0))) + 1.0
+    shift = np.arange(cols_n) * big
+    keys = (cum_c + shift[None, :]).T.ravel()  # column-major: column 0 first
+    k = np.searchsorted(keys, flat + shift[None, :], side="left") - np.arange(cols_n)[None, :] * rows
+    k = np.clip(k, 1, rows - 1)
+    cols = np.broadcast_to(np.arange(cols_n), flat.shape)
+    prev = cum_c[k - 1, cols]
+    cost = cum_w[k - 1, cols] + (flat - prev) * w[k - 1, cols]
+    return np.where(flat <= 0, 0.0, cost).reshape(amount.shape)
+
+
+class _Workers:
+    """What A_mincost1 needs of one (worker demand, L_j) block under the current prices: shared by
+    every PS type and every job until the next commit."""
+
+    def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int) -> None:
+        self.wmin = tables.wmin(length, starts)
+        self.wsum = tables.wsum(length, starts)
+        self.caps = fit_counts(self.wmin, e, duals.worker_ok)  # [H, starts]
+        self.unit = np.einsum("r,rht->ht", e, self.wsum)
+        self.room = float(self.caps.sum(axis=0).max(initial=0))  # most workers any start holds
+        self.caps_max = int(self.caps.max(initial=0))
+        self.min_unit = float(np.where(self.caps > 0, self.unit, np.inf).min(initial=np.inf))
+        self.starts = starts
+        self._fill: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._fills: dict[int, np.ndarray] = {}
+        self._pos: np.ndarray | None = None
+
+    def fill(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._fill is None:
+            self._fill = _sorted_fill(self.unit, self.caps)
+        return self._fill
+
+    def positions(self) -> np.ndarray:
+        """Position of every server in the cheapest-first order of each start, [H, starts]."""
+        if self._pos is None:
+            self._pos = np.argsort(self.fill()[0], axis=0)
+        return self._pos
+
+    def fills(self, n_j: int) -> np.ndarray:
+        """Per start, the cheapest fill of N_j workers (inf without room), PSs aside: a lower bound
+        on the cost of every candidate at that start."""
+        got = self._fills.get(n_j)
+        if got is None:
+            _, cum_c, cum_w, w = self.fill()
+            n = float(n_j)
+            fills = _fill_cost(cum_c, cum_w, w, np.full((1, self.starts), n))[0]
+            got = self._fills[n_j] = np.where(cum_c[-1] >= n, fills, np.inf)
+        return got
+
+    def low_fill(self, n_j: int) -> float:
+        """The cheapest fill of N_j workers over every start (a lower bound for the block)."""
+        return float(self.fills(n_j).min(initial=np.inf))
+
+
+_NEED: dict[tuple[int, float, float], np.ndarray] = {}
+
+
+def _ps_needed(n_j: int, opt: Option) -> np.ndarray:
+    """``mincost.ps_needed(N_j - g, opt)`` for g = 0 .. N_j (cached; do not modify the result)."""
+    key = (n_j, opt.b, opt.B)
+    got = _NEED.get(key)
+    if got is None:
+        traffic = (n_j - np.arange(n_j + 1)) * opt.b
+        if opt.B <= 0:
+            got = np.where(traffic <= 0, 1.0, np.inf)
+        else:
+            got = np.where(traffic <= 0, 1.0, np.maximum(1.0, np.ceil(traffic / opt.B - EPS)))
+        if len(_NEED) > 100_000:
+            _NEED.clear()
+        _NEED[key] = got
+    return got
+
+
+def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
+    """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
+    tables = tables_for(duals)
+    H = duals.servers
+    best: Plan | None = None
+    for opt in spec.options:
+        rows = [r for r, d in enumerate(opt.z) if d > 0]
+        # Most PSs of this type any server has room for in any slot (an upper bound on s_hat).
+        s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
+        for length, n_j in _lengths(spec, opt, tau, False):
+            if mincost.settled(best, duals, length):
+                continue
+            starts = tau - length
+            # Screens from the most a server has free in any slot, before any per-window array:
+            # room for N_j workers, and PSs for the fewest remote workers ((13d), need falls in g).
+            ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
+            if ub_room < n_j:
+                continue
+            need = _ps_needed(n_j, opt)
+            if need[min(ub_caps, n_j)] > s_max:
+                continue
+            key = (opt.e.tobytes(), length)
+            blk = tables.workers.get(key)
+            if blk is None:
+                if len(tables.workers) >= KEEP:
+                    tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
+                blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts)
+            if blk.room < n_j:
+                continue  # no start has room for N_j workers anywhere
+            # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
+            if need[min(blk.caps_max, n_j)] > s_max:
+                continue  # not even the most PSs anywhere serve the fewest remote workers
+            bar = np.inf if best is None else best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale
+            if n_j * blk.min_unit > bar or blk.low_fill(n_j) > bar:
+                continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
+            lim = _limit(best, duals, length, starts)
+            # Starts whose cheapest fill of N_j workers alone is not above the bar (others cannot win).
+            fills = blk.fills(n_j)[:lim]
+            cols = np.flatnonzero(fills <= bar)
+            if cols.size == 0:
+                continue
+            if best is not None:
+                # Add the PSs: at least need(min(caps, N_j)) of them, each at the cheapest PS server.
+                ps_min = np.where(duals.ps_ok[:, None], np.einsum("r,rht->ht", opt.z, blk.wsum[..., cols]), np.inf)
+                cols = cols[fills[cols] + need[min(blk.caps_max, n_j)] * ps_min.min(axis=0) <= bar]
+                if cols.size == 0:
+                    continue
+            wmin, caps, unit, wsum = blk.wmin[..., cols], blk.caps[:, cols], blk.unit[:, cols], blk.wsum[..., cols]
+            _, cum_c, cum_w, w = (a[:, cols] for a in blk.fill())
+            pos = blk.positions()[:, cols]
+            s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # PSs that fit on n with no worker there [H, starts]
+            # s_hat(g) <= s0 and need(g) >= need(min(caps, N_j)): where even that fails, no g works.
+            cand = s0 >= need[np.minimum(caps, n_j).astype(int)]
+            if not cand.any():
+                continue
+            before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
+            y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
+            idx = np.nonzero(cand)
+            yh = y_hat[idx]
+            g = np.arange(int(yh.max(initial=0)) + 1)  # g <= y_hat <= N_j
+            # s_hat(n, g) (Alg. 4 line 16) for the candidate (n, t) only: [K, G]
+            if rows:
+                s_hat = np.min(
+                    [np.floor((wmin[r][idx][:, None] - g * opt.e[r] + TOL) / opt.z[r]) for r in rows], axis=0
+                )
+            else:
+                s_hat = np.full((len(yh), len(g)), float(mincost.MANY))
+            feasible = (s_hat >= need[g]) & (g <= yh[:, None])
+            g_best = np.full(caps.shape, -1)
+            g_best[idx] = np.where(feasible.any(axis=1), len(g) - 1 - np.argmax(feasible[:, ::-1], axis=1), -1)
+            placed_before = np.minimum(before, n_j)
+            rest = n_j - placed_before - np.maximum(g_best, 0)
+            after = np.take_along_axis(cum_c, pos + 1, axis=0)
+            total_after = cum_c[-1][None, :] - after
+            ok = (g_best >= 0) & (rest <= total_after)
+            if not ok.any():
+                continue
+            ps_unit = np.einsum("r,rht->ht", opt.z, wsum)
+            cost = (
+                _fill_cost(cum_c, cum_w, w, placed_before)
+                + np.maximum(g_best, 0) * unit
+                + _fill_cost(cum_c, cum_w, w, after + rest)
+                - np.take_along_axis(cum_w, pos + 1, axis=0)
+                + need[np.clip(g_best, 0, None)] * ps_unit
+            )
+            # Before n are full only when before < n_j; else the fill stops before n (rest = 0).
+            grid = np.full((H, lim), np.inf)
+            grid[:, cols] = np.where(ok, cost, np.inf)
+            approx = grid.T.ravel()
+
+            def exact(i: int, opt: Option = opt, length: int = length, n_j: int = n_j) -> Plan | None:
+                t, n = divmod(i, H)
+                key = (opt.e.tobytes(), length, t)  # line 8 depends on the worker demand, not on n
+                got = tables.orders.get(key)
+                if got is None:
+                    got = tables.orders[key] = mincost.cheapest_first(duals, tables.omega, opt.e, t, length)
+                return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, *got)
+
+            best, done = pick(
+                approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j), duals, length, H
+            )
+            if done:
+                return best
+    return best
+
+
+def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool) -> Plan | None:
+    """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``."""
+    tables = tables_for(duals)
+    H = duals.servers
+    best: Plan | None = None
+    for opt in spec.options:
+        for phi in mincost.ra_counts(spec, ascending):
+            length = spec.duration(spec.rho(opt, phi, colocated=colocated), phi)
+            starts = tau - length
+            if starts <= 0 or mincost.settled(best, duals, length):
+                continue
+            if phi * opt.e.max(initial=0.0) > 0 and colocated and np.any(phi * opt.e > tables.omax + TOL):
+                continue  # more than any server has free in any slot
+            lim = _limit(best, duals, length, starts)
+            caps = fit_counts(tables.wmin(length, starts)[..., :lim], opt.e, duals.worker_ok)
+            unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts)[..., :lim])
+            scale = tables.scale * float(opt.e.sum() * phi)
+            if colocated:
+                approx = np.where(caps >= phi, phi * unit, np.inf).T.ravel()
+
+                def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan:
+                    t, h = divmod(i, H)
+                    cost = mincost.window_cost(duals, h, t, length, phi * opt.e)
+                    return Plan(cost, t, length, opt.worker_type, None, ((h, phi),), (), True)
+
+            else:
+                _, cum_c, cum_w, w = _sorted_fill(unit, caps)
+                cost = _fill_cost(cum_c, cum_w, w, np.full((1, lim), float(phi)))[0]
+                approx = np.where(cum_c[-1] >= phi, cost, np.inf)
+
+                def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
+                    return mincost.spread(duals, tables.omega, opt, i, length, phi)
+
+            best, done = pick(approx, best, exact, scale, duals, length, H if colocated else 1)
+            if done:
+                return best
+    return best

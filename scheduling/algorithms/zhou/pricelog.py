@@ -1,0 +1,45 @@
+"""``PriceLog`` fed with the price entries that changed instead of whole arrays.
+
+A_maxweight changes the prices of one job's window on the servers it uses; comparing whole
+[resource, server, slot] arrays after every decision (``PriceLog.record``) would cost
+O(R H T) per decision. This keeps per-slot column sums and maxima so that the same
+``mlsched.prices/1`` document comes out at O(changes + T) per decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from scheduling.prices import PriceLog
+
+
+class SparsePriceLog(PriceLog):
+    def __init__(self, resources: Sequence[str], servers: Sequence[str], slots: int, label: str = "price") -> None:
+        super().__init__(resources, servers, slots, label=label)
+        shape = (len(self.resources), slots)
+        self._colsum = np.full(shape, self.initial * len(self.servers))
+        self._colmax = np.full(shape, self.initial)
+
+    def record_changes(self, t: int, job: str, admitted: bool, changes: Sequence[tuple[int, int, int, float]]) -> None:
+        """As ``record``, given the entries (resource, server, slot, value) that may have changed."""
+        out = []
+        touched: set[tuple[int, int]] = set()
+        latest = {(r, h, s): value for r, h, s, value in changes}  # the last value of an entry counts
+        for (r, h, s), value in sorted(latest.items()):
+            v = float(np.round(value, self.digits))
+            old = float(self._last[r, h, s])
+            if v != old:
+                self._last[r, h, s] = v
+                self._colsum[r, s] += v - old
+                touched.add((r, s))
+                out.append([int(r), int(h), int(s), v])
+        for r, s in touched:
+            self._colmax[r, s] = self._last[r, :, s].max()
+        self.decisions.append({"t": int(t), "job": job, "admitted": bool(admitted), "changes": out})
+        first = min(max(t - self.slot0, 0), self.slots - 1)
+        cells = len(self.servers) * (self.slots - first)
+        for i, name in enumerate(self.resources):
+            self.summary[name]["mean"].append(round(float(self._colsum[i, first:].sum() / cells), self.digits))
+            self.summary[name]["max"].append(round(float(self._colmax[i, first:].max()), self.digits))
