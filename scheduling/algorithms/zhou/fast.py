@@ -222,17 +222,34 @@ def _fill_cost(cum_c: np.ndarray, cum_w: np.ndarray, w: np.ndarray, amount: np.n
 
 class _Workers:
     """What A_mincost1 needs of one (worker demand, L_j) block under the current prices: shared by
-    every PS type and every job until the next commit."""
+    every PS type and every job until the next commit.
 
-    def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int) -> None:
-        self.wmin = tables.wmin(length, starts)
-        self.wsum = tables.wsum(length, starts)
-        self.caps = fit_counts(self.wmin, e, duals.worker_ok)  # [H, starts]
-        self.unit = np.einsum("r,rht->ht", e, self.wsum)
+    Built for the first ``n`` starts only (the starts still worth scanning, see ``_limit``) and
+    widened on demand (``ensure``): every column depends on its own start alone, so a column has
+    the same values whatever the width, and the block-wide screens (``room``, ``caps_max``,
+    ``min_unit``) are bounds over the starts that will be scanned."""
+
+    def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int, n: int) -> None:
+        # The full-width window tables (not ``tables`` itself: a Tables -> _Workers -> Tables cycle
+        # would keep every price state's arrays alive until the garbage collector runs).
+        self._wmin, self._wsum = tables.wmin(length, starts), tables.wsum(length, starts)
+        self.worker_ok, self.e, self.total = duals.worker_ok, e, starts
+        self.starts = 0
+        self.ensure(n)
+
+    def ensure(self, n: int) -> None:
+        """Make the block cover at least the first ``n`` starts (doubling, to bound rebuilds)."""
+        if n <= self.starts:
+            return
+        n = min(self.total, max(n, 2 * self.starts))
+        self.wmin = self._wmin[..., :n]
+        self.wsum = self._wsum[..., :n]
+        self.caps = fit_counts(self.wmin, self.e, self.worker_ok)  # [H, n]
+        self.unit = np.einsum("r,rht->ht", self.e, self.wsum)
         self.room = float(self.caps.sum(axis=0).max(initial=0))  # most workers any start holds
         self.caps_max = int(self.caps.max(initial=0))
         self.min_unit = float(np.where(self.caps > 0, self.unit, np.inf).min(initial=np.inf))
-        self.starts = starts
+        self.starts = n
         self._fill: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._fills: dict[int, np.ndarray] = {}
         self._pos: np.ndarray | None = None
@@ -304,12 +321,17 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             need = _ps_needed(n_j, opt)
             if need[min(ub_caps, n_j)] > s_max:
                 continue
+            lim = _limit(best, duals, length, starts)
+            if lim <= 0:
+                continue
             key = (opt.e.tobytes(), length)
             blk = tables.workers.get(key)
             if blk is None:
                 if len(tables.workers) >= KEEP:
                     tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
-                blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts)
+                blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts, lim)
+            else:
+                blk.ensure(lim)
             if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
             # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
@@ -318,7 +340,6 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             bar = np.inf if best is None else best.cost + BAND * max(1.0, best.cost) + 1e-12 * tables.scale
             if n_j * blk.min_unit > bar or blk.low_fill(n_j) > bar:
                 continue  # lower bounds: N_j workers at the cheapest unit cost / the cheapest fill
-            lim = _limit(best, duals, length, starts)
             # Starts whose cheapest fill of N_j workers alone is not above the bar (others cannot win).
             fills = blk.fills(n_j)[:lim]
             cols = np.flatnonzero(fills <= bar)
