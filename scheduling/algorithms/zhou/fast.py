@@ -355,12 +355,12 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             _, cum_c, cum_w, w = (a[:, cols] for a in blk.fill())
             pos = blk.positions()[:, cols]
             s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # PSs that fit on n with no worker there [H, starts]
-            # s_hat(g) <= s0 and need(g) >= need(min(caps, N_j)): where even that fails, no g works.
-            cand = s0 >= need[np.minimum(caps, n_j).astype(int)]
-            if not cand.any():
-                continue
             before = np.take_along_axis(cum_c, pos, axis=0)  # places strictly before n
             y_hat = np.clip(np.minimum(caps, n_j - before), 0, None)
+            # s_hat(g) <= s0 and, as g <= y_hat, need(g) >= need(y_hat): where even that fails, no g works.
+            cand = s0 >= need[y_hat.astype(int)]
+            if not cand.any():
+                continue
             idx = np.nonzero(cand)
             yh = y_hat[idx]
             g = np.arange(int(yh.max(initial=0)) + 1)  # g <= y_hat <= N_j
