@@ -273,6 +273,27 @@ def test_numpy_subroutines_match_under_nonzero_prices(seed: int, tie: str) -> No
         assert fast.mincost1(spec, d, tau) == mincost.a_mincost1(spec, d, tau)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_numpy_cheapest_first_order_and_caps_are_the_transcriptions(seed: int) -> None:
+    """Alg. 4 line 8: the same server order (equal Omega_h included) and caps, windows long enough
+    for numpy's pairwise summation to matter."""
+    rng = np.random.default_rng(200 + seed)
+    servers, slots = 40, 260
+    cap = rng.integers(1, 9, size=(3, servers)).astype(float)
+    beta = np.floor(rng.uniform(0, 1, size=(3, servers, slots)) * cap[:, :, None])
+    beta[:, : servers // 2] = np.round(beta[:, : servers // 2] / 4) * 4  # many equal prices
+    ok = rng.uniform(size=servers) < 0.8
+    d = Duals(cap, ok, ok, 7.0, beta, "completion")
+    tables = fast.tables_for(d)
+    for _ in range(20):
+        e = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.5, 1.5)
+        length = int(rng.integers(1, slots))
+        starts = slots - length
+        t = int(rng.integers(0, starts))
+        caps = fast.fit_counts(tables.wmin(length, starts), e, d.worker_ok)[:, t]
+        assert fast.cheapest_first(d, e, t, length, caps) == mincost.cheapest_first(d, tables.omega, e, t, length)
+
+
 # ---- prices document ----------------------------------------------------------------------------
 
 

@@ -100,9 +100,19 @@ def tables_for(duals: Duals) -> Tables:
 
 def fit_counts(wmin: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """``mincost.fit`` for every server and start at once, shape [H, starts]; 0 where not ``ok``."""
-    rows = [np.floor((wmin[r] + TOL) / d) for r, d in enumerate(demand) if d > 0]
-    counts = np.maximum(np.min(rows, axis=0), 0) if rows else np.full(wmin.shape[1:], float(mincost.MANY))
-    return np.where(ok[:, None], counts, 0)
+    counts: np.ndarray | None = None
+    for r, d in enumerate(demand.tolist()):
+        if d > 0:
+            row = wmin[r] + TOL  # the same float operations as mincost.fit, in place
+            row /= d
+            np.floor(row, out=row)
+            counts = row if counts is None else np.minimum(counts, row, out=counts)
+    if counts is None:
+        counts = np.full(wmin.shape[1:], float(mincost.MANY))
+    else:
+        np.maximum(counts, 0, out=counts)
+    counts[~ok] = 0
+    return counts
 
 
 def pick(
@@ -300,6 +310,19 @@ def _ps_needed(n_j: int, opt: Option) -> np.ndarray:
     return got
 
 
+def cheapest_first(duals: Duals, e: np.ndarray, t: int, length: int, caps: np.ndarray) -> tuple[list[int], list[int]]:
+    """``mincost.cheapest_first`` (Alg. 4 line 8) without the loop over servers; ``caps`` is the
+    block's column of ``fit_counts`` for start t (the same floors of the same window minima).
+
+    Each server's Omega_h is summed exactly as ``mincost.window_cost`` sums it -- the products
+    delta x e of one server laid out [r, t] and summed along one contiguous row, the same pairwise
+    summation -- so the floats, and with a stable sort the order, are the transcription's."""
+    prod = duals.delta[:, :, t : t + length] * e[:, None, None]  # [R, H, L]
+    costs = np.ascontiguousarray(prod.transpose(1, 0, 2)).reshape(duals.servers, -1).sum(axis=1)
+    order = np.argsort(costs, kind="stable").tolist()
+    return order, [int(c) for c in caps.tolist()]
+
+
 def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
     tables = tables_for(duals)
@@ -394,12 +417,14 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             grid[:, cols] = np.where(ok, cost, np.inf)
             approx = grid.T.ravel()
 
-            def exact(i: int, opt: Option = opt, length: int = length, n_j: int = n_j) -> Plan | None:
+            def exact(
+                i: int, opt: Option = opt, length: int = length, n_j: int = n_j, blk: _Workers = blk
+            ) -> Plan | None:
                 t, n = divmod(i, H)
                 key = (opt.e.tobytes(), length, t)  # line 8 depends on the worker demand, not on n
                 got = tables.orders.get(key)
                 if got is None:
-                    got = tables.orders[key] = mincost.cheapest_first(duals, tables.omega, opt.e, t, length)
+                    got = tables.orders[key] = cheapest_first(duals, opt.e, t, length, blk.caps[:, t])
                 return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, *got)
 
             best, done = pick(
