@@ -11,6 +11,7 @@ instances fit) is computed exactly: sliding-window minima of omega are the same 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -146,7 +147,7 @@ def pick(
     return best, False
 
 
-_LENGTHS: dict[tuple[int, str, str | None, bool], tuple[JobSpec, list[tuple[int, int]]]] = {}
+_LENGTHS: dict[tuple[int, str, str | None, bool], tuple[JobSpec, list[tuple[int, int]], list[int]]] = {}
 
 
 def _all_lengths(spec: JobSpec, rho: float) -> list[tuple[int, int]]:
@@ -160,14 +161,16 @@ def _all_lengths(spec: JobSpec, rho: float) -> list[tuple[int, int]]:
 
 
 def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[tuple[int, int]]:
-    """``spec.ps_lengths`` (cached per job and option: lengths grow as N_j falls, so a prefix)."""
+    """``spec.ps_lengths`` (cached per job and option: lengths grow strictly as N_j falls, so the
+    ones up to tau - 1 are a prefix, found by bisection)."""
     key = (id(spec), opt.worker_type, opt.ps_type, colocated)
     got = _LENGTHS.get(key)
     if got is None or got[0] is not spec:
         if len(_LENGTHS) > 100_000:
             _LENGTHS.clear()
-        got = _LENGTHS[key] = (spec, _all_lengths(spec, spec.rho(opt, 1, colocated=colocated)))
-    return [(length, n) for length, n in got[1] if length <= tau - 1]
+        pairs = _all_lengths(spec, spec.rho(opt, 1, colocated=colocated))
+        got = _LENGTHS[key] = (spec, pairs, [length for length, _ in pairs])
+    return got[1][: bisect.bisect_right(got[2], tau - 1)]
 
 
 def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
@@ -178,11 +181,13 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     for opt in spec.options:
         for length, n_j in _lengths(spec, opt, tau, True):
             if mincost.settled(best, duals, length):
-                continue
+                break  # lengths only grow: every later one is settled too
             starts = tau - length
             demand = n_j * opt.e + opt.z
             if np.any(demand > tables.omax + TOL):
                 continue  # more than any server has free in any slot
+            if not (fit_counts(tables.server_max[:, :, None], demand, both) >= 1).any():
+                continue  # no server has room for it even in its freest slot (window minima are lower)
             lim = _limit(best, duals, length, starts)
             ok = fit_counts(tables.wmin(length, starts)[..., :lim], demand, both) >= 1
             wsum = tables.wsum(length, starts)[..., :lim]
@@ -334,7 +339,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
         s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
         for length, n_j in _lengths(spec, opt, tau, False):
             if mincost.settled(best, duals, length):
-                continue
+                break  # lengths only grow: every later one is settled too
             starts = tau - length
             # Screens from the most a server has free in any slot, before any per-window array:
             # room for N_j workers, and PSs for the fewest remote workers ((13d), need falls in g).
