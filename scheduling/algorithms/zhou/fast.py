@@ -71,6 +71,25 @@ class Tables:
             )
         return got
 
+    def wmin_prefix(self, length: int, starts: int, n: int) -> np.ndarray:
+        """``wmin(length, starts)[..., :n]``, computed for the n columns only when not cached
+        (every column is the same np.minimum of the same two levels, whatever the width)."""
+        got = self._min.get(length)
+        if got is not None:
+            return got[..., :n]
+        k = length.bit_length() - 1
+        lev = self.levels[k]
+        out: np.ndarray = np.minimum(lev[..., :n], lev[..., length - (1 << k) : length - (1 << k) + n])
+        return out
+
+    def wsum_prefix(self, length: int, starts: int, n: int) -> np.ndarray:
+        """``wsum(length, starts)[..., :n]`` (the same differences of the same prefix sums)."""
+        got = self._sum.get(length)
+        if got is not None:
+            return got[..., :n]
+        out: np.ndarray = self.cs[..., length : length + n] - self.cs[..., :n]
+        return out
+
     def wsum(self, length: int, starts: int) -> np.ndarray:
         """Sum of delta over [t, t + length) for t < starts (approximate), shape [R, H, starts]."""
         got = self._sum.get(length)
@@ -245,20 +264,19 @@ class _Workers:
     ``min_unit``) are bounds over the starts that will be scanned."""
 
     def __init__(self, tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int, n: int) -> None:
-        # The full-width window tables (not ``tables`` itself: a Tables -> _Workers -> Tables cycle
-        # would keep every price state's arrays alive until the garbage collector runs).
-        self._wmin, self._wsum = tables.wmin(length, starts), tables.wsum(length, starts)
-        self.worker_ok, self.e, self.total = duals.worker_ok, e, starts
+        # ``tables`` is not kept: a Tables -> _Workers -> Tables cycle would keep every price
+        # state's arrays alive until the garbage collector runs.
+        self.worker_ok, self.e, self.length, self.total = duals.worker_ok, e, length, starts
         self.starts = 0
-        self.ensure(n)
+        self.ensure(tables, n)
 
-    def ensure(self, n: int) -> None:
+    def ensure(self, tables: Tables, n: int) -> None:
         """Make the block cover at least the first ``n`` starts (doubling, to bound rebuilds)."""
         if n <= self.starts:
             return
         n = min(self.total, max(n, 2 * self.starts))
-        self.wmin = self._wmin[..., :n]
-        self.wsum = self._wsum[..., :n]
+        self.wmin = tables.wmin_prefix(self.length, self.total, n)
+        self.wsum = tables.wsum_prefix(self.length, self.total, n)
         self.caps = fit_counts(self.wmin, self.e, self.worker_ok)  # [H, n]
         self.unit = np.einsum("r,rht->ht", self.e, self.wsum)
         self.room = float(self.caps.sum(axis=0).max(initial=0))  # most workers any start holds
@@ -277,7 +295,10 @@ class _Workers:
     def positions(self) -> np.ndarray:
         """Position of every server in the cheapest-first order of each start, [H, starts]."""
         if self._pos is None:
-            self._pos = np.argsort(self.fill()[0], axis=0)
+            order = self.fill()[0]
+            pos = np.empty_like(order)  # the inverse permutation of each column
+            np.put_along_axis(pos, order, np.arange(order.shape[0])[:, None], axis=0)
+            self._pos = pos
         return self._pos
 
     def fills(self, n_j: int) -> np.ndarray:
@@ -359,7 +380,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                     tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
                 blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts, lim)
             else:
-                blk.ensure(lim)
+                blk.ensure(tables, lim)
             if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
             # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
