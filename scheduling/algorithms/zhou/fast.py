@@ -208,9 +208,23 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             if not (fit_counts(tables.server_max[:, :, None], demand, both) >= 1).any():
                 continue  # no server has room for it even in its freest slot (window minima are lower)
             lim = _limit(best, duals, length, starts)
-            ok = fit_counts(tables.wmin(length, starts)[..., :lim], demand, both) >= 1
-            wsum = tables.wsum(length, starts)[..., :lim]
-            approx = np.where(ok, np.einsum("r,rht->ht", demand, wsum), np.inf).T.ravel()
+            scale = tables.scale * float(demand.sum())
+            costs = np.einsum("r,rht->ht", demand, tables.wsum(length, starts)[..., :lim])
+            if best is not None:
+                # Only candidates within twice pick's band of the best can replace it (the bar of
+                # mincost1); when none is, pick would return at once. Feasibility for those only.
+                bar = best.cost + 2 * (BAND * max(1.0, best.cost) + 1e-12 * scale)
+                near = costs <= bar
+                cols = np.flatnonzero(near.any(axis=0))
+                if cols.size == 0:
+                    continue
+                ok = fit_counts(tables.wmin(length, starts)[..., cols], demand, both) >= 1
+                grid = np.full(costs.shape, np.inf)
+                grid[:, cols] = np.where(ok & near[:, cols], costs[:, cols], np.inf)
+                approx = grid.T.ravel()
+            else:
+                ok = fit_counts(tables.wmin(length, starts)[..., :lim], demand, both) >= 1
+                approx = np.where(ok, costs, np.inf).T.ravel()
 
             def exact(
                 i: int, opt: Option = opt, length: int = length, n_j: int = n_j, demand: np.ndarray = demand
@@ -219,7 +233,7 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 cost = mincost.window_cost(duals, h, t, length, demand)
                 return Plan(cost, t, length, opt.worker_type, opt.ps_type, ((h, n_j),), ((h, 1),), True)
 
-            best, done = pick(approx, best, exact, tables.scale * float(demand.sum()), duals, length, duals.servers)
+            best, done = pick(approx, best, exact, scale, duals, length, duals.servers)
             if done:
                 return best
     return best
