@@ -176,7 +176,7 @@ def _all_lengths(spec: JobSpec, rho: float) -> list[tuple[int, int]]:
     first = np.concatenate([[True], lengths[1:] != lengths[:-1]])
     kept = lengths[first]
     need = np.maximum(1.0, np.ceil(spec.work / (kept * rho) - EPS))
-    return [(int(a), int(b)) for a, b in zip(kept, need, strict=True)]
+    return list(zip(kept.astype(int).tolist(), need.astype(int).tolist(), strict=True))
 
 
 def _lengths(spec: JobSpec, opt: Option, tau: int, colocated: bool) -> Iterable[tuple[int, int]]:
@@ -372,13 +372,13 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
         rows = [r for r, d in enumerate(opt.z) if d > 0]
         # Most PSs of this type any server has room for in any slot (an upper bound on s_hat).
         s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
+        ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
         for length, n_j in _lengths(spec, opt, tau, False):
             if mincost.settled(best, duals, length):
                 break  # lengths only grow: every later one is settled too
             starts = tau - length
             # Screens from the most a server has free in any slot, before any per-window array:
             # room for N_j workers, and PSs for the fewest remote workers ((13d), need falls in g).
-            ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
             if ub_room < n_j:
                 continue
             need = _ps_needed(n_j, opt)
