@@ -27,8 +27,10 @@ class SparsePriceLog(PriceLog):
         out = []
         touched: set[tuple[int, int]] = set()
         latest = {(r, h, s): value for r, h, s, value in changes}  # the last value of an entry counts
-        for (r, h, s), value in sorted(latest.items()):
-            v = float(np.round(value, self.digits))
+        items = sorted(latest.items())
+        # One np.round for all entries: the same elementwise rounding as np.round of each value.
+        rounded = np.round(np.array([value for _, value in items], dtype=float), self.digits).tolist()
+        for ((r, h, s), _), v in zip(items, rounded, strict=True):
             old = float(self._last[r, h, s])
             if v != old:
                 self._last[r, h, s] = v
