@@ -44,7 +44,7 @@ def run_case(name: str, cluster_doc: dict[str, Any], rows: list[dict[str, Any]],
         pred = predict(every, kind, history / len(rows), np.random.default_rng(0))
         window_rows = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[history:]]
         instance = Instance(cluster, parse_trace(json.dumps(window_rows), cluster, "trace.json", "json"))
-        errors[kind] = float(np.mean([abs(j.work_required - pred.values[j.job_id]) for j in instance.jobs]))
+        errors[kind] = float(pred.errors(instance.jobs)["mean_abs_error"] or 0.0)
         algos = ["asrpt"] + (list(BASELINES) if kind == "random-forest" else [])
         for algo in algos:
             t0 = time.perf_counter()

@@ -74,7 +74,7 @@ def window(cluster_doc: dict[str, Any], rows: list[dict[str, Any]], kind: str) -
     pred = predict(every, kind, half / len(rows), np.random.default_rng(0))
     win = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[half:]]
     instance = Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
-    error = float(np.mean([abs(j.work_required - pred.values[j.job_id]) for j in instance.jobs]))
+    error = float(pred.errors(instance.jobs)["mean_abs_error"] or 0.0)
     return instance, error
 
 

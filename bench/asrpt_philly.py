@@ -73,7 +73,7 @@ def window_instance(
     pred = predict(every, "random-forest", history / len(rows), np.random.default_rng(0))
     window_rows = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in win]
     instance = Instance(parsed, parse_trace(json.dumps(window_rows), parsed, "trace.json", "json"))
-    error = float(np.mean([abs(j.work_required - pred.values[j.job_id]) for j in instance.jobs]))
+    error = float(pred.errors(instance.jobs)["mean_abs_error"] or 0.0)
     return instance, servers, error
 
 
@@ -88,11 +88,12 @@ def print_errors(cluster: dict[str, Any], rows: list[dict[str, Any]], starts: An
     print("|---" * (len(PREDICTORS) + 2) + "|")
     for start in starts:
         every = parse_trace(json.dumps(rows[start : start + span]), parsed, "trace.json", "json")
-        window = [j for j in every if j.job_id in {r["job_id"] for r in rows[start + history : start + span]}]
+        window_ids = {r["job_id"] for r in rows[start + history : start + span]}
+        window = [j for j in every if j.job_id in window_ids]
         err = {}
         for kind in PREDICTORS:
             pred = predict(every, kind, history / span, np.random.default_rng(0))
-            err[kind] = float(np.mean([abs(j.work_required - pred.values[j.job_id]) for j in window]))
+            err[kind] = float(pred.errors(window)["mean_abs_error"] or 0.0)
         best = min(PREDICTORS[1:], key=lambda k: err[k])
         print(f"| {start + history} | {' | '.join(f'{err[k]:.0f}' for k in PREDICTORS)} | {best} |", flush=True)
 

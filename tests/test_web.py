@@ -18,10 +18,9 @@ NEW = reverse("experiment-new")
 
 
 @pytest.fixture
-def client(client, user):
-    """Every page needs a signed-in user (the anonymous cases are in tests/test_web_access.py)."""
-    client.force_login(user)
-    return client
+def client(auth_client):
+    """Every page needs a signed-in user (the anonymous cases are in tests/test_web_abuse.py)."""
+    return auth_client
 
 
 def upload(client, cluster, trace, trace_name="trace.csv", algorithms=("fifo",), **extra):

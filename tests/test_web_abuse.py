@@ -19,9 +19,9 @@ XSS_NAME = "<script>alert('name')</script>"
 
 
 @pytest.fixture
-def client(client, user):
-    client.force_login(user)
-    return client
+def client(auth_client):
+    """Pages need a signed-in user (conftest ``auth_client``)."""
+    return auth_client
 
 
 # ---------------------------------------------------------------------------------------------

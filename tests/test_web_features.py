@@ -28,9 +28,9 @@ NEW = reverse("experiment-new")
 
 
 @pytest.fixture
-def client(client, user):
-    client.force_login(user)
-    return client
+def client(auth_client):
+    """Pages need a signed-in user (conftest ``auth_client``)."""
+    return auth_client
 
 
 @pytest.fixture
