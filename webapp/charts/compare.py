@@ -1,0 +1,195 @@
+"""Comparisons across the runs of one experiment: utilisation over time, the JCT distribution (CDF,
+box, per-job scatter of two runs), bars of the headline metrics, and completion timeliness."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scheduling import results
+from webapp.charts.style import PALETTE, _small
+
+BAR_METRICS = (
+    ("avg_jct", "average JCT (slots)"),
+    ("total_jct", "total JCT (slots)"),
+    ("total_weighted_completion", "Σ w·C (slots)"),
+    ("total_utility", "total utility"),
+)
+
+
+def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """One figure per resource: share of finite capacity in use over time, a line per run."""
+    timelines = [(label, results.utilization_timeline(doc)) for label, doc in runs]
+    resources = sorted({r for _, series in timelines for r in series})
+    figures = []
+    for resource in resources:
+        data = []
+        for i, (label, series) in enumerate(timelines):
+            points = series.get(resource, [])
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
+                    "name": label,
+                    "x": [t for t, _ in points],
+                    "y": [round(share * 100, 3) for _, share in points],
+                    "hovertemplate": "%{x}: %{y:.1f}%<extra>" + label + "</extra>",
+                }
+            )
+        figures.append(
+            {
+                "data": data,
+                "layout": {
+                    "title": {"text": f"{resource} utilisation", "font": {"size": 14}},
+                    "xaxis": {"title": {"text": "slot"}},
+                    "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
+                    "height": 280,
+                    "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
+                    "legend": {"orientation": "h"},
+                },
+            }
+        )
+    return figures
+
+
+def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """Cumulative distribution of completed jobs' JCT (slots), a line per run."""
+    data = []
+    for i, (label, doc) in enumerate(runs):
+        jcts = sorted(j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None)
+        n = len(jcts)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
+                "name": label,
+                "x": jcts,
+                "y": [round((k + 1) / n, 6) for k in range(n)],
+                "hovertemplate": "JCT %{x}: %{y:.0%}<extra>" + label + "</extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
+            "xaxis": {"title": {"text": "JCT (slots)"}, "type": "log"},
+            "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
+            "height": 320,
+            "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
+            "legend": {"orientation": "h"},
+        },
+    }
+
+
+def metric_bars(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """One bar chart per metric of BAR_METRICS, a bar per run (metrics missing everywhere: no chart)."""
+    figures = []
+    for key, title in BAR_METRICS:
+        values = [doc["metrics"].get(key) for _, doc in runs]
+        if all(v is None for v in values):
+            continue
+        figures.append(
+            _small(
+                title,
+                [
+                    {
+                        "type": "bar",
+                        "x": [label for label, _ in runs],
+                        "y": values,
+                        "marker": {"color": [PALETTE[i % len(PALETTE)] for i in range(len(runs))]},
+                        "hovertemplate": "%{x}: %{y:,.2f}<extra></extra>",
+                    }
+                ],
+            )
+        )
+    return figures
+
+
+def jcts(doc: Mapping[str, Any]) -> dict[str, int]:
+    """JCT (slots) of each completed job, by job id."""
+    return {j["job_id"]: j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None}
+
+
+def jct_box(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    data = [
+        {
+            "type": "box",
+            "name": label,
+            "y": list(jcts(doc).values()),
+            "marker": {"color": PALETTE[i % len(PALETTE)]},
+            "boxpoints": False,
+        }
+        for i, (label, doc) in enumerate(runs)
+    ]
+    return _small("JCT per completed job (box)", data, yaxis={"title": {"text": "JCT (slots)"}, "type": "log"})
+
+
+def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-job JCT of run ``a`` (x) against run ``b`` (y), jobs completed by both; the diagonal drawn."""
+    ja, jb = jcts(a[1]), jcts(b[1])
+    common = sorted(set(ja) & set(jb))
+    xs, ys = [ja[j] for j in common], [jb[j] for j in common]
+    top = max([*xs, *ys, 1])
+    return {
+        "data": [
+            {
+                "type": "scattergl" if len(common) > 2000 else "scatter",
+                "mode": "markers",
+                "x": xs,
+                "y": ys,
+                "text": common,
+                "marker": {"size": 5, "color": PALETTE[0], "opacity": 0.7},
+                "hovertemplate": "job %{text}<br>" + a[0] + ": %{x}<br>" + b[0] + ": %{y}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [0, top],
+                "y": [0, top],
+                "line": {"color": "#999", "dash": "dot"},
+                "hoverinfo": "skip",
+            },
+        ],
+        "layout": {
+            "title": {
+                "text": f"JCT per job: {a[0]} vs {b[0]} ({len(common):,} jobs completed by both)",
+                "font": {"size": 14},
+            },
+            "xaxis": {"title": {"text": f"{a[0]} JCT (slots)"}},
+            "yaxis": {"title": {"text": f"{b[0]} JCT (slots)"}},
+            "height": 420,
+            "showlegend": False,
+            "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+        },
+    }
+
+
+def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
+    """For utility-based runs: share of jobs by utility earned (completed late earns less, rejected 0)."""
+    data = []
+    for i, (label, doc) in enumerate(runs):
+        utilities = [j["utility"] for j in doc["jobs"]]
+        if not any(utilities):
+            continue
+        data.append(
+            {
+                "type": "histogram",
+                "name": label,
+                "x": utilities,
+                "opacity": 0.6,
+                "marker": {"color": PALETTE[i % len(PALETTE)]},
+                "histnorm": "percent",
+            }
+        )
+    if not data:
+        return None
+    fig = _small("Completion timeliness: utility earned per job", data, barmode="overlay")
+    fig["layout"].update(
+        showlegend=True,
+        legend={"orientation": "h"},
+        xaxis={"title": {"text": "utility"}},
+        yaxis={"title": {"text": "% of jobs"}},
+    )
+    return fig

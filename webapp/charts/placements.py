@@ -1,0 +1,415 @@
+"""The Gantt chart of placements: one row per server, one bar per placement segment (lanes where
+segments overlap, a trace per role, suspension marks), or above ``MAX_BARS`` segments an aggregate
+heat map (busy GPUs, or placed instances, per server and time bin); also drawn from a run store's compact index."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from webapp.charts.style import JOB_PALETTE
+from webapp.charts.timeline import suspensions
+
+MAX_BARS = 4000  # above this many placement segments (after filters), the Gantt chart is an aggregate heat map
+AGGREGATE_BINS = 400  # time bins of the aggregate view
+MAX_IDLE_ROWS = 40  # with more servers than this, servers without placements get no row
+MAX_HEIGHT = 4000  # pixels
+OUTLINE_BARS = 500  # up to this many bars, each gets a white edge
+LABEL_BARS = 150  # up to this many bars, each shows its job id (text layout is most of the drawing time)
+ROW_SPAN = 0.8  # share of a server's row that its lanes fill
+
+ROLES = {
+    # role -> (legend name, colour, fill pattern): PS bars are hatched so they differ without colour too
+    "worker": ("worker", "#4c78a8", ""),
+    "ps": ("parameter server (PS)", "#f58518", "/"),
+}
+
+
+def job_colour(job_id: str) -> str:
+    """A stable colour per job (the same job has the same colour in every chart and run)."""
+    h = 0
+    for ch in job_id:
+        h = (h * 31 + ord(ch)) & 0xFFFFFFFF
+    return JOB_PALETTE[h % len(JOB_PALETTE)]
+
+
+def filter_placements(
+    placements: Sequence[Mapping[str, Any]],
+    job: str = "",
+    server: str = "",
+    t0: float | None = None,
+    t1: float | None = None,
+) -> list[Mapping[str, Any]]:
+    """Placements of jobs whose id contains ``job``, on servers whose id contains ``server``, that
+    overlap the window [t0, t1) (bars are clipped to the window by the axis range, not cut)."""
+    out = []
+    for p in placements:
+        if job and job not in p["job_id"]:
+            continue
+        if server and server not in p["server"]:
+            continue
+        if t0 is not None and p["end"] <= t0:
+            continue
+        if t1 is not None and p["start"] >= t1:
+            continue
+        out.append(p)
+    return out
+
+
+def gantt(
+    result: Mapping[str, Any],
+    title: str = "",
+    job: str = "",
+    server: str = "",
+    t0: float | None = None,
+    t1: float | None = None,
+    max_bars: int | None = None,
+    total: int | None = None,
+) -> dict[str, Any]:
+    """The Gantt chart of a run's placements, filtered; above ``max_bars`` segments an aggregate
+    heat map (busy GPUs, or busy placements, per server and time bin) replaces the bars.
+    ``total``: the run's number of segments when ``result`` holds only some of them."""
+    limit = MAX_BARS if max_bars is None else max_bars
+    all_placements = result["placements"]
+    chosen = filter_placements(all_placements, job, server, t0, t1)
+    if len(chosen) > limit:
+        return gantt_aggregate(result, chosen, title, t0, t1)
+    placements = sorted(chosen, key=lambda p: (p["start"], p["end"], p["job_id"], p["role"]))
+    shown = placements
+    servers = [s["id"] for s in result["servers"] if not server or server in s["id"]]
+    notes = []
+    total = len(all_placements) if total is None else total
+    if len(chosen) < total:
+        notes.append(f"{len(chosen):,} of {total:,} placements")
+    if len(servers) > MAX_IDLE_ROWS or job:  # leave out the rows that would stay empty
+        used = {p["server"] for p in shown}
+        if len(used) < len(servers) and len(servers) > MAX_IDLE_ROWS:
+            notes.append(f"{len(servers) - len(used):,} idle servers not shown")
+        servers = [sid for sid in servers if sid in used]
+    lanes, lane_count = assign_lanes(shown)
+    rows = {sid: i for i, sid in enumerate(servers)}
+    slot_seconds = result.get("slot_seconds") or 1
+    bars = _bars(shown, rows, lanes, lane_count, slot_seconds)
+    order = {role: i for i, role in enumerate(ROLES)}
+    outline = 1 if len(shown) <= OUTLINE_BARS else 0  # white edges part adjacent bars; on thin bars they hide them
+    labels = len(shown) <= LABEL_BARS
+    roles = sorted(bars, key=lambda r: order.get(r, len(order)))
+    # Legend entries in a neutral grey (bars are coloured by job, so a role trace's own legend
+    # swatch would show some job's colour); each toggles its role's bars (same legend group).
+    data = [_legend_entry(role) for role in roles]
+    data += [_bar_trace(role, bars[role], outline, labels) for role in roles]
+    shown_jobs = {p["job_id"] for p in shown}  # suspensions of the jobs on the chart only (100k segments: 0.7 s)
+    own = {"placements": [p for p in result["placements"] if p["job_id"] in shown_jobs]}
+    susp = [s for s in suspensions(own) if s[1] in rows]
+    if susp:
+        data.append(_suspended_trace(susp, rows, slot_seconds))
+    row_px = min(90, max(48, 20 * max(lane_count.values(), default=1)))
+    xaxis: dict[str, Any] = {"title": {"text": f"time (slots of {slot_seconds:g} s)"}, "rangemode": "tozero"}
+    if t0 is not None or t1 is not None:
+        lo = t0 if t0 is not None else 0
+        hi = t1 if t1 is not None else max((p["end"] for p in shown), default=lo + 1)
+        xaxis["range"] = [lo, hi]
+    layout: dict[str, Any] = {
+        "title": {"text": title + (f" ({'; '.join(notes)})" if notes else ""), "x": 0, "xanchor": "left"},
+        "barmode": "overlay",
+        "showlegend": True,
+        "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
+        "xaxis": xaxis,
+        "yaxis": {
+            "tickmode": "array",
+            "tickvals": list(range(len(servers))),
+            "ticktext": servers,
+            "range": [len(servers) - 0.5, -0.5],
+            "showgrid": False,
+            "zeroline": False,
+            "automargin": True,
+        },
+        "shapes": [_separator(i + 0.5) for i in range(len(servers) - 1)],
+        "height": min(MAX_HEIGHT, 130 + len(servers) * row_px),
+        "margin": {"l": 20, "r": 20, "t": 60, "b": 50},
+        "uniformtext": {"minsize": 8, "mode": "hide"},
+        "hovermode": "closest",
+        "plot_bgcolor": "#ffffff",
+        "meta": {"view": "bars", "segments": len(shown)},
+    }
+    if not placements:
+        layout["annotations"] = [
+            {"text": "no placements", "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5, "showarrow": False}
+        ]
+    return {"data": data, "layout": layout}
+
+
+def _suspended_trace(
+    susp: Sequence[tuple[str, str, int, int]], rows: Mapping[str, int], slot_seconds: float
+) -> dict[str, Any]:
+    """Thin grey bars below a server's row: a job that ran there was suspended over that interval."""
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": "suspended",
+        "y": [rows[s] + ROW_SPAN / 2 + 0.06 for s in (x[1] for x in susp)],
+        "base": [x[2] for x in susp],
+        "x": [x[3] - x[2] for x in susp],
+        "width": [0.08] * len(susp),
+        "customdata": [[x[0], x[2], x[3], clock(x[2] * slot_seconds), clock(x[3] * slot_seconds)] for x in susp],
+        "marker": {"color": "#9ca3af"},
+        "hovertemplate": (
+            "<b>job %{customdata[0]}</b> suspended<br>slots [%{customdata[1]}, %{customdata[2]})<br>"
+            "%{customdata[3]} – %{customdata[4]}<extra></extra>"
+        ),
+    }
+
+
+def gantt_aggregate(
+    result: Mapping[str, Any],
+    placements: Sequence[Mapping[str, Any]],
+    title: str,
+    t0: float | None,
+    t1: float | None,
+    bins: int = AGGREGATE_BINS,
+) -> dict[str, Any]:
+    """A heat map: per server and time bin, the mean number of busy GPUs (or of placed instances
+    when no placement uses GPUs). One trace whatever the number of segments."""
+    server_ids = [s["id"] for s in result["servers"]]
+    index = {sid: i for i, sid in enumerate(server_ids)}
+    cols = Columns(
+        server=np.array([index[p["server"]] for p in placements], dtype=np.int64),
+        count=np.array([p["count"] for p in placements], dtype=float),
+        gpu=np.array([p.get("demand", {}).get("gpu", np.nan) for p in placements], dtype=float),
+        start=np.array([p["start"] for p in placements], dtype=float),
+        end=np.array([p["end"] for p in placements], dtype=float),
+    )
+    return aggregate_columns(server_ids, result.get("slot_seconds"), cols, title, t0, t1, bins)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Placement segments as arrays (one entry per segment); ``gpu`` is NaN where a placement's
+    demand has no GPU entry."""
+
+    server: np.ndarray
+    count: np.ndarray
+    gpu: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def take(self, rows: np.ndarray) -> Columns:
+        return Columns(self.server[rows], self.count[rows], self.gpu[rows], self.start[rows], self.end[rows])
+
+
+def aggregate_columns(
+    server_ids: Sequence[str],
+    slot_seconds: float | None,
+    c: Columns,
+    title: str,
+    t0: float | None,
+    t1: float | None,
+    bins: int = AGGREGATE_BINS,
+) -> dict[str, Any]:
+    """The heat map of ``gantt_aggregate`` from arrays: each segment adds ``amount x overlap /
+    width`` to the bins it overlaps (whole bins through a difference array, the partial bins at
+    its two ends directly), so the cost is O(segments + servers x bins)."""
+    n = len(c.start)
+    lo = float(t0) if t0 is not None else float(c.start.min())
+    hi = float(t1) if t1 is not None else float(c.end.max())
+    hi = max(hi, lo + 1)
+    width = (hi - lo) / bins
+    uses_gpu = bool(n) and not bool(np.isnan(c.gpu).all())
+    amount = c.count * (np.nan_to_num(c.gpu, nan=0.0) if uses_gpu else 1.0)
+    used = np.unique(c.server)  # rows in the cluster's server order
+    row_of = np.full(len(server_ids), -1, dtype=np.int64)
+    row_of[used] = np.arange(len(used))
+    s, e = np.maximum(c.start, lo), np.minimum(c.end, hi)
+    keep = (amount != 0) & (e > s)
+    rows, amt, s, e = row_of[c.server[keep]], amount[keep], s[keep], e[keep]
+    first = np.floor((s - lo) / width).astype(np.int64)
+    last = np.minimum(bins - 1, np.floor((e - lo) / width).astype(np.int64))
+    z = np.zeros((len(used), bins))
+    diff = np.zeros((len(used), bins + 1))
+    one = first == last
+    np.add.at(z, (rows[one], first[one]), amt[one] * (e[one] - s[one]) / width)
+    many = ~one
+    r, a, f, la = rows[many], amt[many], first[many], last[many]
+    np.add.at(z, (r, f), a * (np.minimum(e[many], lo + (f + 1) * width) - s[many]) / width)
+    tail = np.maximum(e[many] - (lo + la * width), 0.0)
+    np.add.at(z, (r, la), a * tail / width)
+    np.add.at(diff, (r, f + 1), a)  # whole bins first+1 .. last-1
+    np.add.at(diff, (r, la), -a)
+    z += np.cumsum(diff, axis=1)[:, :bins]
+    unit = "busy GPUs" if uses_gpu else "placed instances"
+    note = f"aggregate view of {n:,} segments: {unit} per server; filter or narrow the window to see bars"
+    return {
+        "data": [
+            {
+                "type": "heatmap",
+                "z": np.round(z, 3).tolist(),
+                "x": [round(lo + (b + 0.5) * width, 3) for b in range(bins)],
+                "y": [server_ids[i] for i in used],
+                "colorscale": "Blues",
+                "colorbar": {"title": {"text": unit}},
+                "hovertemplate": "%{y}, slot %{x:.0f}: %{z:.2f} " + unit + "<extra></extra>",
+            }
+        ],
+        "layout": {
+            "title": {"text": f"{title} ({note})", "x": 0, "xanchor": "left"},
+            "xaxis": {"title": {"text": f"time (slots of {slot_seconds or 1:g} s)"}},
+            "yaxis": {"autorange": "reversed", "automargin": True},
+            "height": min(MAX_HEIGHT, 160 + 14 * len(used)),
+            "margin": {"l": 20, "r": 20, "t": 60, "b": 50},
+            "meta": {"view": "aggregate", "segments": n},
+        },
+    }
+
+
+def gantt_from_index(
+    index: Mapping[str, Any],
+    title: str = "",
+    job: str = "",
+    server: str = "",
+    t0: float | None = None,
+    t1: float | None = None,
+    max_bars: int | None = None,
+) -> dict[str, Any]:
+    """``gantt`` on a compact index (``webapp.runstore.gantt_index``): filters with array masks,
+    the aggregate view straight from the arrays, and placement dicts built only for the jobs a
+    bar chart shows. Gives the same figure as ``gantt`` on the full result."""
+    p = index["placements"]
+    names, servers = index["names"], index["servers"]
+    J, S = np.asarray(p["job"], dtype=np.int64), np.asarray(p["server"], dtype=np.int64)
+    A, B = np.asarray(p["start"], dtype=float), np.asarray(p["end"], dtype=float)
+    mask = np.ones(len(J), dtype=bool)
+    if job:
+        mask &= np.array([job in name for name in names], dtype=bool)[J]
+    if server:
+        mask &= np.array([server in sid for sid in servers], dtype=bool)[S]
+    if t0 is not None:
+        mask &= t0 < B
+    if t1 is not None:
+        mask &= t1 > A
+    chosen = np.flatnonzero(mask)
+    limit = MAX_BARS if max_bars is None else max_bars
+    if len(chosen) > limit:
+        gpu = np.array([np.nan if g is None else g for g in p["gpu"]], dtype=float)
+        cols = Columns(S, np.asarray(p["count"], dtype=float), gpu, A, B).take(chosen)
+        return aggregate_columns(servers, index["slot_seconds"], cols, title, t0, t1)
+    shown_jobs = np.unique(J[chosen])
+    rows = np.flatnonzero(np.isin(J, shown_jobs))  # all segments of the shown jobs (suspensions)
+    sub = {k: [v[i] for i in rows] for k, v in p.items()}
+    from webapp.runstore import gantt_doc
+
+    doc = gantt_doc({**index, "placements": sub})
+    return gantt(doc, title, job, server, t0, t1, max_bars, total=len(J))
+
+
+def _bars(
+    placements: Sequence[Mapping[str, Any]],
+    row: Mapping[str, int],
+    lanes: Sequence[int],
+    lane_count: Mapping[str, int],
+    slot_seconds: float,
+) -> dict[str, dict[str, list[Any]]]:
+    """Per role, the column arrays of one horizontal bar trace (y = row and lane, base = start)."""
+    bars: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for p, lane in zip(placements, lanes, strict=True):
+        height = ROW_SPAN / lane_count[p["server"]]
+        b = bars[p["role"]]
+        b["y"].append(row[p["server"]] - ROW_SPAN / 2 + (lane + 0.5) * height)
+        b["width"].append(height * 0.85)
+        b["base"].append(p["start"])
+        b["x"].append(p["end"] - p["start"])
+        b["text"].append(p["job_id"])
+        b["color"].append(job_colour(p["job_id"]))
+        role = ROLES.get(p["role"], (p["role"],))[0]
+        wall = (clock(p["start"] * slot_seconds), clock(p["end"] * slot_seconds))
+        b["customdata"].append([p["job_id"], role, p["type"], p["count"], p["start"], p["end"], *wall, p["server"]])
+    return bars
+
+
+def assign_lanes(placements: Sequence[Mapping[str, Any]]) -> tuple[list[int], dict[str, int]]:
+    """A lane per placement such that placements sharing a lane on one server never overlap in time.
+
+    ``placements`` must be sorted by start. A job keeps its previous lane when that lane is free, so
+    consecutive segments of one job line up.
+    """
+    lane_end: dict[str, list[int]] = defaultdict(list)  # server -> end of the last bar in each lane
+    last_lane: dict[tuple[str, str, str], int] = {}
+    lanes = []
+    for p in placements:
+        ends = lane_end[p["server"]]
+        key = (p["server"], p["job_id"], p["role"])
+        preferred = last_lane.get(key)
+        if preferred is not None and ends[preferred] <= p["start"]:
+            lane = preferred
+        else:
+            lane = next((i for i, end in enumerate(ends) if end <= p["start"]), len(ends))
+            if lane == len(ends):
+                ends.append(0)
+        ends[lane] = p["end"]
+        last_lane[key] = lane
+        lanes.append(lane)
+    return lanes, {server: len(ends) for server, ends in lane_end.items()}
+
+
+def clock(seconds: float) -> str:
+    """Wall time as [Nd ]H:MM:SS."""
+    s = round(seconds)
+    days, s = divmod(s, 86400)
+    text = f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{days}d {text}" if days else text
+
+
+def _legend_entry(role: str) -> dict[str, Any]:
+    name, _, pattern = ROLES.get(role, (role, "#888888", ""))
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": name,
+        "legendgroup": role,
+        "x": [None],
+        "y": [None],
+        "marker": {"color": "#6b7280", "pattern": {"shape": pattern, "solidity": 0.4}},
+        "hoverinfo": "skip",
+    }
+
+
+def _bar_trace(role: str, b: Mapping[str, list[Any]], outline: float, labels: bool = True) -> dict[str, Any]:
+    name, _, pattern = ROLES.get(role, (role, "#888888", ""))
+    columns = {k: v for k, v in b.items() if k != "color"}
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": name,
+        "legendgroup": role,
+        "showlegend": False,
+        **columns,
+        "marker": {
+            "color": b["color"],  # bars are coloured by job; PS bars are hatched
+            "line": {"color": "#ffffff", "width": outline},
+            "pattern": {"shape": pattern, "solidity": 0.4},
+        },
+        "textposition": "inside" if labels else "none",  # job ids stay in the hover and the bar colour
+        "insidetextanchor": "middle",
+        "textangle": 0,
+        "hovertemplate": (
+            "<b>job %{customdata[0]}</b> on %{customdata[8]}<br>"
+            "%{customdata[1]} × %{customdata[3]} (type %{customdata[2]})<br>"
+            "slots [%{customdata[4]}, %{customdata[5]})<br>"
+            "%{customdata[6]} – %{customdata[7]}<extra></extra>"
+        ),
+    }
+
+
+def _separator(y: float) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "y0": y,
+        "y1": y,
+        "line": {"color": "#e5e7eb", "width": 1},
+    }

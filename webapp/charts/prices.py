@@ -1,0 +1,41 @@
+"""Prices (schema mlsched.prices/1, scheduling/prices.py): per resource, the mean and max price
+after each decision, rejected decisions marked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from webapp.charts.style import PALETTE, _small
+
+
+def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per resource, mean and max price of the current and upcoming slots after each decision."""
+    figures = []
+    n = len(prices["decisions"])
+    admitted = [d["admitted"] for d in prices["decisions"]]
+    for resource in prices["resources"]:
+        s = prices["summary"][resource]
+        x = list(range(n))
+        data = [
+            {"type": "scatter", "mode": "lines", "name": "mean", "x": x, "y": s["mean"], "line": {"color": PALETTE[0]}},
+            {"type": "scatter", "mode": "lines", "name": "max", "x": x, "y": s["max"], "line": {"color": PALETTE[1]}},
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "rejected",
+                "x": [i for i in x if not admitted[i]],
+                "y": [s["max"][i] for i in x if not admitted[i]],
+                "marker": {"color": PALETTE[3], "symbol": "x", "size": 6},
+            },
+        ]
+        figures.append(
+            _small(
+                f"{resource}: {prices.get('label') or 'price'} over the decisions (slots t.. of the window)",
+                data,
+                xaxis={"title": {"text": "decision"}},
+                showlegend=True,
+                legend={"orientation": "h"},
+            )
+        )
+    return figures

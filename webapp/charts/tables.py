@@ -1,0 +1,95 @@
+"""Table rows, no figures: the metrics table of a run and the summary table across runs (cell text,
+sort key, best value per column)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("jobs", "jobs"),
+    ("admitted", "admitted"),
+    ("completed", "completed"),
+    ("avg_jct", "avg JCT"),
+    ("total_jct", "total JCT"),
+    ("total_weighted_completion", "Σ w·C"),
+    ("total_weighted_jct", "Σ w·JCT"),
+    ("makespan", "makespan"),
+    ("total_utility", "utility"),
+    ("admission_rate", "admission rate"),  # OASiS: optional, results of traces with utilities
+    ("timeliness", "JCT − target (mean ± std)"),  # OASiS Fig. 4: per job class, optional
+    ("preemptions", "preemptions"),
+    ("utilization", "utilization"),
+)
+
+
+def format_value(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}"
+    if isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values()):
+        # timeliness: per job class, completed jobs' JCT minus target (slots)
+        return (
+            ", ".join(f"{k} {v['mean']:+.1f} ± {v['std']:.1f}" for k, v in value.items() if v.get("mean") is not None)
+            or "—"
+        )
+    if isinstance(value, Mapping):  # utilization: share per resource
+        return ", ".join(f"{k} {v * 100:.0f}%" for k, v in sorted(value.items()))
+    return str(value)
+
+
+def format_params(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
+
+
+def metrics_row(algorithm: str, params: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    metrics = result["metrics"]
+    return {
+        "algorithm": algorithm,
+        "params": format_params(params),
+        "cells": [format_value(metrics.get(key)) for key, _ in METRIC_COLUMNS],
+    }
+
+
+# Summary table: best value per column (issue 7). Lower is better for times, higher for counts
+# of done work, utility and utilisation; columns without a direction are not marked.
+
+LOWER_BETTER = {"avg_jct", "total_jct", "total_weighted_completion", "total_weighted_jct", "makespan", "preemptions"}
+HIGHER_BETTER = {"admitted", "completed", "total_utility", "utilization"}
+
+
+def sort_key(value: Any) -> float | str:
+    """The value a table cell sorts by (utilisation: the mean share over resources)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, Mapping):
+        return float(sum(value.values()) / len(value)) if value else 0.0
+    return str(value)
+
+
+def summary_table(rows: Sequence[tuple[int, str, Mapping[str, Any], Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Rows (run id, algorithm, params, metrics) -> table rows whose cells carry text, sort key, best flag."""
+    best: dict[str, float] = {}
+    for key, _ in METRIC_COLUMNS:
+        values = [v for _, _, _, m in rows if isinstance(v := sort_key(m.get(key)), float)]
+        if len(values) >= 2 and key in LOWER_BETTER:
+            best[key] = min(values)
+        elif len(values) >= 2 and key in HIGHER_BETTER:
+            best[key] = max(values)
+    table = []
+    for run_id, algorithm, params, metrics in rows:
+        cells = []
+        for key, _ in METRIC_COLUMNS:
+            k = sort_key(metrics.get(key))
+            cells.append({"text": format_value(metrics.get(key)), "sort": k, "best": key in best and k == best[key]})
+        table.append({"run": run_id, "algorithm": algorithm, "params": format_params(params), "cells": cells})
+    return table

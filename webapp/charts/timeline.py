@@ -1,0 +1,78 @@
+"""Events over time: cumulative admissions (at arrival) and completions, and suspensions (intervals
+in which a started job held no resources, derived from its placements), a line per run."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from webapp.charts.style import PALETTE, _small
+
+
+def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
+    """(job, server it last ran on, start, end) of each interval in which a started, unfinished job
+    held no resources: the union of its placements has a gap there."""
+    by_job: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for p in doc["placements"]:
+        by_job[p["job_id"]].append(p)
+    out = []
+    for job, segs in by_job.items():
+        segs.sort(key=lambda p: (p["start"], p["end"]))
+        reach, last_server = segs[0]["end"], segs[0]["server"]
+        for p in segs[1:]:
+            if p["start"] > reach:
+                out.append((job, last_server, reach, p["start"]))
+            if p["end"] >= reach:
+                reach, last_server = p["end"], p["server"]
+    return sorted(out, key=lambda s: (s[2], s[0]))
+
+
+def _steps(times: Sequence[int]) -> tuple[list[int], list[int]]:
+    xs = sorted(times)
+    return xs, list(range(1, len(xs) + 1))
+
+
+def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """Cumulative admissions (at arrival) and completions, and suspensions, over time: a line per run."""
+    admitted, suspended = [], []
+    for i, (label, doc) in enumerate(runs):
+        colour = PALETTE[i % len(PALETTE)]
+        xs, ys = _steps([j["arrival"] for j in doc["jobs"] if j["admitted"]])
+        admitted.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv", "color": colour},
+                "name": label,
+                "x": xs,
+                "y": ys,
+            }
+        )
+        xs, ys = _steps([j["completion"] for j in doc["jobs"] if j["completion"] is not None])
+        admitted.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv", "color": colour, "dash": "dot"},
+                "name": label + " (completed)",
+                "x": xs,
+                "y": ys,
+            }
+        )
+        xs, ys = _steps([s[2] for s in suspensions(doc)])
+        suspended.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv", "color": colour},
+                "name": label,
+                "x": xs,
+                "y": ys,
+            }
+        )
+    common = {"xaxis": {"title": {"text": "slot"}}, "showlegend": True, "legend": {"orientation": "h"}}
+    return [
+        _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common),
+        _small("Suspensions (a started job left without resources), cumulative", suspended, **common),
+    ]
