@@ -1,0 +1,118 @@
+"""Zhou et al. Sec. 7.1, Figs. 3/6 (number of servers) and Fig. 9 (worker types) on the presets.
+
+    PYTHONPATH=. .venv/bin/python bench/zhou_figures.py servers --preset zhou-ps --servers 75,150,300 --seeds 0,1,2
+    PYTHONPATH=. .venv/bin/python bench/zhou_figures.py types --preset zhou-allreduce --seeds 0,1,2
+
+``servers``: "the objective value may grow with the increase of number of servers ... when the
+overall resource capacities nearly remain the same" (Fig. 3 PS, Fig. 6 all-reduce). The preset's
+150 servers are redrawn as H servers of the same EC2 shapes with every capacity scaled by 150 / H
+(GPUs and vCPUs rounded to integers, at least 1; H < 150 cycles through the first H shapes), so the
+cluster's total stays close (GPUs -3% to +13% of the 150-server cluster on seeds 0-2) while the
+servers shrink (H > 150) or grow (H < 150). zhou's lambda = 2 T H R F + 1 follows H.
+
+``types``: Fig. 9, "all jobs employ the same type of workers" for four EC2-like types, against
+A_online choosing each job's type. The paper's p3.2xlarge, p2.xlarge (1 V100 / 1 K80) and its
+"p3.4xlarge", p2.2xlarge (taken as 2 V100 / 2 K80) map to the preset's worker types v100-1, k80-1,
+v100-2, k80-2; a restricted run keeps only that type's mini-batch time in every job.
+
+Every result is validated (api.run). Prints Markdown tables: mean over seeds of sum w_j c_j (10^6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import time
+
+from scheduling import api, presets
+from scheduling.loaders import parse_cluster, parse_trace
+from scheduling.model import Cluster, Instance, frozen_amounts
+
+FIG9_TYPES = {"p3.2xlarge": "v100-1", "p2.xlarge": "k80-1", "p3.4xlarge": "v100-2", "p2.2xlarge": "k80-2"}
+
+
+def base_instance(preset: str, jobs: int, seed: int) -> Instance:
+    files = presets.build(preset, jobs=jobs, seed=seed)
+    cluster = parse_cluster(files.cluster)
+    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name))
+
+
+def resized(cluster: Cluster, count: int) -> Cluster:
+    """``count`` servers cycling through the cluster's shapes, capacities scaled by len / count."""
+    factor = len(cluster.servers) / count
+    servers = []
+    for i in range(count):
+        shape = cluster.servers[i % len(cluster.servers)]
+        cap = {}
+        for res, amount in shape.capacity.items():
+            scaled = amount * factor
+            cap[res] = float(max(1, round(scaled))) if res in ("gpu", "cpu") else scaled
+        servers.append(dataclasses.replace(shape, id=f"{shape.id}-{i}", capacity=frozen_amounts(cap)))
+    return dataclasses.replace(cluster, servers=tuple(servers))
+
+
+def run(inst: Instance, algo: str, seed: int) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    doc = api.run(inst, algo, {}, seed=seed)
+    return doc["metrics"]["total_weighted_completion"], time.perf_counter() - t0
+
+
+def servers(args: argparse.Namespace) -> None:
+    counts = [int(x) for x in args.servers.split(",")]
+    algos = args.algos.split(",")
+    table: dict[tuple[int, str], list[float]] = {}
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        inst = base_instance(args.preset, args.jobs, seed)
+        for h in counts:
+            cluster = resized(inst.cluster, h)
+            sized = Instance(cluster, inst.jobs)
+            gpus = cluster.total_capacity("gpu")
+            for algo in algos:
+                value, secs = run(sized, algo, seed)
+                table.setdefault((h, algo), []).append(value)
+                print(f"seed={seed} H={h} gpus={gpus:.0f} {algo}: sum_wc={value:.4g} ({secs:.1f} s)", flush=True)
+    print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: sum w_j c_j (10^6) vs servers H\n")
+    print("| H | " + " | ".join(algos) + " |")
+    print("|---" * (len(algos) + 1) + "|")
+    for h in counts:
+        cells = [f"{statistics.mean(table[h, a]) / 1e6:.2f}" for a in algos]
+        print(f"| {h} | " + " | ".join(cells) + " |")
+
+
+def types(args: argparse.Namespace) -> None:
+    table: dict[str, list[float]] = {}
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        inst = base_instance(args.preset, args.jobs, seed)
+        variants = {"all types (A_online's choice)": inst}
+        for label, wtype in FIG9_TYPES.items():
+            jobs = tuple(
+                dataclasses.replace(j, batch_time=frozen_amounts({wtype: j.batch_time_for(wtype)})) for j in inst.jobs
+            )
+            variants[f"only {wtype} ({label})"] = Instance(inst.cluster, jobs)
+        for label, variant in variants.items():
+            value, secs = run(variant, "zhou", seed)
+            table.setdefault(label, []).append(value)
+            print(f"seed={seed} {label}: sum_wc={value:.4g} ({secs:.1f} s)", flush=True)
+    print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: zhou's sum w_j c_j (10^6) by worker types\n")
+    print("| worker types | mean | per seed |")
+    print("|---|---|---|")
+    for label, values in table.items():
+        per_seed = " / ".join(f"{v / 1e6:.2f}" for v in values)
+        print(f"| {label} | {statistics.mean(values) / 1e6:.2f} | {per_seed} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("figure", choices=("servers", "types"))
+    ap.add_argument("--preset", default="zhou-ps")
+    ap.add_argument("--jobs", type=int, default=40)
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--servers", default="75,150,300")
+    ap.add_argument("--algos", default="zhou,fifo,drf,antman,tiresias")
+    args = ap.parse_args()
+    servers(args) if args.figure == "servers" else types(args)
+
+
+if __name__ == "__main__":
+    main()
