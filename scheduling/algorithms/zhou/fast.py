@@ -47,6 +47,8 @@ class Tables:
         self.orders: dict[tuple[bytes, int, int], tuple[list[int], list[int]]] = {}  # Alg. 4 line 8
         self.server_max = self.omega.max(axis=2) if self.omega.size else np.zeros(self.omega.shape[:2])
         self._most: dict[bytes, tuple[int, float]] = {}
+        self._per: dict[bytes, np.ndarray] = {}
+        self._hosts: dict[tuple[bytes, bytes, float, float, int], np.ndarray] = {}
 
     def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
         """Upper bounds from each server's most free capacity in any slot: the most workers of
@@ -54,8 +56,22 @@ class Tables:
         key = e.tobytes()
         got = self._most.get(key)
         if got is None:
-            per = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
+            per = self._per[key] = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
             got = self._most[key] = (int(per.max(initial=0)), float(per.sum()))
+        return got
+
+    def ps_hosts(self, opt: Option, n_j: int, need: np.ndarray) -> np.ndarray:
+        """Servers n that can hold the PSs in some slot: some g <= min(most workers n holds, N_j)
+        with s_hat(n, g) >= need(g) (Alg. 4 lines 15-17) on the most n has free in any slot.
+
+        Window minima are no larger and IEEE operations are monotone, so s_hat of any window is at
+        most this one: a server not marked here fails line 17 for every g, start and L_j."""
+        key = (opt.e.tobytes(), opt.z.tobytes(), opt.b, opt.B, n_j)
+        got = self._hosts.get(key)
+        if got is None:
+            self.most_workers(opt.e, self.duals.worker_ok)
+            got = self._hosts[key] = _hosts(self.server_max, self._per[opt.e.tobytes()], opt, n_j, need)
+            got &= self.duals.ps_ok
         return got
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
@@ -98,6 +114,18 @@ class Tables:
                 self._sum.clear()
             got = self._sum[length] = self.cs[..., length : length + starts] - self.cs[..., :starts]
         return got
+
+
+def _hosts(free: np.ndarray, caps: np.ndarray, opt: Option, n_j: int, need: np.ndarray) -> np.ndarray:
+    """Per server (``free`` [R, H], ``caps`` [H] bounds on the window minima and fit counts): is
+    there a g <= min(caps, N_j) with floor((free - g e + TOL) / z) >= need(g) in every row?"""
+    g = np.arange(n_j + 1, dtype=float)
+    ok = g[None, :] <= caps[:, None]
+    for r, d in enumerate(opt.z.tolist()):
+        if d > 0:
+            ok &= np.floor((free[r][:, None] - g * opt.e[r] + TOL) / d) >= need[None, :]
+    out: np.ndarray = np.any(ok, axis=1)
+    return out
 
 
 def _limit(best: Plan | None, duals: Duals, length: int, starts: int) -> int:
@@ -384,6 +412,9 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             need = _ps_needed(n_j, opt)
             if need[min(ub_caps, n_j)] > s_max:
                 continue
+            hosts = tables.ps_hosts(opt, n_j, need)
+            if not hosts.any():
+                continue  # no server holds the PSs with any g (upper bounds on every window)
             lim = _limit(best, duals, length, starts)
             if lim <= 0:
                 continue
