@@ -48,7 +48,7 @@ class Tables:
         self.server_max = self.omega.max(axis=2) if self.omega.size else np.zeros(self.omega.shape[:2])
         self._most: dict[bytes, tuple[int, float]] = {}
         self._per: dict[bytes, np.ndarray] = {}
-        self._hosts: dict[tuple[bytes, bytes, float, float, int], np.ndarray] = {}
+        self._hosts: dict[tuple[bytes, bytes, float, float, int], int] = {}
 
     def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
         """Upper bounds from each server's most free capacity in any slot: the most workers of
@@ -60,18 +60,15 @@ class Tables:
             got = self._most[key] = (int(per.max(initial=0)), float(per.sum()))
         return got
 
-    def ps_hosts(self, opt: Option, n_j: int, need: np.ndarray) -> np.ndarray:
-        """Servers n that can hold the PSs in some slot: some g <= min(most workers n holds, N_j)
-        with s_hat(n, g) >= need(g) (Alg. 4 lines 15-17) on the most n has free in any slot.
-
-        Window minima are no larger and IEEE operations are monotone, so s_hat of any window is at
-        most this one: a server not marked here fails line 17 for every g, start and L_j."""
-        key = (opt.e.tobytes(), opt.z.tobytes(), opt.b, opt.B, n_j)
+    def ps_host_limit(self, opt: Option, top: int) -> int:
+        """The largest N_j <= ``top`` for which some server can hold the PSs (Alg. 4 lines 15-17)
+        on the most it has free in any slot; -1 if none. See ``_host_limits``."""
+        key = (opt.e.tobytes(), opt.z.tobytes(), opt.b, opt.B, top)
         got = self._hosts.get(key)
         if got is None:
             self.most_workers(opt.e, self.duals.worker_ok)
-            got = self._hosts[key] = _hosts(self.server_max, self._per[opt.e.tobytes()], opt, n_j, need)
-            got &= self.duals.ps_ok
+            limits = _host_limits(self.server_max, self._per[opt.e.tobytes()], opt, top)
+            got = self._hosts[key] = int(np.where(self.duals.ps_ok, limits, -1).max(initial=-1))
         return got
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
@@ -116,16 +113,25 @@ class Tables:
         return got
 
 
-def _hosts(free: np.ndarray, caps: np.ndarray, opt: Option, n_j: int, need: np.ndarray) -> np.ndarray:
-    """Per server (``free`` [R, H], ``caps`` [H] bounds on the window minima and fit counts): is
-    there a g <= min(caps, N_j) with floor((free - g e + TOL) / z) >= need(g) in every row?"""
-    g = np.arange(n_j + 1, dtype=float)
-    ok = g[None, :] <= caps[:, None]
+def _host_limits(free: np.ndarray, caps: np.ndarray, opt: Option, top: int) -> np.ndarray:
+    """Per server n, the largest N_j <= ``top`` for which some g <= min(caps_n, N_j) gives
+    s_hat(g) = min_r floor((free_n^r - g e^r + TOL) / z^r) >= need(N_j - g) (Alg. 4 lines 15-17,
+    need of (13d) for N_j - g remote workers); -1 if there is none.
+
+    With ``free`` >= every window minimum of n and ``caps`` >= its fit counts (IEEE operations are
+    monotone), a server fails line 17 for every start, L_j and g when N_j exceeds its limit.
+    Feasibility falls with N_j (a g that works for N_j + 1 workers, minus one, works for N_j), so
+    the feasible N_j are 0 .. limit: the limit is the largest g + K(s_hat(g)) over g, with K(s) the
+    most remote workers s PSs serve (need is non-decreasing in the remote workers)."""
+    g = np.arange(top + 1, dtype=float)
+    s_hat = np.full((free.shape[1], top + 1), float(mincost.MANY))
     for r, d in enumerate(opt.z.tolist()):
         if d > 0:
-            ok &= np.floor((free[r][:, None] - g * opt.e[r] + TOL) / d) >= need[None, :]
-    out: np.ndarray = np.any(ok, axis=1)
-    return out
+            np.minimum(s_hat, np.floor((free[r][:, None] - g * opt.e[r] + TOL) / d), out=s_hat)
+    need = _ps_needed(top, opt)[::-1]  # need[k]: PSs for k remote workers, k = 0 .. top
+    k = np.searchsorted(need, s_hat, side="right") - 1  # most remote workers s_hat PSs serve
+    limits: np.ndarray = np.where((k >= 0) & (g <= caps[:, None]), g + k, -1).max(axis=1)
+    return limits
 
 
 def _limit(best: Plan | None, duals: Duals, length: int, starts: int) -> int:
@@ -412,8 +418,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             need = _ps_needed(n_j, opt)
             if need[min(ub_caps, n_j)] > s_max:
                 continue
-            hosts = tables.ps_hosts(opt, n_j, need)
-            if not hosts.any():
+            if tables.ps_host_limit(opt, max(spec.chunks, n_j)) < n_j:
                 continue  # no server holds the PSs with any g (upper bounds on every window)
             lim = _limit(best, duals, length, starts)
             if lim <= 0:
