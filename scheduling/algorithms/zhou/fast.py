@@ -49,6 +49,7 @@ class Tables:
         self._most: dict[bytes, tuple[int, float]] = {}
         self._per: dict[bytes, np.ndarray] = {}
         self._hosts: dict[tuple[bytes, bytes, float, float, int], int] = {}
+        self._together: dict[tuple[bytes, bytes, int], np.ndarray] = {}
 
     def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
         """Upper bounds from each server's most free capacity in any slot: the most workers of
@@ -69,6 +70,16 @@ class Tables:
             self.most_workers(opt.e, self.duals.worker_ok)
             limits = _host_limits(self.server_max, self._per[opt.e.tobytes()], opt, top)
             got = self._hosts[key] = int(np.where(self.duals.ps_ok, limits, -1).max(initial=-1))
+        return got
+
+    def together(self, opt: Option, top: int) -> np.ndarray:
+        """For N_j = 0 .. ``top``: no resource of N_j workers and one PS (A_mincost2's demand
+        ``N_j e + z``, the same float operations) needs more than any server has free in any slot."""
+        key = (opt.e.tobytes(), opt.z.tobytes(), top)
+        got = self._together.get(key)
+        if got is None:
+            demand = np.arange(top + 1)[:, None] * opt.e[None, :] + opt.z[None, :]  # [N, R]
+            got = self._together[key] = ~np.any(demand > self.omax + TOL, axis=1)
         return got
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
@@ -232,13 +243,16 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     both = duals.worker_ok & duals.ps_ok
     best: Plan | None = None
     for opt in spec.options:
+        fits = tables.together(opt, spec.chunks)
         for length, n_j in _lengths(spec, opt, tau, True):
+            if n_j >= len(fits):
+                fits = tables.together(opt, n_j)
             if mincost.settled(best, duals, length):
                 break  # lengths only grow: every later one is settled too
+            if not fits[n_j]:
+                continue  # more than any server has free in any slot
             starts = tau - length
             demand = n_j * opt.e + opt.z
-            if np.any(demand > tables.omax + TOL):
-                continue  # more than any server has free in any slot
             if not (fit_counts(tables.server_max[:, :, None], demand, both) >= 1).any():
                 continue  # no server has room for it even in its freest slot (window minima are lower)
             lim = _limit(best, duals, length, starts)
