@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import numpy as np
 
@@ -411,6 +412,19 @@ def cheapest_first(duals: Duals, e: np.ndarray, t: int, length: int, caps: np.nd
     return order, [int(c) for c in caps.tolist()]
 
 
+def spread(duals: Duals, opt: Option, t: int, length: int, phi: int, order: list[int], caps: list[int]) -> Plan | None:
+    """``mincost.spread`` (Alg. 7 lines 9-17) on the order and caps of ``cheapest_first``."""
+    y = [0] * duals.servers
+    left = phi
+    for h in order:  # lines 9-13
+        y[h] = min(caps[h], left)
+        left -= y[h]
+    if left > 0:  # lines 14-15
+        return None
+    plan = Plan(0.0, t, length, opt.worker_type, None, tuple((h, c) for h, c in enumerate(y) if c > 0), (), False)
+    return replace(plan, cost=mincost.plan_cost(duals, plan, opt.e, opt.z))  # line 17
+
+
 def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
     tables = tables_for(duals)
@@ -555,8 +569,14 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
                 cost = _fill_cost(cum_c, cum_w, w, np.full((1, lim), float(phi)))[0]
                 approx = np.where(cum_c[-1] >= phi, cost, np.inf)
 
-                def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
-                    return mincost.spread(duals, tables.omega, opt, i, length, phi)
+                def exact(  # type: ignore[misc]
+                    i: int, opt: Option = opt, length: int = length, phi: int = phi, caps: np.ndarray = caps
+                ) -> Plan | None:
+                    key = (opt.e.tobytes(), length, i)  # Alg. 7 lines 7-8 depend on e, not on Phi'
+                    got = tables.orders.get(key)
+                    if got is None:
+                        got = tables.orders[key] = cheapest_first(duals, opt.e, i, length, caps[:, i])
+                    return spread(duals, opt, i, length, phi, *got)
 
             best, done = pick(approx, best, exact, scale, duals, length, H if colocated else 1)
             if done:
