@@ -380,6 +380,19 @@ class _Workers:
         return float(self.fills(n_j).min(initial=np.inf))
 
 
+def _block(tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int, lim: int) -> _Workers:
+    """The worker block of (``e``, L_j) under the current prices, covering at least ``lim`` starts."""
+    key = (e.tobytes(), length)
+    blk = tables.workers.get(key)
+    if blk is None:
+        if len(tables.workers) >= KEEP:
+            tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
+        blk = tables.workers[key] = _Workers(tables, duals, e, length, starts, lim)
+    else:
+        blk.ensure(tables, lim)
+    return blk
+
+
 _NEED: dict[tuple[int, float, float], np.ndarray] = {}
 
 
@@ -451,14 +464,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             lim = _limit(best, duals, length, starts)
             if lim <= 0:
                 continue
-            key = (opt.e.tobytes(), length)
-            blk = tables.workers.get(key)
-            if blk is None:
-                if len(tables.workers) >= KEEP:
-                    tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
-                blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts, lim)
-            else:
-                blk.ensure(tables, lim)
+            blk = _block(tables, duals, opt.e, length, starts, lim)
             if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
             # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
@@ -539,25 +545,47 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     return best
 
 
+_RA_LENGTHS: dict[tuple[int, str, bool], tuple[JobSpec, list[int]]] = {}
+
+
+def _ra_length(spec: JobSpec, opt: Option, phi: int, colocated: bool) -> int:
+    """Alg. 6/7 line 5: L_j for Phi' workers (``spec.duration`` of eq. (14)'s rho), cached per job,
+    worker type and placement for every Phi' = 1 .. D_j."""
+    key = (id(spec), opt.worker_type, colocated)
+    got = _RA_LENGTHS.get(key)
+    if got is None or got[0] is not spec:
+        if len(_RA_LENGTHS) > 100_000:
+            _RA_LENGTHS.clear()
+        lengths = [spec.duration(spec.rho(opt, k, colocated=colocated), k) for k in range(1, spec.chunks + 1)]
+        got = _RA_LENGTHS[key] = (spec, lengths)
+    return got[1][phi - 1]
+
+
 def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool) -> Plan | None:
-    """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``."""
+    """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``.
+
+    The fit counts, unit costs and cheapest-first fills come from the worker blocks A_mincost1
+    uses (``_Workers``, per worker demand and L_j and price state, built for the scanned starts)."""
     tables = tables_for(duals)
     H = duals.servers
     best: Plan | None = None
     for opt in spec.options:
         for phi in mincost.ra_counts(spec, ascending):
-            length = spec.duration(spec.rho(opt, phi, colocated=colocated), phi)
+            length = _ra_length(spec, opt, phi, colocated)
             starts = tau - length
             if starts <= 0 or mincost.settled(best, duals, length):
                 continue
             if phi * opt.e.max(initial=0.0) > 0 and colocated and np.any(phi * opt.e > tables.omax + TOL):
                 continue  # more than any server has free in any slot
             lim = _limit(best, duals, length, starts)
-            caps = fit_counts(tables.wmin(length, starts)[..., :lim], opt.e, duals.worker_ok)
-            unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts)[..., :lim])
+            if lim <= 0:
+                continue  # no start left (pick would find no candidate)
+            blk = _block(tables, duals, opt.e, length, starts, lim)
+            if blk.room < phi:
+                continue  # no start has room for Phi' workers (every candidate is infeasible)
             scale = tables.scale * float(opt.e.sum() * phi)
             if colocated:
-                approx = np.where(caps >= phi, phi * unit, np.inf).T.ravel()
+                approx = np.where(blk.caps[:, :lim] >= phi, phi * blk.unit[:, :lim], np.inf).T.ravel()
 
                 def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan:
                     t, h = divmod(i, H)
@@ -565,17 +593,15 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
                     return Plan(cost, t, length, opt.worker_type, None, ((h, phi),), (), True)
 
             else:
-                _, cum_c, cum_w, w = _sorted_fill(unit, caps)
-                cost = _fill_cost(cum_c, cum_w, w, np.full((1, lim), float(phi)))[0]
-                approx = np.where(cum_c[-1] >= phi, cost, np.inf)
+                approx = blk.fills(phi)[:lim]
 
                 def exact(  # type: ignore[misc]
-                    i: int, opt: Option = opt, length: int = length, phi: int = phi, caps: np.ndarray = caps
+                    i: int, opt: Option = opt, length: int = length, phi: int = phi, blk: _Workers = blk
                 ) -> Plan | None:
                     key = (opt.e.tobytes(), length, i)  # Alg. 7 lines 7-8 depend on e, not on Phi'
                     got = tables.orders.get(key)
                     if got is None:
-                        got = tables.orders[key] = cheapest_first(duals, opt.e, i, length, caps[:, i])
+                        got = tables.orders[key] = cheapest_first(duals, opt.e, i, length, blk.caps[:, i])
                     return spread(duals, opt, i, length, phi, *got)
 
             best, done = pick(approx, best, exact, scale, duals, length, H if colocated else 1)
