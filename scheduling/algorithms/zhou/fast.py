@@ -244,12 +244,12 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     both = duals.worker_ok & duals.ps_ok
     best: Plan | None = None
     for opt in spec.options:
-        fits = tables.together(opt, spec.chunks)
+        fits: np.ndarray | None = None  # looked up on first use
         for length, n_j in _lengths(spec, opt, tau, True):
-            if n_j >= len(fits):
-                fits = tables.together(opt, n_j)
             if mincost.settled(best, duals, length):
                 break  # lengths only grow: every later one is settled too
+            if fits is None or n_j >= len(fits):
+                fits = tables.together(opt, max(spec.chunks, n_j))
             if not fits[n_j]:
                 continue  # more than any server has free in any slot
             starts = tau - length
@@ -448,6 +448,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
         # Most PSs of this type any server has room for in any slot (an upper bound on s_hat).
         s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
         ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
+        host_top, host_limit = -1, -1  # ps_host_limit, looked up on first use
         for length, n_j in _lengths(spec, opt, tau, False):
             if mincost.settled(best, duals, length):
                 break  # lengths only grow: every later one is settled too
@@ -459,7 +460,10 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             need = _ps_needed(n_j, opt)
             if need[min(ub_caps, n_j)] > s_max:
                 continue
-            if tables.ps_host_limit(opt, max(spec.chunks, n_j)) < n_j:
+            if host_top < n_j:
+                host_top = max(spec.chunks, n_j)
+                host_limit = tables.ps_host_limit(opt, host_top)
+            if host_limit < n_j:
                 continue  # no server holds the PSs with any g (upper bounds on every window)
             lim = _limit(best, duals, length, starts)
             if lim <= 0:
