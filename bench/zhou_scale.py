@@ -4,15 +4,26 @@ the numpy path and (where affordable) the transcription side by side, and peak R
 
     PYTHONPATH=. .venv/bin/python bench/zhou_scale.py --jobs 100,200,300 --servers 150 --T 300
     PYTHONPATH=. .venv/bin/python bench/zhou_scale.py --jobs 8 --servers 12 --T 60 --transcription
+    PYTHONPATH=. .venv/bin/python bench/zhou_scale.py --jobs 100 --against f3122a6
+
+``--against COMMIT`` also runs the numpy path of ``fast.py`` as it was at COMMIT (loaded as a
+module beside the current one) on the same instance and compares SHA-256 digests of the whole
+result documents (placements, price log, ``zhou`` report, metrics; not ``params``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import importlib.util
 import json
 import resource
+import subprocess
+import sys
+import tempfile
 import time
+from types import ModuleType
 
 import numpy as np
 
@@ -56,6 +67,28 @@ def _timed(self: online.Zhou, jobs: list, *args: object) -> object:  # type: ign
 online.Zhou.a_maxweight = _timed  # type: ignore[method-assign,assignment]
 
 
+def old_fast(commit: str) -> ModuleType:
+    """``scheduling/algorithms/zhou/fast.py`` as it was at ``commit``, as a separate module."""
+    src = subprocess.run(
+        ["git", "show", f"{commit}:scheduling/algorithms/zhou/fast.py"], check=True, capture_output=True, text=True
+    ).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(f"zhou_fast_{commit}", f.name)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def digest(doc: dict) -> str:  # type: ignore[type-arg]
+    """SHA-256 of the whole result document (placements, prices, report, metrics) but its
+    ``params`` (which differ between the numpy path and the transcription: ``fast``)."""
+    rest = {k: v for k, v in doc.items() if k != "params"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", default="100,200,300")
@@ -64,7 +97,10 @@ def main() -> None:
     ap.add_argument("--arch", default="ps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--transcription", action="store_true", help="also run fast=false and compare")
+    ap.add_argument("--against", default="", help="also run fast.py of this git commit and compare")
     args = ap.parse_args()
+    current = online.fast
+    reference = old_fast(args.against) if args.against else None
     print(
         "| jobs | servers | path | wall (s) | A_maxweight calls | per call mean / max (s) | jobs in the "
         "largest call | sum w_j c_j | peak RSS (MiB) |"
@@ -72,9 +108,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for n in (int(x) for x in args.jobs.split(",")):
         inst = instance(n, args.servers, args.T, args.seed, args.arch)
-        paths = [("numpy", True)] + ([("transcription", False)] if args.transcription else [])
+        paths = [("numpy", True, current)] + ([("transcription", False, current)] if args.transcription else [])
+        if reference is not None:
+            paths.append((f"numpy@{args.against}", True, reference))
         docs = []
-        for label, fast in paths:
+        for label, fast, module in paths:
+            online.fast = module  # type: ignore[attr-defined]
             CALLS.clear()
             t0 = time.perf_counter()
             doc = api.run(inst, "zhou", {"fast": fast})
@@ -89,9 +128,12 @@ def main() -> None:
                 f"{sum(secs) / max(1, len(secs)):.2f} / {max(secs, default=0):.2f} | {big[1]} | {wc:.4g} | {rss:.0f} |",
                 flush=True,
             )
-        if len(docs) == 2:
-            same = docs[0]["placements"] == docs[1]["placements"]
-            print(f"\nsame placements (numpy vs transcription): {same}\n")
+        online.fast = current  # type: ignore[attr-defined]
+        for (label, _, _), doc in zip(paths, docs, strict=True):
+            print(f"\n{n} jobs, {label}: sha256 {digest(doc)}")
+        for (label, _, _), doc in zip(paths[1:], docs[1:], strict=True):
+            same = docs[0]["placements"] == doc["placements"]
+            print(f"same placements (numpy vs {label}): {same}; same document: {digest(doc) == digest(docs[0])}\n")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from scheduling.algorithms.zhou import fast, mincost
 from scheduling.algorithms.zhou.duals import Duals, Plan, price
 from scheduling.algorithms.zhou.online import _is_round, _next_round
 from scheduling.algorithms.zhou.pricelog import SparsePriceLog
-from scheduling.algorithms.zhou.spec import job_spec
+from scheduling.algorithms.zhou.spec import Option, job_spec
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
 from scheduling.model import Cluster, Instance, Job
 from scheduling.prices import PriceLog
@@ -292,6 +292,30 @@ def test_numpy_cheapest_first_order_and_caps_are_the_transcriptions(seed: int) -
         t = int(rng.integers(0, starts))
         caps = fast.fit_counts(tables.wmin(length, starts), e, d.worker_ok)[:, t]
         assert fast.cheapest_first(d, e, t, length, caps) == mincost.cheapest_first(d, tables.omega, e, t, length)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numpy_ps_host_limit_is_the_largest_n_j_alg4_line17_accepts(seed: int) -> None:
+    """``fast._host_limits`` (the A_mincost1 screen) against a literal search over N_j and g with
+    the transcription's ``fit`` and ``ps_needed``: some g <= min(caps, N_j) leaves s_hat >= need."""
+    rng = np.random.default_rng(300 + seed)
+    servers, top = 30, 12
+    for _ in range(10):
+        free = np.floor(rng.uniform(0, 12, size=(3, servers)))
+        e = rng.integers(0, 3, size=3).astype(float)
+        z = rng.integers(0, 3, size=3).astype(float)
+        opt = Option("w", "p", e, z, float(rng.integers(0, 5)), float(rng.integers(0, 4)))
+        caps = fast.fit_counts(free[:, :, None], e, np.ones(servers, dtype=bool))[:, 0]
+        limits = fast._host_limits(free, caps, opt, top)
+        for h in range(servers):
+            ok = [
+                any(
+                    mincost.fit(free[:, h : h + 1] - g * e[:, None], z) >= mincost.ps_needed(n_j - g, opt)
+                    for g in range(min(int(caps[h]), n_j) + 1)
+                )
+                for n_j in range(top + 1)
+            ]
+            assert ok == [n_j <= limits[h] for n_j in range(top + 1)]
 
 
 # ---- prices document ----------------------------------------------------------------------------

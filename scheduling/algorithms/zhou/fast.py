@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import numpy as np
 
@@ -47,6 +48,9 @@ class Tables:
         self.orders: dict[tuple[bytes, int, int], tuple[list[int], list[int]]] = {}  # Alg. 4 line 8
         self.server_max = self.omega.max(axis=2) if self.omega.size else np.zeros(self.omega.shape[:2])
         self._most: dict[bytes, tuple[int, float]] = {}
+        self._per: dict[bytes, np.ndarray] = {}
+        self._hosts: dict[tuple[bytes, bytes, float, float, int], int] = {}
+        self._together: dict[tuple[bytes, bytes, int], np.ndarray] = {}
 
     def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
         """Upper bounds from each server's most free capacity in any slot: the most workers of
@@ -54,8 +58,29 @@ class Tables:
         key = e.tobytes()
         got = self._most.get(key)
         if got is None:
-            per = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
+            per = self._per[key] = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
             got = self._most[key] = (int(per.max(initial=0)), float(per.sum()))
+        return got
+
+    def ps_host_limit(self, opt: Option, top: int) -> int:
+        """The largest N_j <= ``top`` for which some server can hold the PSs (Alg. 4 lines 15-17)
+        on the most it has free in any slot; -1 if none. See ``_host_limits``."""
+        key = (opt.e.tobytes(), opt.z.tobytes(), opt.b, opt.B, top)
+        got = self._hosts.get(key)
+        if got is None:
+            self.most_workers(opt.e, self.duals.worker_ok)
+            limits = _host_limits(self.server_max, self._per[opt.e.tobytes()], opt, top)
+            got = self._hosts[key] = int(np.where(self.duals.ps_ok, limits, -1).max(initial=-1))
+        return got
+
+    def together(self, opt: Option, top: int) -> np.ndarray:
+        """For N_j = 0 .. ``top``: no resource of N_j workers and one PS (A_mincost2's demand
+        ``N_j e + z``, the same float operations) needs more than any server has free in any slot."""
+        key = (opt.e.tobytes(), opt.z.tobytes(), top)
+        got = self._together.get(key)
+        if got is None:
+            demand = np.arange(top + 1)[:, None] * opt.e[None, :] + opt.z[None, :]  # [N, R]
+            got = self._together[key] = ~np.any(demand > self.omax + TOL, axis=1)
         return got
 
     def wmin(self, length: int, starts: int) -> np.ndarray:
@@ -98,6 +123,27 @@ class Tables:
                 self._sum.clear()
             got = self._sum[length] = self.cs[..., length : length + starts] - self.cs[..., :starts]
         return got
+
+
+def _host_limits(free: np.ndarray, caps: np.ndarray, opt: Option, top: int) -> np.ndarray:
+    """Per server n, the largest N_j <= ``top`` for which some g <= min(caps_n, N_j) gives
+    s_hat(g) = min_r floor((free_n^r - g e^r + TOL) / z^r) >= need(N_j - g) (Alg. 4 lines 15-17,
+    need of (13d) for N_j - g remote workers); -1 if there is none.
+
+    With ``free`` >= every window minimum of n and ``caps`` >= its fit counts (IEEE operations are
+    monotone), a server fails line 17 for every start, L_j and g when N_j exceeds its limit.
+    Feasibility falls with N_j (a g that works for N_j + 1 workers, minus one, works for N_j), so
+    the feasible N_j are 0 .. limit: the limit is the largest g + K(s_hat(g)) over g, with K(s) the
+    most remote workers s PSs serve (need is non-decreasing in the remote workers)."""
+    g = np.arange(top + 1, dtype=float)
+    s_hat = np.full((free.shape[1], top + 1), float(mincost.MANY))
+    for r, d in enumerate(opt.z.tolist()):
+        if d > 0:
+            np.minimum(s_hat, np.floor((free[r][:, None] - g * opt.e[r] + TOL) / d), out=s_hat)
+    need = _ps_needed(top, opt)[::-1]  # need[k]: PSs for k remote workers, k = 0 .. top
+    k = np.searchsorted(need, s_hat, side="right") - 1  # most remote workers s_hat PSs serve
+    limits: np.ndarray = np.where((k >= 0) & (g <= caps[:, None]), g + k, -1).max(axis=1)
+    return limits
 
 
 def _limit(best: Plan | None, duals: Duals, length: int, starts: int) -> int:
@@ -198,13 +244,16 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     both = duals.worker_ok & duals.ps_ok
     best: Plan | None = None
     for opt in spec.options:
+        fits: np.ndarray | None = None  # looked up on first use
         for length, n_j in _lengths(spec, opt, tau, True):
             if mincost.settled(best, duals, length):
                 break  # lengths only grow: every later one is settled too
+            if fits is None or n_j >= len(fits):
+                fits = tables.together(opt, max(spec.chunks, n_j))
+            if not fits[n_j]:
+                continue  # more than any server has free in any slot
             starts = tau - length
             demand = n_j * opt.e + opt.z
-            if np.any(demand > tables.omax + TOL):
-                continue  # more than any server has free in any slot
             if not (fit_counts(tables.server_max[:, :, None], demand, both) >= 1).any():
                 continue  # no server has room for it even in its freest slot (window minima are lower)
             lim = _limit(best, duals, length, starts)
@@ -331,6 +380,19 @@ class _Workers:
         return float(self.fills(n_j).min(initial=np.inf))
 
 
+def _block(tables: Tables, duals: Duals, e: np.ndarray, length: int, starts: int, lim: int) -> _Workers:
+    """The worker block of (``e``, L_j) under the current prices, covering at least ``lim`` starts."""
+    key = (e.tobytes(), length)
+    blk = tables.workers.get(key)
+    if blk is None:
+        if len(tables.workers) >= KEEP:
+            tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
+        blk = tables.workers[key] = _Workers(tables, duals, e, length, starts, lim)
+    else:
+        blk.ensure(tables, lim)
+    return blk
+
+
 _NEED: dict[tuple[int, float, float], np.ndarray] = {}
 
 
@@ -363,6 +425,19 @@ def cheapest_first(duals: Duals, e: np.ndarray, t: int, length: int, caps: np.nd
     return order, [int(c) for c in caps.tolist()]
 
 
+def spread(duals: Duals, opt: Option, t: int, length: int, phi: int, order: list[int], caps: list[int]) -> Plan | None:
+    """``mincost.spread`` (Alg. 7 lines 9-17) on the order and caps of ``cheapest_first``."""
+    y = [0] * duals.servers
+    left = phi
+    for h in order:  # lines 9-13
+        y[h] = min(caps[h], left)
+        left -= y[h]
+    if left > 0:  # lines 14-15
+        return None
+    plan = Plan(0.0, t, length, opt.worker_type, None, tuple((h, c) for h, c in enumerate(y) if c > 0), (), False)
+    return replace(plan, cost=mincost.plan_cost(duals, plan, opt.e, opt.z))  # line 17
+
+
 def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
     tables = tables_for(duals)
@@ -373,6 +448,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
         # Most PSs of this type any server has room for in any slot (an upper bound on s_hat).
         s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
         ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
+        host_top, host_limit = -1, -1  # ps_host_limit, looked up on first use
         for length, n_j in _lengths(spec, opt, tau, False):
             if mincost.settled(best, duals, length):
                 break  # lengths only grow: every later one is settled too
@@ -384,17 +460,15 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
             need = _ps_needed(n_j, opt)
             if need[min(ub_caps, n_j)] > s_max:
                 continue
+            if host_top < n_j:
+                host_top = max(spec.chunks, n_j)
+                host_limit = tables.ps_host_limit(opt, host_top)
+            if host_limit < n_j:
+                continue  # no server holds the PSs with any g (upper bounds on every window)
             lim = _limit(best, duals, length, starts)
             if lim <= 0:
                 continue
-            key = (opt.e.tobytes(), length)
-            blk = tables.workers.get(key)
-            if blk is None:
-                if len(tables.workers) >= KEEP:
-                    tables.workers.clear()  # bound the memory (a block holds ~8 [H, starts] arrays)
-                blk = tables.workers[key] = _Workers(tables, duals, opt.e, length, starts, lim)
-            else:
-                blk.ensure(tables, lim)
+            blk = _block(tables, duals, opt.e, length, starts, lim)
             if blk.room < n_j:
                 continue  # no start has room for N_j workers anywhere
             # need(g): PSs for N_j - g remote workers (13d), falling in g; g <= min(caps, N_j).
@@ -475,25 +549,47 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     return best
 
 
+_RA_LENGTHS: dict[tuple[int, str, bool], tuple[JobSpec, list[int]]] = {}
+
+
+def _ra_length(spec: JobSpec, opt: Option, phi: int, colocated: bool) -> int:
+    """Alg. 6/7 line 5: L_j for Phi' workers (``spec.duration`` of eq. (14)'s rho), cached per job,
+    worker type and placement for every Phi' = 1 .. D_j."""
+    key = (id(spec), opt.worker_type, colocated)
+    got = _RA_LENGTHS.get(key)
+    if got is None or got[0] is not spec:
+        if len(_RA_LENGTHS) > 100_000:
+            _RA_LENGTHS.clear()
+        lengths = [spec.duration(spec.rho(opt, k, colocated=colocated), k) for k in range(1, spec.chunks + 1)]
+        got = _RA_LENGTHS[key] = (spec, lengths)
+    return got[1][phi - 1]
+
+
 def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool) -> Plan | None:
-    """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``."""
+    """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``.
+
+    The fit counts, unit costs and cheapest-first fills come from the worker blocks A_mincost1
+    uses (``_Workers``, per worker demand and L_j and price state, built for the scanned starts)."""
     tables = tables_for(duals)
     H = duals.servers
     best: Plan | None = None
     for opt in spec.options:
         for phi in mincost.ra_counts(spec, ascending):
-            length = spec.duration(spec.rho(opt, phi, colocated=colocated), phi)
+            length = _ra_length(spec, opt, phi, colocated)
             starts = tau - length
             if starts <= 0 or mincost.settled(best, duals, length):
                 continue
             if phi * opt.e.max(initial=0.0) > 0 and colocated and np.any(phi * opt.e > tables.omax + TOL):
                 continue  # more than any server has free in any slot
             lim = _limit(best, duals, length, starts)
-            caps = fit_counts(tables.wmin(length, starts)[..., :lim], opt.e, duals.worker_ok)
-            unit = np.einsum("r,rht->ht", opt.e, tables.wsum(length, starts)[..., :lim])
+            if lim <= 0:
+                continue  # no start left (pick would find no candidate)
+            blk = _block(tables, duals, opt.e, length, starts, lim)
+            if blk.room < phi:
+                continue  # no start has room for Phi' workers (every candidate is infeasible)
             scale = tables.scale * float(opt.e.sum() * phi)
             if colocated:
-                approx = np.where(caps >= phi, phi * unit, np.inf).T.ravel()
+                approx = np.where(blk.caps[:, :lim] >= phi, phi * blk.unit[:, :lim], np.inf).T.ravel()
 
                 def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan:
                     t, h = divmod(i, H)
@@ -501,12 +597,16 @@ def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending
                     return Plan(cost, t, length, opt.worker_type, None, ((h, phi),), (), True)
 
             else:
-                _, cum_c, cum_w, w = _sorted_fill(unit, caps)
-                cost = _fill_cost(cum_c, cum_w, w, np.full((1, lim), float(phi)))[0]
-                approx = np.where(cum_c[-1] >= phi, cost, np.inf)
+                approx = blk.fills(phi)[:lim]
 
-                def exact(i: int, opt: Option = opt, length: int = length, phi: int = phi) -> Plan | None:  # type: ignore[misc]
-                    return mincost.spread(duals, tables.omega, opt, i, length, phi)
+                def exact(  # type: ignore[misc]
+                    i: int, opt: Option = opt, length: int = length, phi: int = phi, blk: _Workers = blk
+                ) -> Plan | None:
+                    key = (opt.e.tobytes(), length, i)  # Alg. 7 lines 7-8 depend on e, not on Phi'
+                    got = tables.orders.get(key)
+                    if got is None:
+                        got = tables.orders[key] = cheapest_first(duals, opt.e, i, length, blk.caps[:, i])
+                    return spread(duals, opt, i, length, phi, *got)
 
             best, done = pick(approx, best, exact, scale, duals, length, H if colocated else 1)
             if done:
