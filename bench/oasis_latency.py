@@ -2,6 +2,7 @@
 E 50-200, N 5-100, M 10-100; the paper reports < 1 s at T = 100).
 
 Usage: PYTHONPATH=. python bench/oasis_latency.py [--jobs 200] [--seeds 1,2] [--small-seeds 1,2,3]
+       [--bounds history|trace]
 
 Part 1: preset oasis at full size (T = 300, 50 + 50 servers). Every arrival is decided in trace
 order by Alg. 1 with the fast Alg. 2; the time of each decision (Alg. 2 plus booking and price
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=200)
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--small-seeds", default="1,2,3,4,5,6")
+    ap.add_argument("--bounds", default="history", choices=("history", "trace"), help="oasis param bounds")
     args = ap.parse_args()
     print("## Full size (T = 300, H = K = 50)")
     print()
@@ -48,7 +50,7 @@ def main() -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         inst = preset_instance(args.jobs, seed)
         t0, c0 = time.perf_counter(), time.process_time()
-        algo = Oasis(inst, {})
+        algo = Oasis(inst, {"bounds": args.bounds})
         build, build_cpu = time.perf_counter() - t0, time.process_time() - c0
         decide, cpu, alg2 = [], [], []
         for job in inst.jobs:
