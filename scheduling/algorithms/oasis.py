@@ -196,7 +196,7 @@ def book_schedule(book: Book, b: Bounds, shape: JobShape, plan: Schedule) -> Non
 
 
 UTILITY_FLOOR = 1e-2
-HISTORY_SHARE = 1 / 3  # W = T/3: the history window (docs/algorithms-oasis.md section 4)
+HISTORY_SHARE = 1 / 3  # W = T/3: the history window (docs/algorithms-oasis.md section 4a; tuned on seeds 100-102)
 HISTORY_MIN_JOBS = 20  # fewer jobs in the window: no history, bounds=trace
 TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
 
