@@ -4,6 +4,8 @@ Usage: PYTHONPATH=. python bench/oasis_ratio.py [--servers 2,4,6] [--priorities 
        [--time-limit 120]
 For each (servers, priority range, seed): offline-opt (exact ILP of problem (1), HiGHS) and oasis,
 both replayed through the engine and validated. Prints one row per instance and a summary.
+The "oasis bounds" column says where oasis's U and L came from: with 10 jobs the history window
+(the first T/3 slots) holds fewer than history_min_jobs jobs, so the default falls back to trace.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ def main() -> None:
     args = ap.parse_args()
     params = {} if args.floor is None else {"utility_floor": args.floor}
     ratios = []
-    print("| servers | priority max | seed | max U/L | OPT | OPT status (gap) | oasis | ratio | ILP s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| servers | priority max | seed | max U/L | oasis bounds | OPT | OPT status (gap) | oasis | ratio | ILP s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for servers in (int(x) for x in args.servers.split(",")):
         for pmax in (float(x) for x in args.priorities.split(",")):
             for seed in (int(x) for x in args.seeds.split(",")):
@@ -48,9 +50,11 @@ def main() -> None:
                     ratios.append(ratio)
                 info = opt["offline_opt"]
                 gap = "-" if info["gap"] is None else f"{info['gap']:.3f}"
+                cal = oas["oasis"].get("calibration")
+                used = "trace" if cal is None else cal["used"] if cal["used"] == "history" else "trace (fallback)"
                 print(
-                    f"| {servers} | {pmax:g} | {seed} | {ratio_ul:.3g} | {u_opt:.1f} | {info['status']} ({gap}) | "
-                    f"{u_oas:.1f} | {ratio:.3f} | {ilp:.1f} |",
+                    f"| {servers} | {pmax:g} | {seed} | {ratio_ul:.3g} | {used} | {u_opt:.1f} | "
+                    f"{info['status']} ({gap}) | {u_oas:.1f} | {ratio:.3f} | {ilp:.1f} |",
                     flush=True,
                 )
     finite = [r for r in ratios if math.isfinite(r)]

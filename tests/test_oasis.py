@@ -458,3 +458,89 @@ def test_transcription_is_refused_on_large_workloads() -> None:
     inst = Instance(cluster, tuple(sorted(parse_trace(files.trace, cluster), key=lambda j: (j.arrival, j.job_id))))
     with pytest.raises(InputError, match="dp=fast"):
         api.run(inst, "oasis", {"dp": "transcription"})
+
+
+# ---- bounds=history: U, L and the scale on U/L from a replay of the trace's first window ----------
+
+
+def history_instance(seed: int = 21, n_jobs: int = 36, horizon: int = 24) -> Instance:
+    return tiny_instance(np.random.default_rng(seed), n_jobs, horizon=horizon)
+
+
+HISTORY = {"utility_floor": 0.01, "history_min_jobs": 5}
+
+
+def test_history_bounds_read_only_the_window_and_are_deterministic() -> None:
+    import dataclasses
+
+    inst = history_instance()
+    algo = Oasis(inst, HISTORY)
+    cal = algo.calibration
+    assert cal is not None and cal.used == "history" and cal.window == 8
+    assert cal.window_jobs == sum(j.arrival < 8 for j in inst.jobs) >= 5
+    assert cal.replay_jobs == round(cal.window_jobs * 24 / 8)
+    # the chosen scale is the best of the replay runs (the larger scale among equals)
+    best = max(u for _, u, _ in cal.grid)
+    assert cal.scale == max(s for s, u, _ in cal.grid if u == best)
+    again = Oasis(inst, HISTORY)  # deterministic: same window, same replay, same bounds
+    assert again.bounds.describe(again.resources) == algo.bounds.describe(algo.resources)
+    assert again.calibration is not None and again.calibration.grid == cal.grid
+    # changing every job after the window (utility, work) changes nothing
+    later = [
+        dataclasses.replace(j, utility=Utility(j.utility.priority * 3 + 1, 0.0, 1.0), work=j.work_required + 5)
+        if j.arrival >= 8
+        else j
+        for j in inst.jobs
+    ]
+    changed = Oasis(Instance(inst.cluster, tuple(later)), HISTORY)
+    assert changed.bounds.describe(changed.resources) == algo.bounds.describe(algo.resources)
+    assert changed.calibration is not None and changed.calibration.grid == cal.grid
+    # ... while the whole-trace bounds (bounds=trace) do see those jobs
+    trace_a = Oasis(inst, {**HISTORY, "bounds": "trace"}).bounds
+    trace_b = Oasis(Instance(inst.cluster, tuple(later)), {**HISTORY, "bounds": "trace"}).bounds
+    assert trace_a.describe(RES) != trace_b.describe(RES)
+    # changing a job inside the window does change the replay
+    first = inst.jobs[0]
+    assert first.arrival < 8
+    moved = (dataclasses.replace(first, utility=Utility(first.utility.priority + 50, 0.0, 1.0)), *inst.jobs[1:])
+    other = Oasis(Instance(inst.cluster, moved), HISTORY)
+    assert other.calibration is not None and other.calibration.grid != cal.grid
+    # another replay seed gives another replay of the same window
+    reseeded = Oasis(inst, {**HISTORY, "history_seed": 7})
+    assert reseeded.calibration is not None and reseeded.calibration.seed == 7 != cal.seed
+
+
+def test_history_bounds_are_the_replays_at_the_chosen_scale_and_ratio_scale_applies_on_top() -> None:
+    inst = history_instance()
+    algo = Oasis(inst, HISTORY)
+    cal = algo.calibration
+    assert cal is not None and cal.used == "history"
+    raw = estimate_bounds(cal.replay_shapes, algo.book, floor=0.01)
+    assert algo.bounds.l1 == pytest.approx(raw.l1 / cal.scale)  # scale_moves=L: L divided by the scale
+    assert np.allclose(algo.bounds.u1, np.maximum(raw.u1, algo.bounds.l1))
+    scaled = Oasis(inst, {**HISTORY, "ratio_scale": 0.1})  # Fig. 6: a factor on top of the estimate
+    assert scaled.calibration is not None and scaled.calibration.scale == cal.scale
+    assert scaled.bounds.l1 == pytest.approx(algo.bounds.l1 * 10)
+    # the replay's utility is what Alg. 1 earns on it: replaying at the chosen scale gives the grid's value
+    from scheduling.algorithms.oasis import book_schedule
+    from scheduling.algorithms.oasis_history import replay_utility
+
+    util, admitted = replay_utility(cal.replay_shapes, algo.book.cap_w, algo.book.cap_p, 24, algo.bounds, book_schedule)
+    assert (util, admitted) == next((u, a) for s, u, a in cal.grid if s == cal.scale)
+
+
+def test_history_falls_back_to_trace_bounds_with_too_few_window_jobs_and_results_validate() -> None:
+    inst = history_instance()
+    few = Oasis(inst, {**HISTORY, "history_min_jobs": 100})
+    assert few.calibration is not None and few.calibration.used == "trace"
+    trace = Oasis(inst, {**HISTORY, "bounds": "trace"})
+    assert trace.calibration is None
+    assert few.bounds.describe(few.resources) == trace.bounds.describe(trace.resources)
+    for params in ({**HISTORY, "history_min_jobs": 100}, HISTORY):
+        doc = api.run(inst, "oasis", params)
+        assert validate(inst, doc) == [] and check_constraints(inst, doc) == []
+        cal = doc["oasis"]["calibration"]
+        if params["history_min_jobs"] == 100:
+            assert cal["used"] == "trace" and "fewer than history_min_jobs = 100" in cal["reason"]
+        else:
+            assert cal["used"] == "history" and cal["scale"] <= 1.0 and doc["metrics"]["total_utility"] > 0

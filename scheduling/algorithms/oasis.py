@@ -7,10 +7,11 @@ entries are raised by the price functions (22). The engine is told the schedule 
 each decision the algorithm emits the allocations of the current slot and asks to be woken at the
 next slot where any admitted job's worker/PS counts change.
 
-U_1^r, U_2^r, L_1, L_2 of (23)-(26) need every job; they are estimated from a window of the trace
-(the paper: "estimated values (based on past experience)"), by default the whole trace (the
-paper's actual values), and ``ratio_scale`` sets U/L to that fraction of its estimate (Fig. 6), by
-moving L (default) or U.
+U_1^r, U_2^r, L_1, L_2 of (23)-(26) need every job; the paper adopts "estimated values (based on
+past experience)". By default (``bounds=history``, oasis_history.py) they come from a replay of an
+earlier window of the trace, with the scale on U/L that did best there; ``bounds=trace`` computes
+them from the trace's jobs (the whole trace: the paper's actual values). ``ratio_scale`` sets U/L
+to that fraction of the estimate (Fig. 6), by moving L (default) or U.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from scheduling.algorithms.oasis_dp import (
     best_schedule_fast,
     best_schedule_transcribed,
 )
+from scheduling.algorithms.oasis_history import Calibration, calibrate
 from scheduling.engine import Decision, View
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job, Server
@@ -182,7 +184,20 @@ def price(low: float, high: np.ndarray, used: np.ndarray, cap: np.ndarray) -> np
     return out
 
 
+def book_schedule(book: Book, b: Bounds, shape: JobShape, plan: Schedule) -> None:
+    """Alg. 1 lines 7-10: book the schedule's workers and PSs into g, v and raise p, q by (22)."""
+    for t, (y, z) in plan.slots.items():
+        yv, zv = np.array(y, dtype=float), np.array(z, dtype=float)
+        hs, ks = np.nonzero(yv)[0], np.nonzero(zv)[0]
+        book.g[hs, :, t] += yv[hs, None] * shape.w  # line 7
+        book.p[hs, :, t] = price(b.l1, b.u1, book.g[hs, :, t], book.cap_w[hs])  # line 8
+        book.v[ks, :, t] += zv[ks, None] * shape.s  # line 9
+        book.q[ks, :, t] = price(b.l2, b.u2, book.v[ks, :, t], book.cap_p[ks])  # line 10
+
+
 UTILITY_FLOOR = 1e-2
+HISTORY_SHARE = 1 / 3  # W = T/3: the history window (docs/algorithms-oasis.md section 4a; tuned on seeds 100-102)
+HISTORY_MIN_JOBS = 20  # fewer jobs in the window: no history, bounds=trace
 TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
 
 
@@ -200,16 +215,7 @@ class Oasis:
 
         self.book = Book(cap(self.wservers), cap(self.pservers), cluster.horizon)
         self.shapes = {j.job_id: job_shape(cluster, j, self.resources) for j in instance.jobs}
-        window = int(params.get("bounds_window", 0))
-        history = [self.shapes[j.job_id] for j in instance.jobs if window <= 0 or j.arrival < window]
-        self.bounds = estimate_bounds(
-            history or list(self.shapes.values()),
-            self.book,
-            params.get("ratio_scale", 1.0),
-            params.get("utility_floor", UTILITY_FLOOR),
-            params.get("scale_moves", "L"),
-            params.get("eta", "bound"),
-        )
+        self.bounds, self.calibration = self._bounds(instance, params)
         b = self.bounds
         self.book.p[:] = b.l1  # Alg. 1 line 1: p = P(0) = L_1, q = Q(0) = L_2
         self.book.q[:] = b.l2
@@ -238,6 +244,36 @@ class Oasis:
             digits=9,
         )
 
+    def _bounds(self, instance: Instance, params: Mapping[str, Any]) -> tuple[Bounds, Calibration | None]:
+        """U, L of (23)-(26): from a history replay (``bounds=history``, oasis_history.py) or from
+        the trace's jobs arriving before ``bounds_window`` (``bounds=trace``; 0: all, the paper's
+        actual values); ``ratio_scale`` multiplies U/L on top of either (Fig. 6)."""
+        scale = float(params.get("ratio_scale", 1.0))
+        floor = float(params.get("utility_floor", UTILITY_FLOOR))
+        moves, eta = str(params.get("scale_moves", "L")), str(params.get("eta", "bound"))
+
+        def bounds_of(shapes: Sequence[JobShape], s: float) -> Bounds:
+            return estimate_bounds(shapes, self.book, s, floor, moves, eta)
+
+        calibration = None
+        if params.get("bounds", "history") == "history":
+            calibration = calibrate(
+                [self.shapes[j.job_id] for j in instance.jobs],
+                self.book.cap_w,
+                self.book.cap_p,
+                self.book.horizon,
+                bounds_of,
+                book_schedule,
+                float(params.get("history_share", HISTORY_SHARE)),
+                int(params.get("history_min_jobs", HISTORY_MIN_JOBS)),
+                int(params.get("history_seed", 0)),
+            )
+            if calibration.used == "history":
+                return bounds_of(calibration.replay_shapes, calibration.scale * scale), calibration
+        window = int(params.get("bounds_window", 0))
+        past = [self.shapes[j.job_id] for j in instance.jobs if window <= 0 or j.arrival < window]
+        return bounds_of(past or list(self.shapes.values()), scale), calibration
+
     # -- Alg. 1 ------------------------------------------------------------------------------
 
     def arrive(self, job_id: str, t: int) -> bool:
@@ -253,20 +289,13 @@ class Oasis:
         return admitted
 
     def _book(self, shape: JobShape, plan: Schedule) -> None:
-        book, b = self.book, self.bounds
         prev: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         for t in range(min(plan.slots), plan.completion + 2):
             cur = plan.slots.get(t)
             if cur != prev:
                 bisect.insort(self.changes, t)
             prev = cur
-        for t, (y, z) in plan.slots.items():
-            yv, zv = np.array(y, dtype=float), np.array(z, dtype=float)
-            hs, ks = np.nonzero(yv)[0], np.nonzero(zv)[0]
-            book.g[hs, :, t] += yv[hs, None] * shape.w  # line 7
-            book.p[hs, :, t] = price(b.l1, b.u1, book.g[hs, :, t], book.cap_w[hs])  # line 8
-            book.v[ks, :, t] += zv[ks, None] * shape.s  # line 9
-            book.q[ks, :, t] = price(b.l2, b.u2, book.v[ks, :, t], book.cap_p[ks])  # line 10
+        book_schedule(self.book, self.bounds, shape, plan)
 
     def price_array(self) -> np.ndarray:
         out = np.empty((len(self.resources), len(self.cluster.servers), self.book.horizon))
@@ -305,6 +334,7 @@ class Oasis:
             "prices": self.log.to_dict(),
             "oasis": {
                 "bounds": self.bounds.describe(self.resources),
+                **({"calibration": self.calibration.describe()} if self.calibration is not None else {}),
                 "planned": {
                     job_id: {"completion": p.completion, "payoff": p.payoff, "cost": p.cost}
                     for job_id, p in self.plans.items()
@@ -337,8 +367,13 @@ register(
             "(ceil(workers b_i/B_i), constraints (6)-(7)) to the cheapest PS servers (COST_t). The job "
             "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
             "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
-            "U and L of (23)-(26) are estimated from the jobs arriving before `bounds_window` (0: the "
-            "whole trace); `ratio_scale` sets U/L to that fraction of the estimate by dividing L "
+            "U and L of (23)-(26) need every job, so by default (`bounds=history`) they are estimated "
+            "from the past: the jobs arriving in the first `history_share` x T slots are resampled into a "
+            "synthetic past period of the same length and arrival rate, U and L are computed on it, OASiS "
+            "is run on it for a grid of scales on U/L (1 to 1e-12) and the best scale is used from slot 0 "
+            "(with fewer than `history_min_jobs` jobs in the window: `bounds=trace`). `bounds=trace` takes U "
+            "and L from the trace's jobs arriving before `bounds_window` (0: the whole trace, the paper's "
+            "actual values). `ratio_scale` multiplies U/L on top of either by dividing L "
             "(`scale_moves=L`) or multiplying U (`scale_moves=U`) (Fig. 6). `dp=transcription` runs the literal "
             "O(T W^2) recursion (small instances only)."
         ),
@@ -362,7 +397,37 @@ register(
                 "1/eta_1, 1/eta_2 of (25)-(26): the largest value Sec. IV-B allows (bound) or 1 (one).",
                 choices=("bound", "one"),
             ),
-            Param("bounds_window", int, 0, "Estimate U and L from jobs arriving before this slot (0: all).", min=0),
+            Param(
+                "bounds",
+                str,
+                "history",
+                "Where U and L of (23)-(26) come from: a history replay of the first history_share x T slots, "
+                "scale on U/L chosen there (history), or the trace's jobs before bounds_window (trace).",
+                choices=("history", "trace"),
+            ),
+            Param(
+                "history_share",
+                float,
+                HISTORY_SHARE,
+                "bounds=history: the window is the first share x T slots of the trace.",
+                min=0.01,
+                max=1.0,
+            ),
+            Param(
+                "history_min_jobs",
+                int,
+                HISTORY_MIN_JOBS,
+                "bounds=history: fewer jobs in the window fall back to bounds=trace.",
+                min=1,
+            ),
+            Param("history_seed", int, 0, "bounds=history: replay seed (0: a hash of the window's jobs).", min=0),
+            Param(
+                "bounds_window",
+                int,
+                0,
+                "bounds=trace: estimate U and L from jobs arriving before this slot (0: all).",
+                min=0,
+            ),
             Param("dp", str, "fast", "Alg. 2 implementation.", choices=("fast", "transcription")),
         ),
         needs=(OASIS_MODEL,),
