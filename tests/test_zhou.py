@@ -376,3 +376,19 @@ def test_numpy_window_lengths_are_the_transcriptions() -> None:
                 rho = spec.rho(opt, 1, colocated=colocated)
                 assert fast._all_lengths(spec, rho) == spec.ps_lengths(rho, 1 << 40)
                 assert list(fast._lengths(spec, opt, 40, colocated)) == spec.ps_lengths(rho, 40)
+
+
+def test_numpy_window_lengths_of_all_options_at_once_and_the_rho_memo_are_exact() -> None:
+    files = presets.build("zhou-ps", jobs=4, seed=7, size=0.1)
+    c = parse_cluster(files.cluster)
+    for j in parse_trace(files.trace, c, files.trace_name):
+        spec = job_spec(c, j)
+        for colocated in (True, False):
+            got = fast._job_lengths(spec, colocated)
+            assert len(got) == len(spec.options)
+            for opt in spec.options:
+                rho = spec._rate(opt, 1, colocated)  # eq. (1) without the memo
+                assert spec.rho(opt, 1, colocated=colocated) == rho
+                pairs, lengths = got[(opt.worker_type, opt.ps_type)]
+                assert pairs == spec.ps_lengths(rho, 1 << 40) == fast._all_lengths(spec, rho)
+                assert lengths == [length for length, _ in pairs]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,6 +40,11 @@ class JobSpec:
     cluster: Cluster
     options: tuple[Option, ...]
     allreduce: bool
+    # rho per (worker type, PS type, workers, co-located): a pure function of the job and cluster,
+    # asked for again in every sub-round and round the job waits through (not part of eq/hash).
+    _rho: dict[tuple[str, str | None, int, bool], float] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
     @property
     def work(self) -> float:
@@ -51,6 +56,13 @@ class JobSpec:
 
     def rho(self, opt: Option, workers: int, colocated: bool) -> float:
         """Mini-batches one worker trains per slot: eq. (1) (PS) or eq. (14) (all-reduce, Phi = workers)."""
+        key = (opt.worker_type, opt.ps_type, workers, colocated)
+        got = self._rho.get(key)
+        if got is None:
+            got = self._rho[key] = self._rate(opt, workers, colocated)
+        return got
+
+    def _rate(self, opt: Option, workers: int, colocated: bool) -> float:
         # Two placeholder servers: "x" alone is q_j = 1, "x" and "y" is q_j = 0.
         jid, other = self.job.job_id, "x" if colocated else "y"
         if self.allreduce:
