@@ -11,7 +11,7 @@ import pytest
 
 from scheduling import api, presets, registry
 from scheduling.algorithms.zhou import fast, mincost
-from scheduling.algorithms.zhou.duals import Duals, Plan, price
+from scheduling.algorithms.zhou.duals import TOL, Duals, Plan, price
 from scheduling.algorithms.zhou.online import _is_round, _next_round
 from scheduling.algorithms.zhou.pricelog import SparsePriceLog
 from scheduling.algorithms.zhou.spec import Option, job_spec
@@ -392,3 +392,17 @@ def test_numpy_window_lengths_of_all_options_at_once_and_the_rho_memo_are_exact(
                 pairs, lengths = got[(opt.worker_type, opt.ps_type)]
                 assert pairs == spec.ps_lengths(rho, 1 << 40) == fast._all_lengths(spec, rho)
                 assert lengths == [length for length, _ in pairs]
+
+
+def test_numpy_one_instance_fits_is_fit_counts_at_least_one() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        d = rng.choice([0.0, 0.5, 1.0, 3.0, 0.1, 7.3], size=3)
+        free = rng.choice([-1.0, 0.0, 0.1, 0.5, 1.0, 2.9999999999, 3.0, 7.3, 20.0], size=(3, 6, 5))
+        # Values at and just below d - TOL, where the quotient is closest to 1.
+        free[0, 0] = d[0] - TOL
+        free[0, 1] = np.nextafter(d[0] - TOL, -np.inf)
+        ok = rng.random(6) < 0.8
+        want = fast.fit_counts(free.copy(), d, ok) >= 1
+        assert np.array_equal(fast.fits_one(free, d, ok), want)
+        assert np.array_equal(fast.fits_one(free[..., 0], d, ok), fast.fit_counts(free[..., :1], d, ok)[:, 0] >= 1)

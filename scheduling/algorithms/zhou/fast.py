@@ -181,6 +181,22 @@ def fit_counts(wmin: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarr
     return counts
 
 
+def fits_one(free: np.ndarray, demand: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``fit_counts(free, demand, ok) >= 1`` (one instance fits; Alg. 5 line 6) without the
+    divisions: for d > 0, floor((w + TOL) / d) >= 1 iff (w + TOL) / d >= 1 iff w + TOL >= d, as
+    IEEE division is correctly rounded (a quotient rounds to 1 or more exactly when w + TOL >= d:
+    below d, the largest double pred(d) gives pred(d) / d <= 1 - 2^-53, itself a double)."""
+    out: np.ndarray | None = None
+    for r, d in enumerate(demand.tolist()):
+        if d > 0:
+            row = free[r] + TOL >= d
+            out = row if out is None else np.logical_and(out, row, out=out)
+    if out is None:
+        out = np.ones(free.shape[1:], dtype=bool)  # MANY fit
+    out &= ok.reshape(-1, *([1] * (out.ndim - 1)))
+    return out
+
+
 def pick(
     approx: np.ndarray,
     best: Plan | None,
@@ -275,7 +291,7 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 continue  # more than any server has free in any slot
             starts = tau - length
             demand = n_j * opt.e + opt.z
-            if not (fit_counts(tables.server_max[:, :, None], demand, both) >= 1).any():
+            if not fits_one(tables.server_max, demand, both).any():
                 continue  # no server has room for it even in its freest slot (window minima are lower)
             lim = _limit(best, duals, length, starts)
             scale = tables.scale * float(demand.sum())
@@ -288,12 +304,12 @@ def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 cols = np.flatnonzero(near.any(axis=0))
                 if cols.size == 0:
                     continue
-                ok = fit_counts(tables.wmin(length, starts)[..., cols], demand, both) >= 1
+                ok = fits_one(tables.wmin(length, starts)[..., cols], demand, both)
                 grid = np.full(costs.shape, np.inf)
                 grid[:, cols] = np.where(ok & near[:, cols], costs[:, cols], np.inf)
                 approx = grid.T.ravel()
             else:
-                ok = fit_counts(tables.wmin(length, starts)[..., :lim], demand, both) >= 1
+                ok = fits_one(tables.wmin(length, starts)[..., :lim], demand, both)
                 approx = np.where(ok, costs, np.inf).T.ravel()
 
             def exact(
