@@ -51,6 +51,7 @@ class Tables:
         self._per: dict[bytes, np.ndarray] = {}
         self._hosts: dict[tuple[bytes, bytes, float, float, int], int] = {}
         self._together: dict[tuple[bytes, bytes, int], np.ndarray] = {}
+        self._ps_most: dict[bytes, tuple[list[int], float]] = {}
 
     def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
         """Upper bounds from each server's most free capacity in any slot: the most workers of
@@ -60,6 +61,17 @@ class Tables:
         if got is None:
             per = self._per[key] = fit_counts(self.server_max[:, :, None], e, ok)[:, 0]
             got = self._most[key] = (int(per.max(initial=0)), float(per.sum()))
+        return got
+
+    def ps_most(self, z: np.ndarray) -> tuple[list[int], float]:
+        """The resources a PS of demand ``z`` uses, and the most such PSs any server has room for
+        in any slot (an upper bound on s_hat of Alg. 4 line 16); shared by the worker types."""
+        key = z.tobytes()
+        got = self._ps_most.get(key)
+        if got is None:
+            rows = [r for r, d in enumerate(z) if d > 0]
+            s_max = min((np.floor((self.omax[r] + TOL) / z[r]) for r in rows), default=float(mincost.MANY))
+            got = self._ps_most[key] = (rows, s_max)
         return got
 
     def ps_host_limit(self, opt: Option, top: int) -> int:
@@ -481,9 +493,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
     H = duals.servers
     best: Plan | None = None
     for opt in spec.options:
-        rows = [r for r, d in enumerate(opt.z) if d > 0]
-        # Most PSs of this type any server has room for in any slot (an upper bound on s_hat).
-        s_max = min((np.floor((tables.omax[r] + TOL) / opt.z[r]) for r in rows), default=float(mincost.MANY))
+        rows, s_max = tables.ps_most(opt.z)
         ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
         host_top, host_limit = -1, -1  # ps_host_limit, looked up on first use
         for length, n_j in _lengths(spec, opt, tau, False):
