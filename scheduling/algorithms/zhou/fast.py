@@ -52,6 +52,7 @@ class Tables:
         self._hosts: dict[tuple[bytes, bytes, float, float, int], int] = {}
         self._together: dict[tuple[bytes, bytes, int], np.ndarray] = {}
         self._ps_most: dict[bytes, tuple[list[int], float]] = {}
+        self._counts: dict[bytes, list[np.ndarray]] = {}
 
     def most_workers(self, e: np.ndarray, ok: np.ndarray) -> tuple[int, float]:
         """Upper bounds from each server's most free capacity in any slot: the most workers of
@@ -107,6 +108,42 @@ class Tables:
                 lev[..., :starts], lev[..., length - (1 << k) : length - (1 << k) + starts]
             )
         return got
+
+    def count_levels(self, e: np.ndarray) -> list[np.ndarray]:
+        """Sparse-table minima of the per-slot fit counts of workers of demand ``e``:
+        levels[k][h, t] = min of ``fit_counts(omega[..., t'])`` over t' in [t, t + 2^k).
+
+        ``fit_counts`` of a window minimum is the window minimum of the per-slot counts, float for
+        float: x -> floor((x + TOL) / d) and max(., 0) are monotone (IEEE rounding is), so they
+        commute with min, and so do the min over resources and the zeros where not worker_ok."""
+        key = e.tobytes()
+        got = self._counts.get(key)
+        if got is None:
+            got = [fit_counts(self.omega, e, self.duals.worker_ok)]  # [H, T]
+            width = 1
+            while 2 * width <= self.omega.shape[2]:
+                prev = got[-1]
+                got.append(np.minimum(prev[:, :-width], prev[:, width:]))
+                width *= 2
+            self._counts[key] = got
+        return got
+
+    def caps_prefix(self, e: np.ndarray, length: int, n: int) -> np.ndarray:
+        """``fit_counts(wmin(length, .)[..., :n], e, worker_ok)``, from ``count_levels``."""
+        k = length.bit_length() - 1
+        lev = self.count_levels(e)[k]
+        out: np.ndarray = np.minimum(lev[:, :n], lev[:, length - (1 << k) : length - (1 << k) + n])
+        return out
+
+    def wmin_cols(self, length: int, cols: np.ndarray) -> np.ndarray:
+        """``wmin(length, .)[..., cols]`` for the given starts only (the same np.minimum per column)."""
+        got = self._min.get(length)
+        if got is not None:
+            return got[..., cols]
+        k = length.bit_length() - 1
+        lev = self.levels[k]
+        out: np.ndarray = np.minimum(lev[..., cols], lev[..., cols + (length - (1 << k))])
+        return out
 
     def wmin_prefix(self, length: int, starts: int, n: int) -> np.ndarray:
         """``wmin(length, starts)[..., :n]``, computed for the n columns only when not cached
@@ -387,9 +424,8 @@ class _Workers:
         if n <= self.starts:
             return
         n = min(self.total, max(n, 2 * self.starts))
-        self.wmin = tables.wmin_prefix(self.length, self.total, n)
         self.wsum = tables.wsum_prefix(self.length, self.total, n)
-        self.caps = fit_counts(self.wmin, self.e, self.worker_ok)  # [H, n]
+        self.caps = tables.caps_prefix(self.e, self.length, n)  # fit_counts of the window minima [H, n]
         self.unit = np.einsum("r,rht->ht", self.e, self.wsum)
         self.room = float(self.caps.sum(axis=0).max(initial=0))  # most workers any start holds
         self.caps_max = int(self.caps.max(initial=0))
@@ -535,7 +571,12 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 cols = cols[fills[cols] + need[min(blk.caps_max, n_j)] * ps_min.min(axis=0) <= bar]
                 if cols.size == 0:
                     continue
-            wmin, caps, unit, wsum = blk.wmin[..., cols], blk.caps[:, cols], blk.unit[:, cols], blk.wsum[..., cols]
+            wmin, caps, unit, wsum = (
+                tables.wmin_cols(length, cols),
+                blk.caps[:, cols],
+                blk.unit[:, cols],
+                blk.wsum[..., cols],
+            )
             _, cum_c, cum_w, w = (a[:, cols] for a in blk.fill())
             pos = blk.positions()[:, cols]
             s0 = fit_counts(wmin, opt.z, duals.ps_ok)  # PSs that fit on n with no worker there [H, starts]
