@@ -406,3 +406,25 @@ def test_numpy_one_instance_fits_is_fit_counts_at_least_one() -> None:
         want = fast.fit_counts(free.copy(), d, ok) >= 1
         assert np.array_equal(fast.fits_one(free, d, ok), want)
         assert np.array_equal(fast.fits_one(free[..., 0], d, ok), fast.fit_counts(free[..., :1], d, ok)[:, 0] >= 1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_numpy_block_caps_from_per_slot_counts_are_fit_counts_of_window_minima(seed: int) -> None:
+    rng = np.random.default_rng(300 + seed)
+    servers, slots = 30, 200
+    cap = rng.uniform(0.5, 9, size=(3, servers))
+    beta = rng.uniform(0, 1, size=(3, servers, slots)) * cap[:, :, None]
+    ok = rng.uniform(size=servers) < 0.8
+    d = Duals(cap, ok, ok, 7.0, beta, "completion")
+    tables = fast.tables_for(d)
+    for _ in range(30):
+        e = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.1, 1.5)
+        length = int(rng.integers(1, slots))
+        starts = slots - length
+        n = int(rng.integers(1, starts + 1))
+        want = fast.fit_counts(tables.wmin(length, starts)[..., :n], e, d.worker_ok)
+        assert np.array_equal(tables.caps_prefix(e, length, n), want)
+        cols = np.flatnonzero(rng.uniform(size=starts) < 0.3)
+        assert np.array_equal(tables.wmin_cols(length, cols), tables.wmin(length, starts)[..., cols])
+        tables._min.clear()
+        assert np.array_equal(tables.wmin_cols(length, cols), tables.wmin(length, starts)[..., cols])
