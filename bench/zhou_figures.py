@@ -29,6 +29,8 @@ import argparse
 import dataclasses
 import statistics
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from scheduling import api, presets
 from scheduling.loaders import parse_cluster, parse_trace
@@ -61,6 +63,16 @@ def run(inst: Instance, algo: str, seed: int) -> tuple[float, float]:
     t0 = time.perf_counter()
     doc = api.run(inst, algo, {}, seed=seed)
     return doc["metrics"]["total_weighted_completion"], time.perf_counter() - t0
+
+
+def per_seed_table(args: argparse.Namespace, by: str, head: str, table: Mapping[Any, list[float]]) -> None:
+    """zhou's sum w_j c_j (10^6) per variant: mean and per seed, as a Markdown table."""
+    print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: zhou's sum w_j c_j (10^6) by {by}\n")
+    print(f"| {head} | mean | per seed |")
+    print("|---|---|---|")
+    for key, values in table.items():
+        per_seed = " / ".join(f"{v / 1e6:.2f}" for v in values)
+        print(f"| {key} | {statistics.mean(values) / 1e6:.2f} | {per_seed} |")
 
 
 def servers(args: argparse.Namespace) -> None:
@@ -99,12 +111,7 @@ def types(args: argparse.Namespace) -> None:
             value, secs = run(variant, "zhou", seed)
             table.setdefault(label, []).append(value)
             print(f"seed={seed} {label}: sum_wc={value:.4g} ({secs:.1f} s)", flush=True)
-    print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: zhou's sum w_j c_j (10^6) by worker types\n")
-    print("| worker types | mean | per seed |")
-    print("|---|---|---|")
-    for label, values in table.items():
-        per_seed = " / ".join(f"{v / 1e6:.2f}" for v in values)
-        print(f"| {label} | {statistics.mean(values) / 1e6:.2f} | {per_seed} |")
+    per_seed_table(args, "worker types", "worker types", table)
 
 
 def workers(args: argparse.Namespace) -> None:
@@ -117,12 +124,7 @@ def workers(args: argparse.Namespace) -> None:
             value, secs = run(Instance(inst.cluster, jobs), "zhou", seed)
             table.setdefault(k, []).append(value)
             print(f"seed={seed} at most {k} workers: sum_wc={value:.4g} ({secs:.1f} s)", flush=True)
-    print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: zhou's sum w_j c_j (10^6) by worker cap\n")
-    print("| at most k workers per job | mean | per seed |")
-    print("|---|---|---|")
-    for k, values in table.items():
-        per_seed = " / ".join(f"{v / 1e6:.2f}" for v in values)
-        print(f"| {k} | {statistics.mean(values) / 1e6:.2f} | {per_seed} |")
+    per_seed_table(args, "worker cap", "at most k workers per job", table)
 
 
 def main() -> None:
