@@ -265,6 +265,10 @@ def _zhou(n: int, rng: np.random.Generator, arch: str, size: float) -> PresetFil
         if arch == "ps"
         else [],
     }
+    if arch == "ps":
+        # Constraint (2i) of the paper's model binds every algorithm, not only zhou's own (13d): a
+        # job's PSs on a server carry the bandwidth of its workers on the other servers.
+        cluster["network"] = {"ps_bandwidth_reservation": 1}
     columns = ["job_id", "arrival", "arch", "weight", "epochs", "chunks", "minibatches"]
     columns += [f"batch_time.{t[0]}" for t in ZHOU_WORKER_TYPES]
     columns += [f"ps_update.{p[0]}" for p in ZHOU_PS_TYPES] if arch == "ps" else ["ps_update"]

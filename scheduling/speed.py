@@ -61,6 +61,43 @@ def needs_ps(cluster: Cluster, job: Job) -> bool:
     return job.arch == "ps" and not job.rigid and (bool(cluster.ps_types) or job.ps_demand is not None)
 
 
+PS_RESERVATION = "ps_bandwidth_reservation"
+"""Cluster ``network`` key: when non-zero, Zhou et al.'s (2i) binds every PS job on typed PSs."""
+
+
+def reserves_ps_bandwidth(cluster: Cluster, job: Job) -> bool:
+    """Whether Zhou et al.'s constraint (2i) binds ``job``: the cluster declares it (``network``
+    key ``ps_bandwidth_reservation``) and the job is a PS job on the cluster's typed PSs."""
+    return bool(cluster.network.get(PS_RESERVATION, 0.0)) and needs_ps(cluster, job) and job.ps_demand is None
+
+
+def ps_bandwidth_of(cluster: Cluster, type_id: str) -> float:
+    """B_p in MB per slot of a PS type (0 if unknown)."""
+    pt = cluster.ps_type(type_id)
+    return pt.bandwidth if pt is not None else 0.0
+
+
+def reservation_shortfall(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> tuple[str, float] | None:
+    """Zhou et al. (2i): for every server h holding PSs of ``job``, the bandwidth of its workers on
+    the other servers must not exceed the bandwidth of its PSs on h. Returns the first server that
+    breaks it and by how much (MB per slot), or None if (2i) holds."""
+    remote_total = 0.0
+    local: dict[str, float] = {}
+    ps_bw: dict[str, float] = {}
+    for a in allocations:
+        if a.role == "worker":
+            bw = worker_bandwidth(cluster, job, a.type) * a.count
+            remote_total += bw
+            local[a.server] = local.get(a.server, 0.0) + bw
+        else:
+            ps_bw[a.server] = ps_bw.get(a.server, 0.0) + ps_bandwidth_of(cluster, a.type) * a.count
+    for server, reserved in ps_bw.items():
+        excess = remote_total - local.get(server, 0.0) - reserved
+        if excess > 1e-9 * max(1.0, remote_total):
+            return server, excess
+    return None
+
+
 def worker_bandwidth(cluster: Cluster, job: Job, type_id: str) -> float:
     """b_m in MB per slot: the job's own worker demand of "bw" (Gbps), else the worker type's."""
     if job.worker_demand is not None and "bw" in job.worker_demand:

@@ -15,12 +15,24 @@ from scheduling import metrics, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance, Job
 from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
-from scheduling.speed import Allocation, demand_of, is_edge_cloud, needs_ps, rate
+from scheduling.speed import (
+    Allocation,
+    demand_of,
+    is_edge_cloud,
+    needs_ps,
+    rate,
+    reservation_shortfall,
+    reserves_ps_bandwidth,
+)
 
 WORK_TOLERANCE = 1e-6
 
 PS_RULES = ("oasis", "dorm", "offline-opt")
 """Algorithms whose results must also meet OASiS's (6) and (7) in every slot (seeds/001)."""
+
+RESERVATION_RULES = ("zhou", "jain-greedy")
+"""Algorithms whose PS jobs on typed PSs must meet Zhou et al.'s (2i) on any cluster (their own
+(13d)); on a cluster that declares ``network.ps_bandwidth_reservation`` every algorithm must."""
 
 
 def validate(instance: Instance, doc: Mapping[str, Any], limit: int = 50) -> list[str]:
@@ -71,6 +83,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     for job_id, r in records.items():
         _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems)
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
+    problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     recomputed = compute_metrics(cluster, doc)
     if "timeliness" in doc["metrics"]:  # optional OASiS metrics, recomputed from the trace's utilities
         recomputed.update(metrics.utility_metrics(job_records(doc), {j.job_id: j.utility for j in instance.jobs}))
@@ -211,5 +224,35 @@ def worker_counts(instance: Instance, doc: Mapping[str, Any], ps_rules: bool = F
                 break
             if ps_rules and z > y:
                 problems.append(f"job {job_id!r} slot {t}: {z} PSs > {y} workers (7)")
+                break
+    return problems
+
+
+def ps_reservations(instance: Instance, doc: Mapping[str, Any], always: bool = False) -> list[str]:
+    """Zhou et al. (2i) in every slot: for each server holding PSs of a PS job, the bandwidth of the
+    job's workers on other servers is at most that of its PSs there. Checked for the jobs it binds
+    (``reserves_ps_bandwidth``), or with ``always`` for every PS job on typed PSs."""
+    cluster = instance.cluster
+    jobs = {j.job_id: j for j in instance.jobs}
+    bound = {
+        job_id
+        for job_id, job in jobs.items()
+        if reserves_ps_bandwidth(cluster, job) or (always and needs_ps(cluster, job) and job.ps_demand is None)
+    }
+    segments: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for p in doc["placements"]:
+        if p["job_id"] in bound:
+            segments[p["job_id"]].append(p)
+    problems: list[str] = []
+    for job_id, segs in segments.items():
+        for t in sorted({p["start"] for p in segs}):
+            live = (p for p in segs if p["start"] <= t < p["end"])
+            held = [Allocation(job_id, p["server"], p["role"], p["type"], p["count"]) for p in live]
+            short = reservation_shortfall(cluster, jobs[job_id], held)
+            if short is not None:
+                problems.append(
+                    f"job {job_id!r} slot {t}: its workers off server {short[0]!r} need "
+                    f"{short[1]:.6g} MB/slot more PS bandwidth there (Zhou et al. (2i))"
+                )
                 break
     return problems

@@ -27,6 +27,13 @@ RIGID_NOTE = (
     "one-GPU workers, and run for their recorded duration."
 )
 
+RESERVATION_NOTE = (
+    " On a cluster that declares Zhou et al.'s (2i) (`network.ps_bandwidth_reservation`), a PS job's "
+    "PSs go on one server, as many (at least `ps`) as the bandwidth of its workers on other servers "
+    "needs, and the ideal case is the worker type with the highest rate among those whose count an "
+    "empty cluster holds under (2i)."
+)
+
 WORKER_PARAMS = (
     Param("workers_min", int, 1, "Fewest workers an elastic job is given (drawn per job).", min=1, max=1000),
     Param(
@@ -95,7 +102,7 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
 
 
 def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
-    return Drf(instance, _configs(instance, params, rng))
+    return Drf(instance, _configs(instance, params, rng), resize=params["resize"])
 
 
 register(
@@ -108,7 +115,7 @@ register(
             "per job uniformly in [workers_min, workers_max] (capped at D_j and at what an empty "
             "cluster holds) and `ps` PSs; placement is all-or-nothing, on one server if possible, "
             "else first-fit. Re-decides at arrivals and completions. Never preempts. Without "
-            "backfill the queue head blocks the jobs behind it." + RIGID_NOTE
+            "backfill the queue head blocks the jobs behind it." + RESERVATION_NOTE + RIGID_NOTE
         ),
         reference="Zhou et al. (TCC'23) Sec. 7, baseline (i); OASiS Sec. V-A",
         factory=make_fifo,
@@ -163,12 +170,24 @@ register(
             "(progressive filling) to the job with the smallest dominant share (its largest share "
             "of any cluster resource; ties by arrival), up to D_j workers per job, with the "
             "ideal-case worker and PS types and `ps` PSs per PS job; a job keeps the servers it "
-            "had where they still fit. A job left with no worker is suspended (a preemption). "
+            "had where they still fit. A job left with no worker is suspended (a preemption). With "
+            "`resize` false, a running job keeps the workers it started with and only waiting jobs "
+            "are filled, from the free capacity. Under (2i) (see fifo) a worker beyond what the PSs' "
+            "bandwidth carries brings more PSs onto the job's PS server, or is not added. "
             "Rigid jobs are not resized: waiting jobs start, non-preemptively, in order of their "
             "group's dominant share (DRF across groups/users), ties by arrival."
         ),
         reference="Ghodsi et al., DRF, NSDI'11; Zhou et al. Sec. 7 baseline (ii); OASiS Sec. V-A",
         factory=make_drf,
-        params=WORKER_PARAMS,
+        params=(
+            *WORKER_PARAMS,
+            Param(
+                "resize",
+                bool,
+                True,
+                "Re-divide running elastic jobs' workers at every event; false: a job keeps the workers "
+                "it started with and only waiting jobs are filled (Zhou et al.'s fixed y_jhm).",
+            ),
+        ),
     )
 )

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduling.capacity import Ledger
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Job
-from scheduling.speed import Allocation, demand_of, needs_ps, rate
+from scheduling.speed import (
+    Allocation,
+    demand_of,
+    needs_ps,
+    ps_bandwidth_of,
+    rate,
+    reserves_ps_bandwidth,
+    worker_bandwidth,
+)
 
 OWN_DEMAND_TYPE = "job"
 """Type id used for workers/PSs whose demand is the job's own (OASiS-style per-job demands)."""
@@ -59,8 +68,61 @@ def ideal_config(cluster: Cluster, job: Job, workers: int, ps: int = 1) -> Confi
     ps_type = ps_type_for(cluster, job)
     ps_count = ps if ps_type is not None else 0
     candidates = [Config(t, 1, p, ps_count) for t in worker_types_for(cluster, job) for p in _ps_options(cluster, job)]
+    if reserves_ps_bandwidth(cluster, job):
+        return _ideal_reserved(cluster, job, workers, candidates)
     fitting = next((c for c in candidates if place(Ledger(cluster), job, c) is not None), candidates[0])
     return Config(fitting.worker_type, workers, fitting.ps_type, fitting.ps)
+
+
+def _ideal_reserved(cluster: Cluster, job: Job, workers: int, candidates: list[Config]) -> Config:
+    """The ideal case under Zhou et al.'s (2i) ("the most expedited single-job training"): the fastest
+    type is no longer always the quickest, since one server's PSs must carry the bandwidth of every
+    remote worker. For each worker type (with the first PS type, fastest first, that fits), as many
+    of the ``workers`` as an empty cluster holds under (2i); the pair with the highest rate wins
+    (ties: the faster type)."""
+    best: tuple[float, Config] | None = None
+    seen: set[str] = set()
+    for c in candidates:
+        if c.worker_type in seen:
+            continue
+        k = min(workers, _most_on_empty(cluster, job, c))
+        if k == 0:
+            continue
+        seen.add(c.worker_type)
+        cfg = Config(c.worker_type, k, c.ps_type, c.ps)
+        speed = planned_rate(cluster, job, cfg)
+        if best is None or speed > best[0] * (1 + 1e-12):
+            best = (speed, cfg)
+    if best is None:
+        return Config(candidates[0].worker_type, workers, candidates[0].ps_type, candidates[0].ps)
+    return best[1]
+
+
+_EMPTY_MOST: dict[int, tuple[Cluster, dict[tuple[str, str | None, int], int]]] = {}
+
+
+def _most_on_empty(cluster: Cluster, job: Job, cfg: Config, limit: int = 1024) -> int:
+    """The most workers of ``cfg``'s shape that ``place`` puts on an empty cluster (at most
+    ``limit``); typed demands and bandwidths are the same for every job, so it is cached per shape."""
+    entry = _EMPTY_MOST.get(id(cluster))
+    if entry is None or entry[0] is not cluster:
+        if len(_EMPTY_MOST) > 64:
+            _EMPTY_MOST.clear()
+        entry = _EMPTY_MOST[id(cluster)] = (cluster, {})
+    key = (cfg.worker_type, cfg.ps_type, cfg.ps)
+    if key not in entry[1]:
+
+        def fits(n: int) -> bool:
+            return place(Ledger(cluster), job, Config(cfg.worker_type, n, cfg.ps_type, cfg.ps)) is not None
+
+        lo, hi = 0, limit  # fits(lo) (vacuously for 0); the placeable counts are downward closed
+        if fits(hi):
+            lo = hi
+        while hi - lo > 1 and lo < limit:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        entry[1][key] = lo
+    return entry[1][key]
 
 
 def _ps_options(cluster: Cluster, job: Job) -> list[str | None]:
@@ -100,7 +162,59 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
         booked = _book_all(ledger, job.job_id, server.id, parts)
         if booked is not None:
             return booked
+    if p_demand is not None and cfg.ps_type is not None and reserves_ps_bandwidth(cluster, job):
+        return _spread_reserved(ledger, job, cfg, dict(w_demand), dict(p_demand))
     return _spread(ledger, job.job_id, parts)
+
+
+def _spread_reserved(
+    ledger: Ledger, job: Job, cfg: Config, w_demand: dict[str, float], p_demand: dict[str, float]
+) -> tuple[Allocation, ...] | None:
+    """Spread ``cfg`` under Zhou et al.'s (2i): every PS on one server h, and enough of them (at
+    least ``cfg.ps``) that their bandwidth covers the workers on the other servers. h is the first
+    server, in cluster order, where that works, with as many workers beside the PSs as fit there
+    (fewest PSs); the other workers go first-fit over the remaining servers."""
+    cluster = ledger.cluster
+    assert cfg.ps_type is not None
+    b = worker_bandwidth(cluster, job, cfg.worker_type)
+    big_b = ps_bandwidth_of(cluster, cfg.ps_type)
+    n = cfg.workers
+    room = {s.id: min(n, ledger.max_count(s.id, "worker", w_demand)) for s in cluster.servers}
+    total = sum(room.values())
+    if total < n:
+        return None
+    for server in cluster.servers:
+        h = server.id
+        if not ledger.fits(h, "ps", p_demand, cfg.ps):
+            continue
+        others = total - room[h]
+        for g in range(room[h], -1, -1):  # workers beside the PSs on h
+            remote = n - g
+            if others < remote:
+                break  # fewer workers on h only needs more elsewhere
+            if remote and b > 0 and big_b <= 0:
+                continue
+            s = max(cfg.ps, math.ceil(remote * b / big_b - 1e-9) if remote and b > 0 else 0)
+            combined = {r: p_demand.get(r, 0.0) * s + w_demand.get(r, 0.0) * g for r in {*p_demand, *w_demand}}
+            if not ledger.fits(h, "ps", combined, 1) or (g and not server.accepts("worker")):
+                continue
+            ledger.take(h, "ps", p_demand, s)
+            booked = [Allocation(job.job_id, h, "ps", cfg.ps_type, s)]
+            if g:
+                ledger.take(h, "worker", w_demand, g)
+                booked.append(Allocation(job.job_id, h, "worker", cfg.worker_type, g))
+            left = remote
+            for other in cluster.servers:
+                if left == 0:
+                    break
+                k = min(left, ledger.max_count(other.id, "worker", w_demand)) if other.id != h else 0
+                if k > 0:
+                    ledger.take(other.id, "worker", w_demand, k)
+                    booked.append(Allocation(job.job_id, other.id, "worker", cfg.worker_type, k))
+                    left -= k
+            assert left == 0
+            return tuple(booked)
+    return None
 
 
 class FitMemo:

@@ -7,6 +7,7 @@ started whole, in order of their group's dominant share. See the registry entry 
 from __future__ import annotations
 
 import heapq
+import math
 from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
@@ -16,13 +17,14 @@ from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Amounts, Instance, Job
-from scheduling.speed import Allocation, demand_of
+from scheduling.speed import Allocation, demand_of, ps_bandwidth_of, reservation_shortfall, reserves_ps_bandwidth
 
 
 class Drf:
-    def __init__(self, instance: Instance, configs: FixedConfigs) -> None:
+    def __init__(self, instance: Instance, configs: FixedConfigs, *, resize: bool = True) -> None:
         self.cluster = instance.cluster
         self.configs = configs
+        self.resize = resize
         self.capacity = {r: self.cluster.total_capacity(r) for r in self.cluster.resource_names()}
         self.shapes: dict[str, tuple[object, ...]] = {}
 
@@ -78,6 +80,17 @@ class Drf:
         return chosen
 
     def _elastic(self, ledger: Ledger, jobs: list[JobView], current: dict[str, list[Allocation]]) -> list[Allocation]:
+        kept: list[Allocation] = []
+        if not self.resize:
+            # Fixed sizes (Zhou et al. (2): a job's y_jhm hold for its whole run): a running job keeps
+            # what it has; only the waiting jobs share the free capacity below.
+            waiting = []
+            for jv in jobs:
+                if jv.running and keep(ledger, jv.job, current[jv.job.job_id]):
+                    kept.extend(current[jv.job.job_id])
+                else:
+                    waiting.append(jv)
+            jobs = waiting
         # Start every job from nothing, then hand out one worker at a time to the lowest share.
         held: dict[str, list[Allocation]] = {jv.job.job_id: [] for jv in jobs}
         usage: dict[str, dict[str, float]] = {jv.job.job_id: {} for jv in jobs}
@@ -95,7 +108,7 @@ class Drf:
             _add(usage[job_id], self._usage(job, step))
             if _workers(allocs) < job.max_workers():
                 heapq.heappush(heap, (self.share(usage[job_id]), arrival, job_id))
-        out: list[Allocation] = []
+        out = kept
         for job_id, allocs in held.items():
             merged: dict[tuple[str, str, str], int] = {}
             for a in allocs:
@@ -114,10 +127,36 @@ class Drf:
         # Prefer servers the job already uses (now or before this event), then cluster order.
         preferred = [a.server for a in allocs] + [a.server for a in before if a.role == "worker"]
         order = list(dict.fromkeys(preferred)) + [s.id for s in self.cluster.servers]
+        reserve = reserves_ps_bandwidth(self.cluster, job)
         for server in dict.fromkeys(order):
-            if ledger.take(server, "worker", demand, 1):
-                return [Allocation(job.job_id, server, "worker", cfg.worker_type, 1)]
+            if not ledger.fits(server, "worker", demand, 1):
+                continue
+            worker = Allocation(job.job_id, server, "worker", cfg.worker_type, 1)
+            extra = self._more_ps(ledger, job, allocs, worker) if reserve else []
+            if extra is None:
+                continue
+            ledger.take(server, "worker", demand, 1)
+            return [worker, *extra]
         return None
+
+    def _more_ps(
+        self, ledger: Ledger, job: Job, allocs: list[Allocation], worker: Allocation
+    ) -> list[Allocation] | None:
+        """Zhou et al. (2i) for one more worker: the PSs (booked here) that the job's PS server needs
+        in addition, [] if none, None if they do not fit there."""
+        short = reservation_shortfall(self.cluster, job, [*allocs, worker])
+        if short is None:
+            return []
+        server, excess = short
+        ps_type = next(a.type for a in allocs if a.role == "ps" and a.server == server)
+        bw = ps_bandwidth_of(self.cluster, ps_type)
+        if bw <= 0:
+            return None
+        k = math.ceil(excess / bw - 1e-9)
+        demand = demand_of(self.cluster, job, "ps", ps_type) or {}
+        if not ledger.take(server, "ps", demand, k):
+            return None
+        return [Allocation(job.job_id, server, "ps", ps_type, k)]
 
     def _usage(self, job: Job, allocs: list[Allocation] | tuple[Allocation, ...]) -> dict[str, float]:
         total: dict[str, float] = {}
