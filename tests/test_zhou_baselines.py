@@ -135,8 +135,8 @@ def sizes(doc: dict[str, Any]) -> dict[str, set[tuple[str, str, int]]]:
 
 def test_drf_without_resizing_keeps_each_jobs_first_allocation() -> None:
     inst = zhou_ps(30, 1, window=1)  # every job at slot 0: DRF shares the cluster, then jobs leave
-    fixed = api.run(inst, "drf", {"resize": False}, seed=1)
-    resized = api.run(inst, "drf", {"resize": True}, seed=1)
+    fixed = api.run(inst, "drf", {"fixed": True}, seed=1)
+    resized = api.run(inst, "drf", {}, seed=1)
     for job_id, rows in sizes(fixed).items():
         spans = {(p["start"], p["end"]) for p in fixed["placements"] if p["job_id"] == job_id}
         assert len(spans) == 1, (job_id, rows)  # one interval: never resized, never suspended
@@ -154,10 +154,10 @@ def test_drf_without_resizing_gives_waiting_jobs_the_capacity_that_frees_up() ->
     c = cluster([{"gpu": 2, "cpu": 8}], reserve=False)
     jobs = tuple(ps_job(c, job_id=f"j{i}", chunks=2 + 2 * i) for i in range(3))
     inst = Instance(c, jobs)
-    doc = api.run(inst, "drf", {"resize": False}, seed=0)
+    doc = api.run(inst, "drf", {"fixed": True}, seed=0)
     start = {r["job_id"]: r["start"] for r in doc["jobs"]}
     done = {r["job_id"]: r["completion"] for r in doc["jobs"]}
     assert start["j0"] == start["j1"] == 0 and start["j2"] == done["j0"]
     assert {p["count"] for p in doc["placements"] if p["job_id"] == "j1" and p["role"] == "worker"} == {1}
-    resized = api.run(inst, "drf", {"resize": True}, seed=0)
+    resized = api.run(inst, "drf", {}, seed=0)
     assert max(p["count"] for p in resized["placements"] if p["job_id"] == "j2" and p["role"] == "worker") == 2

@@ -102,7 +102,7 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
 
 
 def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
-    return Drf(instance, _configs(instance, params, rng), resize=params["resize"])
+    return Drf(instance, _configs(instance, params, rng), resize=not params["fixed"])
 
 
 register(
@@ -171,7 +171,7 @@ register(
             "of any cluster resource; ties by arrival), up to D_j workers per job, with the "
             "ideal-case worker and PS types and `ps` PSs per PS job; a job keeps the servers it "
             "had where they still fit. A job left with no worker is suspended (a preemption). With "
-            "`resize` false, a running job keeps the workers it started with and only waiting jobs "
+            "`fixed`, a running job keeps the workers it started with and only waiting jobs "
             "are filled, from the free capacity. Under (2i) (see fifo) a worker beyond what the PSs' "
             "bandwidth carries brings more PSs onto the job's PS server, or is not added. "
             "Rigid jobs are not resized: waiting jobs start, non-preemptively, in order of their "
@@ -182,11 +182,11 @@ register(
         params=(
             *WORKER_PARAMS,
             Param(
-                "resize",
+                "fixed",
                 bool,
-                True,
-                "Re-divide running elastic jobs' workers at every event; false: a job keeps the workers "
-                "it started with and only waiting jobs are filled (Zhou et al.'s fixed y_jhm).",
+                False,
+                "A running job keeps the workers it started with; only waiting jobs are filled "
+                "(Zhou et al.'s y_jhm, fixed for a job's run). Default: re-divide at every event.",
             ),
         ),
     )
