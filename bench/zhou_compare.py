@@ -3,6 +3,7 @@ antman and tiresias on the zhou-ps and zhou-allreduce presets, over several seed
 
     PYTHONPATH=. .venv/bin/python bench/zhou_compare.py --seeds 0,1,2 --jobs 40 [--variants default,paper,literal]
     [--window 1]  (arrivals squeezed into [0, window): --window 1 puts every job at slot 0)
+    [--baselines fifo,drf,drf:fixed=true,antman,tiresias]  (name[:param=value;...])
 
 Prints one Markdown table per preset (mean over seeds of sum w_j c_j, in units of 10^6 slot x weight,
 and the ratio to zhou) and the per-seed figures; every result is validated (api.run).
@@ -39,13 +40,19 @@ def instance(preset: str, jobs: int, seed: int, window: int | None = None) -> In
     return Instance(cluster, tuple(sorted(moved, key=lambda j: (j.arrival, j.job_id))))
 
 
+def parse(spec: str) -> tuple[str, dict[str, str]]:
+    """ "drf:fixed=true;ps=2" -> ("drf", {"fixed": "true", "ps": "2"})."""
+    name, _, raw = spec.partition(":")
+    return name, dict(kv.split("=", 1) for kv in raw.split(";") if kv)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--presets", default="zhou-ps,zhou-allreduce")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--jobs", type=int, default=40)
     ap.add_argument("--variants", default="default,now")
-    ap.add_argument("--baselines", default="fifo,drf,antman,tiresias")
+    ap.add_argument("--baselines", default="fifo,drf,drf:fixed=true,antman,tiresias", help="name[:k=v;k=v],...")
     ap.add_argument("--window", type=int, default=None, help="arrivals over [0, window) instead of [0, 150)")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -56,7 +63,7 @@ def main() -> None:
         for seed in seeds:
             inst = instance(preset, args.jobs, seed, args.window)
             algos = [(f"zhou[{v}]", "zhou", VARIANTS[v]) for v in args.variants.split(",")]
-            algos += [(b, b, {}) for b in args.baselines.split(",")]
+            algos += [(b, *parse(b)) for b in args.baselines.split(",")]
             for label, name, params in algos:
                 t0 = time.perf_counter()
                 doc = api.run(inst, name, params, seed=seed)

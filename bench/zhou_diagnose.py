@@ -14,13 +14,8 @@ import argparse
 import collections
 import statistics
 
-from bench.zhou_compare import instance
+from bench.zhou_compare import instance, parse
 from scheduling import api
-
-
-def parse(spec: str) -> tuple[str, dict[str, str]]:
-    name, _, raw = spec.partition(":")
-    return name, dict(kv.split("=", 1) for kv in raw.split(";") if kv)
 
 
 def main() -> None:

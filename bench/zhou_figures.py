@@ -32,6 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from bench.zhou_compare import parse
 from scheduling import api, presets
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Cluster, Instance, frozen_amounts
@@ -60,8 +61,10 @@ def resized(cluster: Cluster, count: int) -> Cluster:
 
 
 def run(inst: Instance, algo: str, seed: int) -> tuple[float, float]:
+    """``algo``: a name, or "name:k=v;k=v" with parameters."""
     t0 = time.perf_counter()
-    doc = api.run(inst, algo, {}, seed=seed)
+    name, params = parse(algo)
+    doc = api.run(inst, name, params, seed=seed)
     return doc["metrics"]["total_weighted_completion"], time.perf_counter() - t0
 
 
@@ -135,7 +138,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--servers", default="75,150,300")
     ap.add_argument("--caps", default="1,2,5,10,20,50")
-    ap.add_argument("--algos", default="zhou,fifo,drf,antman,tiresias")
+    ap.add_argument("--algos", default="zhou,fifo,drf,drf:fixed=true,antman,tiresias", help="name[:k=v;k=v],...")
     args = ap.parse_args()
     {"servers": servers, "types": types, "workers": workers}[args.figure](args)
 
