@@ -43,16 +43,20 @@ PREDICTORS = ("perfect", "random-forest", "random-forest-mae", "mean", "median")
 
 @contextmanager
 def single_gpu_share(share: float | None) -> Iterator[None]:
-    """Generate presets with ``share`` of single-GPU groups (None: the preset's own 72%)."""
-    original = presets.ASRPT_GPU_SHARES
+    """Generate presets with ``share`` of single-GPU groups (None: the preset's own 72%).
+
+    The override goes to ``scheduling.presets.asrpt``, whose generator reads it there; rebinding the
+    package's re-exported ``presets.ASRPT_GPU_SHARES`` would not reach the generator.
+    """
+    original = presets.asrpt.ASRPT_GPU_SHARES
     if share is not None:
         multi = [(g, p) for g, p in original if g > 1]
         total = sum(p for _, p in multi)
-        presets.ASRPT_GPU_SHARES = ((1, share), *((g, (1 - share) * p / total) for g, p in multi))
+        presets.asrpt.ASRPT_GPU_SHARES = ((1, share), *((g, (1 - share) * p / total) for g, p in multi))
     try:
         yield
     finally:
-        presets.ASRPT_GPU_SHARES = original
+        presets.asrpt.ASRPT_GPU_SHARES = original
 
 
 def case(jobs: int, seed: int, size: float, share: float | None = None, nic_gbps: float | None = None) -> Any:

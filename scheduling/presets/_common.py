@@ -1,0 +1,58 @@
+"""Shared pieces of the preset generators: the files they return and explicit number formats.
+
+The formatting helpers keep the output byte-stable across platforms.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PresetFiles:
+    cluster: str  # cluster spec, JSON text
+    trace: str  # trace, CSV or JSON text
+    trace_name: str  # "trace.csv" or "trace.json"
+
+
+def _num(x: float) -> str:
+    """Integers without a point, other values as Python's shortest round-tripping repr."""
+    if float(x).is_integer():
+        return str(int(x))
+    return repr(float(x))
+
+
+def _csv(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return _num(float(value))
+    return str(value)
+
+
+def _json(doc: Any) -> str:
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def _job_id(i: int) -> str:
+    return f"j{i:04d}"
+
+
+def _scaled(count: int, size: float) -> int:
+    return max(1, round(count * size))
