@@ -6,8 +6,11 @@ import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from django.urls import reverse
 
+from tests.webhelpers import upload_data
 from webapp import services
+from webapp.models import Experiment
 from workers import tasks
 from workers.celery import app as celery_app
 from workers.tasks import simulate_run
@@ -78,6 +81,22 @@ def other_user(django_user_model):
 def auth_client(client, user):
     client.force_login(user)
     return client
+
+
+@pytest.fixture
+def done_experiment(client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks):
+    """An experiment of fifo, drf and srtf on the tiny inputs, every run done: posted through ``client``,
+    which the web test modules override with ``auth_client`` (requesting ``auth_client`` here instead
+    would make a test that uses this fixture but not ``client`` reach that override through
+    ``auth_client`` itself, a recursive dependency). For tests marked ``django_db`` that use
+    ``inline_tasks``."""
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("experiment-new"), upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf", "srtf"])
+        )
+    exp = Experiment.objects.get()
+    assert {r.status for r in exp.runs.all()} == {"done"}
+    return exp
 
 
 @pytest.fixture
