@@ -6,21 +6,32 @@ the numpy path and (where affordable) the transcription side by side, and peak R
     PYTHONPATH=. .venv/bin/python bench/zhou_scale.py --jobs 8 --servers 12 --T 60 --transcription
     PYTHONPATH=. .venv/bin/python bench/zhou_scale.py --jobs 100 --against f3122a6
 
-``--against COMMIT`` also runs the numpy path of ``fast.py`` as it was at COMMIT (loaded as a
-module beside the current one) on the same instance and compares SHA-256 digests of the whole
-result documents (placements, price log, ``zhou`` report, metrics; not ``params``).
+``--against COMMIT`` also runs the numpy path as it was at COMMIT on the same instance and compares
+SHA-256 digests of the whole result documents (placements, price log, ``zhou`` report, metrics; not
+``params``). The commit's ``scheduling/algorithms/zhou/`` is extracted with ``git archive`` into a
+temporary folder and its ``fast`` loaded from there beside the current one, under the name
+``zhou_fast_<COMMIT>``: the single module ``fast.py`` of older commits, or the package ``fast/``
+(whose modules import each other relatively, so they come from the same folder). Either way its
+other imports (``mincost``, ``duals``, ``spec``) are the current ones, and it is swapped into
+``online.fast`` for its run.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import hashlib
 import importlib.util
+import io
 import json
+import pathlib
+import re
 import resource
+import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from types import ModuleType
@@ -68,13 +79,22 @@ online.Zhou.a_maxweight = _timed  # type: ignore[method-assign,assignment]
 
 
 def old_fast(commit: str) -> ModuleType:
-    """``scheduling/algorithms/zhou/fast.py`` as it was at ``commit``, as a separate module."""
-    src = subprocess.run(
-        ["git", "show", f"{commit}:scheduling/algorithms/zhou/fast.py"], check=True, capture_output=True, text=True
+    """The numpy path (``scheduling/algorithms/zhou/fast.py`` or ``fast/``) as it was at ``commit``,
+    as a separate module or package (see the module docstring)."""
+    tar = subprocess.run(
+        ["git", "archive", "--format=tar", commit, "scheduling/algorithms/zhou/"], check=True, capture_output=True
     ).stdout
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(f"zhou_fast_{commit}", f.name)
+    root = tempfile.mkdtemp(prefix="zhou_fast_")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        archive.extractall(root, filter="data")
+    zhou = pathlib.Path(root, "scheduling", "algorithms", "zhou")
+    name = "zhou_fast_" + re.sub(r"\W", "_", commit)
+    package = zhou / "fast" / "__init__.py"
+    if package.is_file():  # after the split: its modules load as name.tables, name.workers, ...
+        spec = importlib.util.spec_from_file_location(name, package, submodule_search_locations=[str(package.parent)])
+    else:
+        spec = importlib.util.spec_from_file_location(name, zhou / "fast.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
@@ -97,7 +117,7 @@ def main() -> None:
     ap.add_argument("--arch", default="ps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--transcription", action="store_true", help="also run fast=false and compare")
-    ap.add_argument("--against", default="", help="also run fast.py of this git commit and compare")
+    ap.add_argument("--against", default="", help="also run the numpy path of this git commit and compare")
     args = ap.parse_args()
     current = online.fast
     reference = old_fast(args.against) if args.against else None
