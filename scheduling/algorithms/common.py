@@ -98,18 +98,20 @@ def _ideal_reserved(cluster: Cluster, job: Job, workers: int, candidates: list[C
     return best[1]
 
 
-_EMPTY_MOST: dict[int, tuple[Cluster, dict[tuple[str, str | None, int], int]]] = {}
+_EMPTY_MOST: dict[int, tuple[Cluster, dict[tuple[object, ...], int]]] = {}
 
 
 def _most_on_empty(cluster: Cluster, job: Job, cfg: Config, limit: int = 1024) -> int:
     """The most workers of ``cfg``'s shape that ``place`` puts on an empty cluster (at most
-    ``limit``); typed demands and bandwidths are the same for every job, so it is cached per shape."""
+    ``limit``); typed demands and bandwidths are the same for every job, so it is cached per shape
+    (a job's own worker demand, if it has one, is part of the shape)."""
     entry = _EMPTY_MOST.get(id(cluster))
     if entry is None or entry[0] is not cluster:
         if len(_EMPTY_MOST) > 64:
             _EMPTY_MOST.clear()
         entry = _EMPTY_MOST[id(cluster)] = (cluster, {})
-    key = (cfg.worker_type, cfg.ps_type, cfg.ps)
+    own = tuple(sorted(job.worker_demand.items())) if job.worker_demand is not None else None
+    key = (cfg.worker_type, cfg.ps_type, cfg.ps, own)
     if key not in entry[1]:
 
         def fits(n: int) -> bool:
