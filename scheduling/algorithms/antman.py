@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, _configs
-from scheduling.algorithms.common import keep, place
+from scheduling.algorithms.common import FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance
@@ -30,6 +30,7 @@ class AntMan:
         self.quota = quota * self.cluster.total_capacity("gpu")  # guaranteed GPUs
         self.max_wait = max_wait
         self.opportunistic_runs = 0  # decisions that started or kept a job as opportunistic
+        self.shapes: dict[str, tuple[object, ...]] = {}
 
     def gpus(self, jv: JobView) -> float:
         cfg = self.configs[jv.job.job_id]
@@ -51,12 +52,13 @@ class AntMan:
             else:
                 opportunistic.append(jv)
         chosen: list[Allocation] = []
+        memo = FitMemo(ledger, self.shapes)  # the ledger only fills below: a shape that failed stays failed
         for jv in guaranteed + opportunistic:  # guaranteed first: they displace opportunistic jobs
             job_id = jv.job.job_id
             if jv.running and keep(ledger, jv.job, current[job_id]):
                 chosen.extend(current[job_id])
                 continue
-            placed = place(ledger, jv.job, self.configs[job_id])
+            placed = memo.place(jv.job, self.configs[job_id])
             if placed is not None:
                 chosen.extend(placed)
         self.opportunistic_runs += sum(1 for jv in opportunistic if any(a.job_id == jv.job.job_id for a in chosen))

@@ -12,7 +12,7 @@ from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
 
-from scheduling.algorithms.common import Config, FitMemo, keep, place
+from scheduling.algorithms.common import Config, FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
@@ -97,11 +97,13 @@ class Drf:
         by_id = {jv.job.job_id: jv.job for jv in jobs}
         heap = [(0.0, jv.job.arrival, jv.job.job_id) for jv in jobs]
         heapq.heapify(heap)
+        memo = FitMemo(ledger, self.shapes)  # first workers that did not fit, per shape, this decision
+        full: set[tuple[tuple[str, float], ...]] = set()  # worker demands no server fits any more
         while heap:
             _, arrival, job_id = heapq.heappop(heap)
             job = by_id[job_id]
             allocs = held[job_id]
-            step = self._grow(ledger, job, self.configs[job_id], allocs, current.get(job_id, []))
+            step = self._grow(ledger, memo, full, job, self.configs[job_id], allocs, current.get(job_id, []))
             if step is None:
                 continue  # cannot grow any further
             allocs.extend(step)
@@ -117,26 +119,40 @@ class Drf:
         return out
 
     def _grow(
-        self, ledger: Ledger, job: Job, cfg: Config, allocs: list[Allocation], before: list[Allocation]
+        self,
+        ledger: Ledger,
+        memo: FitMemo,
+        full: set[tuple[tuple[str, float], ...]],
+        job: Job,
+        cfg: Config,
+        allocs: list[Allocation],
+        before: list[Allocation],
     ) -> list[Allocation] | None:
         """Book one more worker (plus the PSs, for the first one); None if nothing fits."""
         if not allocs:
-            first = place(ledger, job, Config(cfg.worker_type, 1, cfg.ps_type, cfg.ps))
+            first = memo.place(job, Config(cfg.worker_type, 1, cfg.ps_type, cfg.ps))
             return list(first) if first is not None else None
         demand = demand_of(self.cluster, job, "worker", cfg.worker_type) or {}
+        key = tuple(sorted(demand.items()))
+        if key in full:  # the ledger only fills during a decision: still no room
+            return None
         # Prefer servers the job already uses (now or before this event), then cluster order.
         preferred = [a.server for a in allocs] + [a.server for a in before if a.role == "worker"]
         order = list(dict.fromkeys(preferred)) + [s.id for s in self.cluster.servers]
         reserve = reserves_ps_bandwidth(self.cluster, job)
+        room = False
         for server in dict.fromkeys(order):
             if not ledger.fits(server, "worker", demand, 1):
                 continue
+            room = True
             worker = Allocation(job.job_id, server, "worker", cfg.worker_type, 1)
             extra = self._more_ps(ledger, job, allocs, worker) if reserve else []
             if extra is None:
                 continue
             ledger.take(server, "worker", demand, 1)
             return [worker, *extra]
+        if not room:
+            full.add(key)
         return None
 
     def _more_ps(
