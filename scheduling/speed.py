@@ -65,10 +65,15 @@ PS_RESERVATION = "ps_bandwidth_reservation"
 """Cluster ``network`` key: when non-zero, Zhou et al.'s (2i) binds every PS job on typed PSs."""
 
 
+def on_typed_ps(cluster: Cluster, job: Job) -> bool:
+    """A PS job whose PSs are the cluster's PS types (not a per-job PS demand)."""
+    return needs_ps(cluster, job) and job.ps_demand is None
+
+
 def reserves_ps_bandwidth(cluster: Cluster, job: Job) -> bool:
     """Whether Zhou et al.'s constraint (2i) binds ``job``: the cluster declares it (``network``
     key ``ps_bandwidth_reservation``) and the job is a PS job on the cluster's typed PSs."""
-    return bool(cluster.network.get(PS_RESERVATION, 0.0)) and needs_ps(cluster, job) and job.ps_demand is None
+    return bool(cluster.network.get(PS_RESERVATION, 0.0)) and on_typed_ps(cluster, job)
 
 
 def ps_bandwidth_of(cluster: Cluster, type_id: str) -> float:

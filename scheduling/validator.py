@@ -20,6 +20,7 @@ from scheduling.speed import (
     demand_of,
     is_edge_cloud,
     needs_ps,
+    on_typed_ps,
     rate,
     reservation_shortfall,
     reserves_ps_bandwidth,
@@ -237,7 +238,7 @@ def ps_reservations(instance: Instance, doc: Mapping[str, Any], always: bool = F
     bound = {
         job_id
         for job_id, job in jobs.items()
-        if reserves_ps_bandwidth(cluster, job) or (always and needs_ps(cluster, job) and job.ps_demand is None)
+        if reserves_ps_bandwidth(cluster, job) or (always and on_typed_ps(cluster, job))
     }
     segments: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for p in doc["placements"]:

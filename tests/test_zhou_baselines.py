@@ -4,6 +4,7 @@ DRF with fixed per-job sizes (the model's y_jhm hold for a job's whole run)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections import defaultdict
 from typing import Any
 
@@ -83,7 +84,7 @@ def zhou_ps(jobs: int, seed: int, window: int | None = None) -> Instance:
     inst = Instance(c, parse_trace(files.trace, c, files.trace_name))
     if window is None:
         return inst
-    moved = [j.__class__(**{**j.__dict__, "arrival": j.arrival * window // presets.ZHOU_T}) for j in inst.jobs]
+    moved = [dataclasses.replace(j, arrival=j.arrival * window // presets.ZHOU_T) for j in inst.jobs]
     return Instance(c, tuple(sorted(moved, key=lambda j: (j.arrival, j.job_id))))
 
 
@@ -105,7 +106,7 @@ def test_the_validator_catches_a_schedule_that_breaks_2i() -> None:
     inst = zhou_ps(12, 3, window=10)
     doc = api.run(inst, "fifo", seed=3)
     network = {k: v for k, v in inst.cluster.network.items() if k != PS_RESERVATION}
-    free = Instance(inst.cluster.__class__(**{**inst.cluster.__dict__, "network": network}), inst.jobs)
+    free = Instance(dataclasses.replace(inst.cluster, network=network), inst.jobs)
     loose = api.run(free, "fifo", seed=3)
     assert ps_reservations(inst, doc) == []
     problems = validate(inst, loose)

@@ -120,7 +120,7 @@ def _most_on_empty(cluster: Cluster, job: Job, cfg: Config, limit: int = 1024) -
         lo, hi = 0, limit  # fits(lo) (vacuously for 0); the placeable counts are downward closed
         if fits(hi):
             lo = hi
-        while hi - lo > 1 and lo < limit:
+        while hi - lo > 1:
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         entry[1][key] = lo
@@ -205,17 +205,11 @@ def _spread_reserved(
             if g:
                 ledger.take(h, "worker", w_demand, g)
                 booked.append(Allocation(job.job_id, h, "worker", cfg.worker_type, g))
-            left = remote
-            for other in cluster.servers:
-                if left == 0:
-                    break
-                k = min(left, ledger.max_count(other.id, "worker", w_demand)) if other.id != h else 0
-                if k > 0:
-                    ledger.take(other.id, "worker", w_demand, k)
-                    booked.append(Allocation(job.job_id, other.id, "worker", cfg.worker_type, k))
-                    left -= k
-            assert left == 0
-            return tuple(booked)
+            # The rest first-fit; h has no room left for one more (g was the most that fit beside
+            # the PSs), and the other servers hold at least ``remote`` (checked above).
+            rest = _spread(ledger, job.job_id, [("worker", cfg.worker_type, w_demand, remote)]) if remote else ()
+            assert rest is not None
+            return (*booked, *rest)
     return None
 
 

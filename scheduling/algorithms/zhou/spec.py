@@ -17,7 +17,7 @@ import numpy as np
 
 from scheduling.algorithms.common import OWN_DEMAND_TYPE, worker_types_for
 from scheduling.model import Cluster, Job, gbps_to_mb_per_slot
-from scheduling.speed import Allocation, demand_of, needs_ps, rate
+from scheduling.speed import Allocation, demand_of, needs_ps, ps_bandwidth_of, rate
 
 EPS = 1e-9  # as the engine's: a duration of x slots is ceil(x - EPS)
 
@@ -140,5 +140,4 @@ def _worker_bw(cluster: Cluster, job: Job, type_id: str) -> float:
 def _ps_bw(cluster: Cluster, job: Job, type_id: str) -> float:
     if job.ps_demand is not None:
         return gbps_to_mb_per_slot(float(job.ps_demand.get("bw", 0.0)), cluster.slot_seconds)
-    pt = cluster.ps_type(type_id)
-    return pt.bandwidth if pt is not None else 0.0
+    return ps_bandwidth_of(cluster, type_id)
