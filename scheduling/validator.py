@@ -31,7 +31,7 @@ WORK_TOLERANCE = 1e-6
 PS_RULES = ("oasis", "dorm", "offline-opt")
 """Algorithms whose results must also meet OASiS's (6) and (7) in every slot (seeds/001)."""
 
-RESERVATION_RULES = ("zhou", "jain-greedy")
+RESERVATION_RULES = ("zhou", "zhou-maxweight", "jain-greedy")
 """Algorithms whose PS jobs on typed PSs must meet Zhou et al.'s (2i) on any cluster (their own
 (13d)); on a cluster that declares ``network.ps_bandwidth_reservation`` every algorithm must."""
 

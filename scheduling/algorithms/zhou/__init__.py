@@ -1,7 +1,8 @@
 """Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed ML Jobs" (TCC'23, seeds/002).
 
 ``online`` holds A_online / A_dual / A_maxweight, ``mincost`` the transcription of the per-job
-subroutines (Algs. 4-7), ``fast`` their numpy version; this module registers ``zhou``.
+subroutines (Algs. 4-7), ``fast`` their numpy version, ``batch`` the offline batch problem (7) of
+Fig. 8; this module registers ``zhou``, ``zhou-maxweight`` and ``jain-greedy``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduling.algorithms.zhou.batch import Batch
 from scheduling.algorithms.zhou.online import Params, Zhou
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
@@ -34,21 +36,67 @@ def _missing(instance: Instance) -> str | None:
 ZHOU_MODEL = Feature("zhou-model", "elastic PS/all-reduce jobs on typed workers and PSs", _missing)
 
 
-def make_zhou(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Zhou:
-    return Zhou(
-        instance,
-        Params(
-            F=params["F"],
-            lam=params["lam"],
-            T=params["T"],
-            alpha=params["alpha"],
-            order=params["order"],
-            start=params["start"],
-            ra_order=params["ra_order"],
-            fast=params["fast"],
-            tie=params["tie"],
-        ),
+def _params(params: Mapping[str, Any]) -> Params:
+    """The registry's parameters as ``Params``; the batch algorithms lack some (the defaults)."""
+    return Params(
+        F=params.get("F", 1.0),
+        lam=params.get("lam", 0.0),
+        T=params.get("T", 300),
+        alpha=params.get("alpha", 0),
+        order=params.get("order", "arrival"),
+        start=params.get("start", "early"),
+        ra_order=params.get("ra_order", "ascending"),
+        fast=params["fast"],
+        tie=params.get("tie", "completion"),
     )
+
+
+def make_zhou(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Zhou:
+    return Zhou(instance, _params(params))
+
+
+def make_maxweight(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Batch:
+    return Batch(instance, _params(params), params["tau"], greedy=False)
+
+
+def make_jain(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Batch:
+    return Batch(instance, _params(params), params["tau"], greedy=True)
+
+
+P_F = Param("F", float, 1.0, "Upper bound of a job's weight over its resource consumption (lambda of (11)).", min=1e-9)
+P_LAM = Param("lam", float, 0.0, "lambda of eq. (11); 0 = 2 T H R F + 1.", min=0.0)
+P_T = Param("T", int, 300, "T in lambda = 2 T H R F + 1 (the paper's timespan; Fig. 2 uses 300).", min=1)
+P_ORDER = Param(
+    "order",
+    str,
+    "arrival",
+    "Order of the jobs in A_maxweight's loop: arrival, weight (largest first) or density (w_j/work).",
+    choices=("arrival", "weight", "density"),
+)
+P_RA_ORDER = Param(
+    "ra_order",
+    str,
+    "ascending",
+    "All-reduce worker counts Phi' in Algs. 6/7: ascending (as printed) or descending.",
+    choices=("ascending", "descending"),
+)
+P_TIE = Param(
+    "tie",
+    str,
+    "completion",
+    "Among equal-cost schedules: completion (earliest completion, then loop order) or loop "
+    "(the first in the pseudo-code's loop order, as printed).",
+    choices=("completion", "loop"),
+)
+P_FAST = Param("fast", bool, True, "Numpy subroutines (same schedules as the transcription).")
+P_TAU = Param(
+    "tau",
+    int,
+    300,
+    "Deadline of a batch: jobs arriving at slot t must complete by t + tau or are rejected (problem (7)).",
+    min=2,
+    max=100000,
+)
 
 
 register(
@@ -82,23 +130,11 @@ register(
         reference="Zhou et al. (TCC'23, seeds/002) Secs. 4-6, Algs. 1-7, eqs. (1), (11), (13), (14)",
         factory=make_zhou,
         params=(
-            Param(
-                "F",
-                float,
-                1.0,
-                "Upper bound of a job's weight over its resource consumption (lambda of (11)).",
-                min=1e-9,
-            ),
-            Param("lam", float, 0.0, "lambda of eq. (11); 0 = 2 T H R F + 1.", min=0.0),
-            Param("T", int, 300, "T in lambda = 2 T H R F + 1 (the paper's timespan; Fig. 2 uses 300).", min=1),
+            P_F,
+            P_LAM,
+            P_T,
             Param("alpha", int, 0, "Sub-rounds of A_dual per round; 0 = the bound of Sec. 5.3.", min=0, max=100000),
-            Param(
-                "order",
-                str,
-                "arrival",
-                "Order of the jobs in A_maxweight's loop: arrival, weight (largest first) or density (w_j/work).",
-                choices=("arrival", "weight", "density"),
-            ),
+            P_ORDER,
             Param(
                 "start",
                 str,
@@ -107,23 +143,50 @@ register(
                 "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
                 choices=("paper", "early", "now"),
             ),
-            Param(
-                "ra_order",
-                str,
-                "ascending",
-                "All-reduce worker counts Phi' in Algs. 6/7: ascending (as printed) or descending.",
-                choices=("ascending", "descending"),
-            ),
-            Param(
-                "tie",
-                str,
-                "completion",
-                "Among equal-cost schedules: completion (earliest completion, then loop order) or loop "
-                "(the first in the pseudo-code's loop order, as printed).",
-                choices=("completion", "loop"),
-            ),
-            Param("fast", bool, True, "Numpy subroutines (same schedules as the transcription)."),
+            P_RA_ORDER,
+            P_TIE,
+            P_FAST,
         ),
+        needs=(ZHOU_MODEL,),
+    )
+)
+
+register(
+    AlgorithmSpec(
+        name="zhou-maxweight",
+        kind="paper",
+        summary="A_maxweight (Alg. 3) alone on the offline batch problem (7): Fig. 8's algorithm.",
+        semantics=(
+            "Every slot where jobs arrive makes one batch with deadline `tau` slots later. A_maxweight takes "
+            "the batch in `order` and gives each job the cheapest schedule completing by the deadline under "
+            "the prices of eq. (11) (lambda = 2 T H R F + 1 unless `lam` is set; prices start from the load "
+            "earlier batches committed), with the same subroutines and tie rule as `zhou`; a job is admitted "
+            "iff u_j = w_j - cost > 0 (or its schedule costs nothing) and otherwise rejected, once. With "
+            "every job at slot 0 the weight of completed jobs is Fig. 8's total scheduled weight. The result "
+            "carries the delta prices (prices) and per-batch figures (batch)."
+        ),
+        reference="Zhou et al. (TCC'23, seeds/002) Sec. 5.1 problem (7), Alg. 3, Sec. 7.2 Figs. 8, 11, 12",
+        factory=make_maxweight,
+        params=(P_TAU, P_F, P_LAM, P_T, P_ORDER, P_RA_ORDER, P_TIE, P_FAST),
+        needs=(ZHOU_MODEL,),
+    )
+)
+
+register(
+    AlgorithmSpec(
+        name="jain-greedy",
+        kind="baseline",
+        summary="Jain et al.'s greedy for jobs with deadlines (value density first): Fig. 8's comparison.",
+        semantics=(
+            "Every slot where jobs arrive makes one batch with deadline `tau` slots later. Jobs are taken by "
+            "value density, w_j over the job's GPU-slots at one worker's rate in its fastest configuration, "
+            "largest first; each gets the earliest-completing schedule that completes by the deadline on "
+            "the capacity left (the subroutines of `zhou` at zero prices: Alg. 5 then Alg. 4, or Algs. 6/7) "
+            "and keeps it. A job that fits is never turned away; one that does not is rejected, once."
+        ),
+        reference="Jain et al. (ACM TOPC 2015) as used by Zhou et al. (TCC'23, seeds/002) Sec. 7.2, Fig. 8",
+        factory=make_jain,
+        params=(P_TAU, P_FAST),
         needs=(ZHOU_MODEL,),
     )
 )

@@ -91,6 +91,11 @@ class Zhou:
         reject: list[str] = []
         if self.waiting and _is_round(t):
             reject = self.a_online_round(t)
+        return self._decision(view, reject, _next_round(t) if self.waiting else None)
+
+    def _decision(self, view: View, reject: list[str], next_round: int | None) -> Decision:
+        """Run every committed schedule in its window; wake at the next start, end or ``next_round``."""
+        t = view.t
         active = {jv.job.job_id for jv in view.jobs}
         allocations: list[Allocation] = []
         for job_id, s in self.scheduled.items():
@@ -99,8 +104,8 @@ class Zhou:
         allocations += self._overruns(view, t)
         wake = [s.start for s in self.scheduled.values() if s.start > t]
         wake += [s.end for s in self.scheduled.values() if s.end > t and s.job.job_id in active]
-        if self.waiting:
-            wake.append(_next_round(t))
+        if next_round is not None:
+            wake.append(next_round)
         return Decision(allocations=tuple(allocations), reject=tuple(reject), wake_at=min(wake, default=None))
 
     def _overruns(self, view: View, t: int) -> list[Allocation]:

@@ -1,0 +1,93 @@
+"""Fig. 8's two algorithms on the offline batch problem (7): `zhou-maxweight` (A_maxweight, Alg. 3,
+alone) and `jain-greedy` (Jain et al.'s greedy), as engine algorithms whose results the validator
+checks (scheduling/algorithms/zhou/batch.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scheduling import api, presets
+from scheduling.algorithms.zhou.duals import Duals
+from scheduling.algorithms.zhou.online import Params, Zhou
+from scheduling.loaders import parse_cluster, parse_trace
+from scheduling.model import Instance
+from tests.test_zhou_baselines import cluster, ps_job
+
+
+def timeline(doc: dict[str, Any]) -> dict[str, tuple[int | None, int | None]]:
+    return {j["job_id"]: (j["start"], j["completion"]) for j in doc["jobs"]}
+
+
+def two_jobs(weights: tuple[float, float]) -> Instance:
+    """One 4-GPU server; each job takes at most 2 one-GPU workers and then 4 slots."""
+    c = cluster([{"gpu": 4, "cpu": 8}])
+    a, b = (ps_job(c, job_id=name, weight=w, chunks=2, epochs=4) for name, w in zip("ab", weights, strict=True))
+    return Instance(c, (a, b))
+
+
+def test_the_greedy_takes_the_denser_job_first_and_rejects_what_misses_the_deadline() -> None:
+    # Two 4-slot jobs that cannot run side by side on 2 GPUs: with tau = 8 the second would end at
+    # slot 8, past the last usable slot (tau - 1, docs/algorithms-zhou.md item 1), so it is rejected.
+    c = cluster([{"gpu": 2, "cpu": 8}])
+    inst = Instance(c, (ps_job(c, job_id="a", weight=1), ps_job(c, job_id="b", weight=5)))
+    doc = api.run(inst, "jain-greedy", {"tau": 8})
+    assert timeline(doc) == {"a": (None, None), "b": (0, 4)}  # b is denser (same size, 5x the weight)
+    assert doc["batch"]["rejected"] == ["a"] and doc["batch"]["batches"] == [{"t": 0, "jobs": 2, "scheduled": 1}]
+    # A_maxweight takes the batch in arrival order: a first, at zero prices.
+    assert timeline(api.run(inst, "zhou-maxweight", {"tau": 8})) == {"a": (0, 4), "b": (None, None)}
+    # With one slot more both fit, one after the other.
+    assert timeline(api.run(inst, "jain-greedy", {"tau": 9})) == {"a": (4, 8), "b": (0, 4)}
+
+
+def test_maxweight_turns_away_a_job_whose_priced_cost_exceeds_its_weight_the_greedy_does_not() -> None:
+    # tau = 6: b must share slots with a (half the GPUs taken, delta = lambda^0.5 - 1 per GPU-slot),
+    # so u_b = 1 - cost < 0 (Alg. 3 line 9); the greedy places it beside a.
+    inst = two_jobs((5.0, 1.0))
+    doc = api.run(inst, "zhou-maxweight", {"tau": 6})
+    assert timeline(doc) == {"a": (0, 4), "b": (None, None)}
+    assert doc["batch"]["lambda"] == pytest.approx(2 * 300 * 1 * 2 * 1 + 1)  # 2 T H R F + 1, R = gpu, cpu
+    assert [d["job"] for d in doc["prices"]["decisions"]] == ["a", "b"]
+    assert timeline(api.run(inst, "jain-greedy", {"tau": 6})) == {"a": (0, 4), "b": (0, 4)}
+    # With room after a, b's schedule costs nothing and is taken.
+    assert timeline(api.run(inst, "zhou-maxweight", {"tau": 12})) == {"a": (0, 4), "b": (4, 8)}
+    # A weight above the price admits it, in the cheapest window: overlapping a for 3 slots, not 4
+    # (the greedy's earliest-completing window is (0, 4)).
+    assert timeline(api.run(two_jobs((5.0, 1e4)), "zhou-maxweight", {"tau": 6})) == {"a": (0, 4), "b": (1, 5)}
+
+
+def preset_batch(jobs: int, seed: int) -> Instance:
+    files = presets.build("zhou-ps", jobs=jobs, seed=seed, size=0.1)
+    c = parse_cluster(files.cluster)
+    trace = parse_trace(files.trace, c, files.trace_name)
+    return Instance(c, tuple(dataclasses.replace(j, arrival=0) for j in trace))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_maxweight_completes_exactly_the_jobs_alg3_admits_in_one_call(seed: int) -> None:
+    inst, tau = preset_batch(12, seed), 40
+    doc = api.run(inst, "zhou-maxweight", {"tau": tau})  # validated, (2i) included
+    zhou = Zhou(
+        inst, Params(F=1.0, lam=0.0, T=300, alpha=0, order="arrival", start="early", ra_order="ascending", fast=True)
+    )
+    shape = (len(zhou.resources), len(zhou.server_ids), tau)
+    duals = Duals(zhou.capacity, zhou.worker_ok, zhou.ps_ok, zhou.lam, np.zeros(shape), zhou.p.tie)
+    chosen = zhou.a_maxweight(list(inst.jobs), duals, tau, lambda *_: None)
+    done = {j["job_id"] for j in doc["jobs"] if j["completion"] is not None}
+    assert done == set(chosen) and 0 < len(done) < len(inst.jobs)
+    assert all(j["completion"] <= tau for j in doc["jobs"] if j["completion"] is not None)
+    assert {j: doc["batch"]["jobs"][j]["start"] for j in done} == {j: p.start for j, p in chosen.items()}
+
+
+def test_later_batches_use_only_what_earlier_batches_left() -> None:
+    # Jobs arriving at 0 and at 2 on the same 2-GPU server: the second batch may not overbook the
+    # first's window (the validator would reject the run) and starts after it.
+    c = cluster([{"gpu": 2, "cpu": 8}])
+    inst = Instance(c, (ps_job(c, job_id="a"), ps_job(c, job_id="b", arrival=2)))
+    for algo in ("jain-greedy", "zhou-maxweight"):
+        doc = api.run(inst, algo, {"tau": 20})
+        assert timeline(doc) == {"a": (0, 4), "b": (4, 8)}, algo
+        assert [b["t"] for b in doc["batch"]["batches"]] == [0, 2]
