@@ -1,13 +1,17 @@
 """The new-experiment form: inputs (upload or preset), algorithms with their parameters, a seed.
 
 Parameter fields are generated from each algorithm's registry declaration, and the registry's own
-parser validates them. Inputs are parsed completely by ``scheduling.loaders`` in ``clean``: an
-error becomes a form error naming file, line, job and field, and nothing is stored.
+parser validates them; "Also run" lines (``algorithm key=value ...``) add runs of an algorithm with
+other parameters, parsed by the same registry entry. Inputs are parsed completely by
+``scheduling.loaders`` in ``clean``: an error becomes a form error naming file, line, job and
+field, and nothing is stored.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -25,6 +29,10 @@ MAX_PRESET_JOBS = 100_000
 MAX_SWEEP_VALUES = 50
 MAX_RUNS = 120  # runs one experiment may queue (algorithms x sweep values)
 MAX_TRACE_ROWS = 200_000  # jobs a trace sent through the web may hold (the CLI has no such cap)
+MAX_EXTRA_RUNS_CHARS = 10_000  # the "Also run" lines
+NO_ALGORITHM = "Pick at least one algorithm."
+
+Chosen = list[tuple[str, dict[str, Any]]]  # (algorithm, parsed parameters), in order
 
 
 def too_many_rows(text: str, name: str) -> str | None:
@@ -82,8 +90,15 @@ class ExperimentForm(forms.Form):
     jobs = forms.IntegerField(required=False, max_value=MAX_PRESET_JOBS, help_text="Blank: the preset's default")
     preset_seed = forms.IntegerField(required=False, min_value=0, initial=0, label="Trace seed")
     size = forms.FloatField(required=False, initial=1.0, help_text="Share of the preset's cluster, in (0, 1]")
-    algorithms = forms.MultipleChoiceField(
-        widget=forms.CheckboxSelectMultiple, error_messages={"required": "Pick at least one algorithm."}
+    # Not required by itself: lines of ``extra_runs`` may be the only runs (``clean`` checks for one).
+    algorithms = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
+    extra_runs = forms.CharField(
+        required=False,
+        max_length=MAX_EXTRA_RUNS_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "placeholder": "drf fixed=true"}),
+        label="Also run (one per line)",
+        help_text="algorithm key=value key=value ... (e.g. drf fixed=true): one more run per line, the "
+        "parameters not named at their defaults; the same algorithm may run several times",
     )
     mode = forms.ChoiceField(
         choices=[(Experiment.Kind.COMPARISON, "Compare the algorithms"), (Experiment.Kind.SWEEP, "Sweep a parameter")],
@@ -121,7 +136,7 @@ class ExperimentForm(forms.Form):
                 self.fields[key] = param_field(param)
                 self.param_fields[name].append(key)
         self.inputs: Inputs | None = None
-        self.chosen: list[tuple[str, dict[str, Any]]] = []
+        self.chosen: Chosen = []
         self.sweep: dict[str, Any] = {}
 
     def algorithm_groups(self) -> list[dict[str, Any]]:
@@ -145,18 +160,31 @@ class ExperimentForm(forms.Form):
             loaded = self._library_inputs(data)
         else:
             loaded = self._uploaded_inputs()
-        self.chosen = self._chosen_algorithms(data)
-        if data.get("mode") == Experiment.Kind.SWEEP and self.chosen:
-            self.chosen = self._swept(data, self.chosen)
-        if len(self.chosen) > MAX_RUNS:
-            self.add_error(None, f"{len(self.chosen)} runs: an experiment may have at most {MAX_RUNS}")
+        self.chosen = self._runs(data)
         if loaded is not None:
             self.inputs, instance = loaded
-            for name, _ in self.chosen:
-                why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
-                if why:
-                    self.add_error("algorithms", why)
+            self._check_supported(instance, set(data.get("algorithms") or ()))
         return data
+
+    def _runs(self, data: dict[str, Any]) -> Chosen:
+        """The ticked algorithms, then the "Also run" lines; in a sweep each once per value."""
+        nothing = not data.get("algorithms") and not (data.get("extra_runs") or "").strip()
+        if nothing and not self.has_error("algorithms"):
+            self.add_error("algorithms", NO_ALGORITHM)
+        checked = self._chosen_algorithms(data)
+        runs = checked + self._extra_runs(data, checked)
+        if data.get("mode") == Experiment.Kind.SWEEP and runs:
+            runs = self._swept(data, runs)
+        if len(runs) > MAX_RUNS:
+            self.add_error(None, f"{len(runs)} runs: an experiment may have at most {MAX_RUNS}")
+        return runs
+
+    def _check_supported(self, instance: Instance, ticked: set[str]) -> None:
+        """A form error per chosen algorithm that cannot run ``instance`` (on the field that chose it)."""
+        for name in dict.fromkeys(name for name, _ in self.chosen):
+            why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
+            if why:
+                self.add_error("algorithms" if name in ticked else "extra_runs", why)
 
     def submission(self) -> Submission:
         assert self.inputs is not None, "call is_valid() first"
@@ -169,9 +197,7 @@ class ExperimentForm(forms.Form):
             sweep=self.sweep,
         )
 
-    def _swept(
-        self, data: dict[str, Any], chosen: list[tuple[str, dict[str, Any]]]
-    ) -> list[tuple[str, dict[str, Any]]]:
+    def _swept(self, data: dict[str, Any], chosen: Chosen) -> Chosen:
         """Each chosen algorithm once per value of the swept parameter (parsed by its registry entry)."""
         name = data.get("sweep_param") or ""
         if not name:
@@ -289,8 +315,8 @@ class ExperimentForm(forms.Form):
         )
         return inputs, Instance(cluster, jobs)
 
-    def _chosen_algorithms(self, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-        chosen = []
+    def _chosen_algorithms(self, data: dict[str, Any]) -> Chosen:
+        chosen: Chosen = []
         for name in data.get("algorithms", []):
             raw: dict[str, Any] = {}
             for key in self.param_fields[name]:
@@ -300,9 +326,65 @@ class ExperimentForm(forms.Form):
             try:
                 chosen.append((name, self.specs[name].parse_params(raw)))
             except InputError as exc:
-                key = f"{name}{SEP}{(exc.field or '').removeprefix('param ')}"
+                key = f"{name}{SEP}{param_name(exc)}"
                 self.add_error(key if key in self.fields else "algorithms", f"{name}: {exc.problem}")
         return chosen
+
+    def _extra_runs(self, data: dict[str, Any], checked: Chosen) -> Chosen:
+        """One run per non-empty "Also run" line, parsed by its algorithm's registry entry. A line
+        naming a run already chosen (in a sweep: the same but for the swept parameter) is an error."""
+        swept = data.get("sweep_param") if data.get("mode") == Experiment.Kind.SWEEP else None
+        seen = {run_identity(name, params, swept) for name, params in checked}
+        lines = [(n, line) for n, line in enumerate((data.get("extra_runs") or "").splitlines(), 1) if line.strip()]
+        if len(lines) > MAX_RUNS:
+            self.add_error("extra_runs", f"{len(lines)} lines: an experiment may have at most {MAX_RUNS} runs")
+            return []
+        runs: Chosen = []
+        for number, line in lines:
+            try:
+                name, params = parse_run_line(line, self.specs)
+            except InputError as exc:
+                self.add_error("extra_runs", f"line {number}: {exc.problem}")
+                continue
+            identity = run_identity(name, params, swept)
+            if identity in seen:
+                self.add_error("extra_runs", f"line {number}: {name} with these parameters is already chosen")
+                continue
+            seen.add(identity)
+            runs.append((name, params))
+        return runs if not self.has_error("extra_runs") else []
+
+
+def parse_run_line(line: str, specs: Mapping[str, registry.AlgorithmSpec]) -> tuple[str, dict[str, Any]]:
+    """ "drf fixed=true" -> ("drf", every parameter of drf parsed, defaults for those not named);
+    InputError whose problem names the algorithm or key and what is wrong."""
+    name, *pairs = line.split()
+    spec = specs.get(name)
+    if spec is None:
+        raise InputError(f"unknown algorithm {name!r} (known: {', '.join(specs)})", field="algorithm")
+    raw: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not (key and eq and value):
+            raise InputError(f"{name}: {pair!r} is not KEY=VALUE", field="param")
+        if key in raw:
+            raise InputError(f"{name}: {key} is given twice", field=f"param {key}")
+        raw[key] = value
+    try:
+        return name, spec.parse_params(raw)
+    except InputError as exc:
+        raise InputError(f"{name} {param_name(exc)}: {exc.problem}", field=exc.field) from None
+
+
+def param_name(exc: InputError) -> str:
+    """The parameter a registry error is about (its field is "param <name>")."""
+    return (exc.field or "").removeprefix("param ")
+
+
+def run_identity(name: str, params: Mapping[str, Any], swept: str | None = None) -> tuple[str, str]:
+    """What makes two runs the same (the swept parameter aside): algorithm and parameter values."""
+    values = {k: v for k, v in params.items() if k != swept}
+    return name, json.dumps(values, sort_keys=True)
 
 
 def sweep_values(text: str) -> list[str]:

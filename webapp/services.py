@@ -30,6 +30,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
+from scheduling import registry
 from webapp import charts
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -320,18 +321,47 @@ def result_bytes(run: Run) -> bytes:
 
 
 def run_label(run: Run, exp: Experiment) -> str:
-    """How a run is named in charts: its algorithm, and the swept value in a sweep (or parameters
-    that differ between runs of one algorithm)."""
-    if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param") in run.params:
-        return f"{run.algorithm} {exp.sweep['param']}={charts.format_value(run.params[exp.sweep['param']])}"
-    return f"{run.algorithm} #{run.pk}" if _duplicate_algorithms(exp).get(run.algorithm, 0) > 1 else run.algorithm
+    """How a run is named in charts and tables: its algorithm; when the experiment has several runs
+    of that algorithm, the parameters that differ among them (a run's value only where it is not the
+    default: "drf" and "drf fixed=true"); in a sweep, then the swept value ("drf workers_max=4").
+    Unique within the experiment: runs the parameters do not tell apart get their id ("drf #12")."""
+    siblings = [r for r in exp.runs.all() if r.algorithm == run.algorithm]
+    if run.pk not in {r.pk for r in siblings}:
+        siblings.append(run)
+    swept = exp.sweep.get("param") if exp.kind == Experiment.Kind.SWEEP else None
+    varied = _varied(siblings, swept)
+    defaults = _defaults(run.algorithm)
+    labels = {r.pk: _base_label(r, varied, defaults, swept) for r in siblings}
+    label = labels[run.pk]
+    return f"{label} #{run.pk}" if list(labels.values()).count(label) > 1 else label
 
 
-def _duplicate_algorithms(exp: Experiment) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in exp.runs.all():
-        counts[r.algorithm] = counts.get(r.algorithm, 0) + 1
-    return counts
+def _varied(runs: Sequence[Run], swept: str | None) -> list[str]:
+    """The parameters (the swept one aside) that take more than one value among ``runs``, sorted."""
+    keys = sorted({k for r in runs for k in r.params if k != swept})
+    return [k for k in keys if len({json.dumps(r.params.get(k), default=str) for r in runs}) > 1]
+
+
+def _base_label(run: Run, varied: Sequence[str], defaults: Mapping[str, Any], swept: str | None) -> str:
+    """The algorithm, the varied parameters where not at their default, and the swept value."""
+    missing = object()
+    parts = [f"{k}={_label_value(run.params.get(k))}" for k in varied if run.params.get(k) != defaults.get(k, missing)]
+    if swept is not None and swept in run.params:
+        parts.append(f"{swept}={charts.format_value(run.params[swept])}")
+    return " ".join([run.algorithm, *parts])
+
+
+def _defaults(algorithm: str) -> dict[str, Any]:
+    """The registry's default parameters of ``algorithm`` ({} for one no longer registered)."""
+    spec = registry.all_specs().get(algorithm)
+    return {p.name: p.default for p in spec.params} if spec is not None else {}
+
+
+def _label_value(value: Any) -> str:
+    """A parameter value as the "Also run" lines write it: true/false, else as tables show it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return charts.format_value(value)
 
 
 def status(exp: Experiment) -> dict[str, Any]:

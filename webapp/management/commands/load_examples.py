@@ -1,4 +1,5 @@
-"""Create the example experiments (once): each preset with every algorithm that supports it.
+"""Create the example experiments (once): each preset with every algorithm that supports it, plus
+the baseline variants that preset's paper compares (``EXTRA_RUNS``).
 
 Idempotent: an example that exists already is left alone. Its runs are queued, so a worker started
 afterwards (bin/run-local starts one) simulates them.
@@ -17,6 +18,14 @@ from webapp.services import Inputs, Submission, create_experiment
 from workers.runs import trace_format
 
 DEFAULT_PRESETS = ("demo",)
+
+# Runs a preset's example adds to every algorithm at its defaults: the variants its paper's
+# comparison needs, as (algorithm, raw parameters for the registry's parse_params). Zhou et al.
+# compare DRF that re-divides workers at every event with DRF whose jobs keep their workers.
+EXTRA_RUNS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "zhou-ps": (("drf", {"fixed": True}),),
+    "zhou-allreduce": (("drf", {"fixed": True}),),
+}
 
 
 def example_name(preset: str) -> str:
@@ -43,10 +52,12 @@ def example(preset: str) -> Submission:
     cluster = loaders.parse_cluster(files.cluster, "cluster.json")
     jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
     instance = Instance(cluster, jobs)
-    runs = [
-        (name, spec.parse_params({}))
-        for name, spec in registry.all_specs().items()
-        if spec.unsupported(instance) is None
+    specs = registry.all_specs()
+    runs = [(name, spec.parse_params({})) for name, spec in specs.items() if spec.unsupported(instance) is None]
+    runs += [
+        (name, specs[name].parse_params(raw))
+        for name, raw in EXTRA_RUNS.get(preset, ())
+        if specs[name].unsupported(instance) is None
     ]
     options = {"jobs": len(jobs), "seed": 0, "size": 1.0}
     inputs = Inputs(
