@@ -91,3 +91,16 @@ def test_later_batches_use_only_what_earlier_batches_left() -> None:
         doc = api.run(inst, algo, {"tau": 20})
         assert timeline(doc) == {"a": (0, 4), "b": (4, 8)}, algo
         assert [b["t"] for b in doc["batch"]["batches"]] == [0, 2]
+
+
+def test_the_greedy_takes_the_earliest_completing_of_both_subroutines() -> None:
+    # Alg. 5 (one server) fits 2 workers and ends at 4; Alg. 4 spreads 4 workers over both servers
+    # (PS on s0, 2 remote 1-Gbps workers on a 2-Gbps PS, (2i)) and ends at 2. At zero prices both
+    # cost 0, and the greedy, like A_maxweight's lines 5-7 under tie=completion, keeps the earlier.
+    c = cluster([{"gpu": 2, "cpu": 8}, {"gpu": 2, "cpu": 8}])
+    inst = Instance(c, (ps_job(c, job_id="a"),))
+    for algo in ("jain-greedy", "zhou-maxweight"):
+        doc = api.run(inst, algo, {"tau": 20})
+        assert timeline(doc) == {"a": (0, 2)}, algo
+        workers = {p["server"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
+        assert workers == {"s0": 2, "s1": 2}, algo

@@ -181,8 +181,9 @@ register(
             "Every slot where jobs arrive makes one batch with deadline `tau` slots later. Jobs are taken by "
             "value density, w_j over the job's GPU-slots at one worker's rate in its fastest configuration, "
             "largest first; each gets the earliest-completing schedule that completes by the deadline on "
-            "the capacity left (the subroutines of `zhou` at zero prices: Alg. 5 then Alg. 4, or Algs. 6/7) "
-            "and keeps it. A job that fits is never turned away; one that does not is rejected, once."
+            "the capacity left (the subroutines of `zhou` at zero prices: the earlier-completing of Alg. 5's "
+            "and Alg. 4's schedules, or of Algs. 6/7's) and keeps it. A job that fits is never turned away; "
+            "one that does not is rejected, once."
         ),
         reference="Jain et al. (ACM TOPC 2015) as used by Zhou et al. (TCC'23, seeds/002) Sec. 7.2, Fig. 8",
         factory=make_jain,

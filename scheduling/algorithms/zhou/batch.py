@@ -12,8 +12,9 @@ weight of jobs completed is the figure Fig. 8 plots.
   A_mincost2 then A_mincost1 (or A_RAmincost1/2), admitted iff u_j = w_j - cost_j > 0.
 - ``jain-greedy``: jobs by value density w_j / (the job's GPU-slots in its fastest configuration),
   largest first; each gets the earliest-completing schedule the same subroutines find at zero
-  prices (lambda = 1 keeps every delta at 0 while beta tracks the load) and keeps it; a job that
-  fits is never turned away.
+  prices (lambda = 1 keeps every delta at 0 while beta tracks the load; A_mincost2's or
+  A_mincost1's, whichever completes earlier, as Alg. 3 lines 3-7 compare them under
+  tie=completion) and keeps it; a job that fits is never turned away.
 """
 
 from __future__ import annotations
@@ -64,8 +65,7 @@ class Batch(Zhou):
         chosen: dict[str, Plan] = {}
         for job in sorted(jobs, key=lambda j: -self.density(j)):
             spec = self.spec(job)
-            first, second = self._solvers(spec)
-            plan = first(spec, duals, self.tau) or second(spec, duals, self.tau)
+            plan = self.best_schedule(spec, duals, self.tau)  # at zero prices: the earliest-completing
             if plan is None:
                 continue
             opt = next(o for o in spec.options if o.worker_type == plan.worker_type and o.ps_type == plan.ps_type)

@@ -206,11 +206,7 @@ class Zhou:
         chosen: dict[str, Plan] = {}
         for job in jobs:  # line 2
             spec = self.spec(job)
-            first, second = self._solvers(spec)
-            best = first(spec, duals, tau)  # line 3 (A_mincost2: q_j = 1)
-            other = second(spec, duals, tau)  # line 4 (A_mincost1: q_j = 0)
-            if other is not None and (best is None or mincost.better(other, best, duals)):  # lines 5-7
-                best = other
+            best = self.best_schedule(spec, duals, tau)  # lines 3-7
             # Line 9: u_j = w_j - cost_j > 0. A free schedule is also taken (a zero-weight job
             # would otherwise never run); it raises no price another job has paid.
             if best is None or not (job.weight - best.cost > 0 or best.cost == 0):
@@ -222,6 +218,15 @@ class Zhou:
             chosen[job.job_id] = best
             log(job.job_id, True, _changes(before, duals.delta, best))
         return chosen
+
+    def best_schedule(self, spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
+        """Alg. 3 lines 3-7: A_mincost2's schedule, or A_mincost1's if better under the tie rule."""
+        first, second = self._solvers(spec)
+        best = first(spec, duals, tau)  # line 3 (A_mincost2: q_j = 1; all-reduce: A_RAmincost1)
+        other = second(spec, duals, tau)  # line 4 (A_mincost1: q_j = 0; all-reduce: A_RAmincost2)
+        if other is not None and (best is None or mincost.better(other, best, duals)):  # lines 5-7
+            best = other
+        return best
 
     def _solvers(self, spec: JobSpec) -> tuple[Solver, Solver]:
         asc = self.p.ra_order == "ascending"
