@@ -29,6 +29,7 @@ def compute(
     * ``avg_jct``/``total_jct``: over completed jobs, JCT = completion - arrival;
     * ``total_weighted_completion``: sum w_j c_j over completed jobs (Zhou et al. eq. (2));
     * ``total_weighted_jct``: sum w_j (c_j - a_j) over completed jobs;
+    * ``completed_weight``: sum w_j over completed jobs (Zhou et al.'s Fig. 8: total scheduled weight);
     * ``makespan``: last completion - first arrival (None if nothing completed);
     * ``total_utility``: sum of the sigmoid utilities earned by completed jobs (OASiS);
     * ``utilization``: per resource, the share of finite capacity in use, averaged over the slots
@@ -51,6 +52,7 @@ def compute(
         "total_weighted_jct": float(
             sum(j.weight * (j.completion - j.arrival) for j in done if j.completion is not None)
         ),
+        "completed_weight": float(sum(j.weight for j in done)),
         "makespan": makespan,
         "total_utility": float(sum(j.utility for j in done)),
         "preemptions": sum(j.preemptions for j in jobs),

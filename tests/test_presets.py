@@ -14,7 +14,7 @@ from scheduling import api, presets, registry
 from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.validator import validate
 
-PAPER_PRESETS = ["zhou-ps", "zhou-allreduce", "oasis", "edge-cloud", "asrpt"]
+PAPER_PRESETS = ["zhou-ps", "zhou-allreduce", "zhou-batch", "oasis", "edge-cloud", "asrpt"]
 ALL_PRESETS = ["demo", *PAPER_PRESETS]
 
 
@@ -123,6 +123,16 @@ def test_zhou_has_150_servers_holding_a_fifth_to_a_half_of_the_ideal_gpu_demand(
     assert "horizon" not in spec  # runs go on until every job is done
     small = cluster(presets.build("zhou-ps", seed=seed, size=0.1))
     assert len(small["servers"]) == 15  # size scales the servers (and the default job count)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_zhou_batch_is_zhou_ps_of_the_same_seed_with_every_job_at_slot_0(seed: int) -> None:
+    ps, batch = presets.build("zhou-ps", jobs=25, seed=seed), presets.build("zhou-batch", jobs=25, seed=seed)
+    assert batch.cluster == ps.cluster
+    ps_rows, batch_rows = rows(ps), rows(batch)
+    assert {r["arrival"] for r in batch_rows} == {"0"} and len({r["arrival"] for r in ps_rows}) > 1
+    assert [{**r, "arrival": "0"} for r in ps_rows] == batch_rows
+    assert presets.build("zhou-batch").trace.count("\n") == 60 + 1  # the default 60 jobs and a header
 
 
 def test_zhou_allreduce_has_no_parameter_servers() -> None:

@@ -6,7 +6,9 @@ import copy
 
 import pytest
 
-from scheduling import api
+from scheduling import api, presets
+from scheduling.loaders import parse_cluster, parse_trace
+from scheduling.model import Instance
 from scheduling.validator import validate
 from tests.scenarios import RIGID_TRACE, instance
 
@@ -108,3 +110,20 @@ def test_a_hidden_suspension_is_caught(good):
 
     problems = validate(inst, tampered(doc, split))
     assert any("suspensions seen" in p for p in problems)
+
+
+def test_completed_weight_is_checked_when_reported_and_may_be_missing_from_older_results() -> None:
+    # Zhou et al.'s Fig. 8 metric, added to mlsched.result/1 later: a wrong value is caught, a
+    # result written before it existed still passes.
+    files = presets.build("zhou-batch", jobs=6, seed=2, size=0.1)
+    cluster = parse_cluster(files.cluster)
+    inst = Instance(cluster, parse_trace(files.trace, cluster, files.trace_name))
+    doc = api.run(inst, "jain-greedy", {"tau": 30})
+    done = [j for j in doc["jobs"] if j["completion"] is not None]
+    assert 0 < len(done) < 6 and doc["metrics"]["completed_weight"] == sum(j["weight"] for j in done)
+    wrong = copy.deepcopy(doc)
+    wrong["metrics"]["completed_weight"] += 1
+    assert any(p.startswith("metric completed_weight") for p in validate(inst, wrong))
+    older = copy.deepcopy(doc)
+    del older["metrics"]["completed_weight"]
+    assert validate(inst, older) == []

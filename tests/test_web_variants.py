@@ -255,6 +255,15 @@ def test_the_zhou_presets_include_drf_with_fixed_workers_and_other_presets_do_no
     assert [params for name, params in example("demo").runs if name == "drf"] == [DRF]
 
 
+def test_the_zhou_batch_preset_runs_fig_8s_pair_at_tau_64_beside_the_defaults():
+    from webapp.management.commands.load_examples import example
+
+    runs = example("zhou-batch").runs
+    maxweight = [(p["tau"], p["order"]) for name, p in runs if name == "zhou-maxweight"]
+    assert maxweight == [(300, "arrival"), (64, "arrival"), (64, "weight")]
+    assert [p["tau"] for name, p in runs if name == "jain-greedy"] == [300, 64]
+
+
 def test_the_one_click_zhou_preset_creates_both_drf_runs(client):
     response = client.post(reverse("experiment-preset"), {"preset": "zhou-ps"})  # runs not dispatched here
     exp = Experiment.objects.get()

@@ -62,6 +62,7 @@ from scheduling.presets.zhou import (
     ZHOU_T,
     ZHOU_WORKER_TYPES,
     _zhou_allreduce,
+    _zhou_batch,
     _zhou_ps,
 )
 
@@ -125,6 +126,12 @@ PRESETS: dict[str, Preset] = {
         "Zhou et al. (TCC'23) Sec. 7, Ring-AllReduce architecture: as zhou-ps without parameter servers.",
         40,
     ),
+    "zhou-batch": Preset(
+        "zhou-batch",
+        "Zhou et al. (TCC'23) Sec. 7.2, Figs. 8, 11, 12: the zhou-ps jobs of the same seed, every one present "
+        "at slot 0 (the offline batch problem (7); run zhou-maxweight and jain-greedy with tau=64).",
+        60,
+    ),
     "oasis": Preset(
         "oasis",
         "OASiS (INFOCOM'18) Sec. V-A: 50 worker + 50 PS servers, per-job demands, sigmoid utilities, T = 300.",
@@ -178,6 +185,7 @@ _BUILDERS: dict[str, Builder] = {
     "demo": _demo,
     "zhou-ps": _zhou_ps,
     "zhou-allreduce": _zhou_allreduce,
+    "zhou-batch": _zhou_batch,
     "oasis": _oasis,
     "edge-cloud": _edge_cloud,
     "asrpt": _asrpt,

@@ -1,5 +1,5 @@
-"""Presets ``zhou-ps`` and ``zhou-allreduce``: Zhou et al., "Online Scheduling Algorithm for
-Heterogeneous Distributed ML Jobs", TCC 2023, Sec. 7.
+"""Presets ``zhou-ps``, ``zhou-allreduce`` and ``zhou-batch``: Zhou et al., "Online Scheduling
+Algorithm for Heterogeneous Distributed ML Jobs", TCC 2023, Sec. 7.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def _worker_speed(gpus: int, gpu_speed: float) -> float:
     return gpu_speed * math.pow(gpus, 0.8)
 
 
-def _zhou(n: int, rng: np.random.Generator, arch: str, size: float) -> PresetFiles:
+def _zhou(n: int, rng: np.random.Generator, arch: str, size: float, batch: bool = False) -> PresetFiles:
+    """``batch``: every job arrives at slot 0 (the arrivals are still drawn, so the jobs and the
+    cluster are those of the same seed without it)."""
     speeds = np.array([_worker_speed(g, s) for _, g, _, _, s in ZHOU_WORKER_TYPES])
     w_ratio = speeds.max() / speeds.min()
     ps_speeds = np.sqrt([c for _, c, _ in ZHOU_PS_TYPES])  # update time ~ 1/sqrt(vCPUs)
@@ -71,7 +73,7 @@ def _zhou(n: int, rng: np.random.Generator, arch: str, size: float) -> PresetFil
     rows: list[dict[str, Any]] = []
     arrivals = np.sort(rng.integers(0, ZHOU_T, size=n))
     for i in range(n):
-        row: dict[str, Any] = {"job_id": _job_id(i), "arrival": int(arrivals[i]), "arch": arch}
+        row: dict[str, Any] = {"job_id": _job_id(i), "arrival": 0 if batch else int(arrivals[i]), "arch": arch}
         row["weight"] = int(rng.integers(200, 5001))
         row["epochs"] = int(rng.integers(50, 101))
         row["chunks"] = int(rng.integers(5, 51))
@@ -130,3 +132,8 @@ def _zhou_ps(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
 
 def _zhou_allreduce(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
     return _zhou(n, rng, "allreduce", size)
+
+
+def _zhou_batch(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
+    """Sec. 7.2 (Figs. 8, 11, 12): the zhou-ps jobs of the same seed, all present at slot 0."""
+    return _zhou(n, rng, "ps", size, batch=True)

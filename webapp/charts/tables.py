@@ -14,6 +14,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("total_jct", "total JCT"),
     ("total_weighted_completion", "Σ w·C"),
     ("total_weighted_jct", "Σ w·JCT"),
+    ("completed_weight", "Σ w completed"),  # Zhou et al. Fig. 8's total scheduled weight
     ("makespan", "makespan"),
     ("total_utility", "utility"),
     ("admission_rate", "admission rate"),  # OASiS: optional, results of traces with utilities
@@ -60,7 +61,7 @@ def metrics_row(algorithm: str, params: Mapping[str, Any], result: Mapping[str, 
 # of done work, utility and utilisation; columns without a direction are not marked.
 
 LOWER_BETTER = {"avg_jct", "total_jct", "total_weighted_completion", "total_weighted_jct", "makespan", "preemptions"}
-HIGHER_BETTER = {"admitted", "completed", "total_utility", "utilization"}
+HIGHER_BETTER = {"admitted", "completed", "completed_weight", "total_utility", "utilization"}
 
 
 def sort_key(value: Any) -> float | str:
