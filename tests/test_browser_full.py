@@ -64,19 +64,22 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
         "bad.csv, line 3, job 'j2', field 'arrival': 'later' is not a number"
     )
 
-    # Upload a cluster and a trace; compare three algorithms (and the price-logging test one)
+    # Upload a cluster and a trace; compare three algorithms (and the price-logging test one),
+    # drf twice: ticked, and again with other parameters on an "Also run" line
     page.set_input_files("#id_cluster_file", file_payload("cluster.json", tiny_cluster))
     page.set_input_files("#id_trace_file", file_payload("trace.csv", tiny_trace))
     for name in ("fifo", "drf", "srtf", "priced"):
         page.check(f"input[name=algorithms][value={name}]")
+    page.fill("#id_extra_runs", "drf workers_max=2")
     page.fill("#id_name", "three <b>algorithms</b>")
     page.click("#experiment-form button[type=submit]")
     page.wait_for_url(re.compile(r"/experiments/\d+/$"))
     comparison_url = page.url
     expect(page.locator("h1")).to_have_text("three <b>algorithms</b>")
-    expect(page.locator("#runs progress")).to_have_count(4)  # progress bars while it runs
+    expect(page.locator("#runs progress")).to_have_count(5)  # progress bars while it runs
     page.wait_for_selector("#metrics", timeout=60_000)  # the page reloads itself once all are done
-    expect(page.locator("#runs .badge.done")).to_have_count(4)
+    expect(page.locator("#runs .badge.done")).to_have_count(5)
+    expect(page.locator("#metrics tbody th", has_text="drf workers_max=2")).to_have_count(1)
 
     # Summary: sortable, best marked
     assert page.locator("#metrics td.best").count() > 0
