@@ -93,7 +93,8 @@ P_TAU = Param(
     "tau",
     int,
     300,
-    "Deadline of a batch: jobs arriving at slot t must complete by t + tau or are rejected (problem (7)).",
+    "Deadline of a batch: jobs arriving at slot t must complete by slot t + tau - 1 (the paper's time tau; "
+    "the batch's last slot stays empty, as in a sub-round of Alg. 2) or are rejected (problem (7)).",
     min=2,
     max=100000,
 )
@@ -157,12 +158,12 @@ register(
         kind="paper",
         summary="A_maxweight (Alg. 3) alone on the offline batch problem (7): Fig. 8's algorithm.",
         semantics=(
-            "Every slot where jobs arrive makes one batch with deadline `tau` slots later. A_maxweight takes "
-            "the batch in `order` and gives each job the cheapest schedule completing by the deadline under "
-            "the prices of eq. (11) (lambda = 2 T H R F + 1 unless `lam` is set; prices start from the load "
-            "earlier batches committed), with the same subroutines and tie rule as `zhou`; a job is admitted "
-            "iff u_j = w_j - cost > 0 (or its schedule costs nothing) and otherwise rejected, once. With "
-            "every job at slot 0 the weight of completed jobs is Fig. 8's total scheduled weight. The result "
+            "Every slot t where jobs arrive makes one batch due by slot t + `tau` - 1 (the paper's deadline tau)."
+            " A_maxweight takes the batch in `order` and gives each job the cheapest schedule completing by the "
+            "deadline under the prices of eq. (11) (lambda = 2 T H R F + 1 unless `lam` is set; prices start from"
+            " the load earlier batches committed), with the same subroutines and tie rule as `zhou`; a job is "
+            "admitted iff u_j = w_j - cost > 0 (or its schedule costs nothing) and otherwise rejected, once. With"
+            " every job at slot 0 the weight of completed jobs is Fig. 8's total scheduled weight. The result "
             "carries the delta prices (prices) and per-batch figures (batch)."
         ),
         reference="Zhou et al. (TCC'23, seeds/002) Sec. 5.1 problem (7), Alg. 3, Sec. 7.2 Figs. 8, 11, 12",
@@ -178,12 +179,12 @@ register(
         kind="baseline",
         summary="Jain et al.'s greedy for jobs with deadlines (value density first): Fig. 8's comparison.",
         semantics=(
-            "Every slot where jobs arrive makes one batch with deadline `tau` slots later. Jobs are taken by "
-            "value density, w_j over the job's GPU-slots at one worker's rate in its fastest configuration, "
-            "largest first; each gets the earliest-completing schedule that completes by the deadline on "
-            "the capacity left (the subroutines of `zhou` at zero prices: the earlier-completing of Alg. 5's "
-            "and Alg. 4's schedules, or of Algs. 6/7's) and keeps it. A job that fits is never turned away; "
-            "one that does not is rejected, once."
+            "Every slot t where jobs arrive makes one batch due by slot t + `tau` - 1 (the paper's deadline tau)."
+            " Jobs are taken by value density, w_j over the job's GPU-slots at one worker's rate in its fastest "
+            "configuration, largest first; each gets the earliest-completing schedule that completes by the "
+            "deadline on the capacity left (the subroutines of `zhou` at zero prices: the earlier-completing of "
+            "Alg. 5's and Alg. 4's schedules, or of Algs. 6/7's) and keeps it. A job that fits is never turned "
+            "away; one that does not is rejected, once."
         ),
         reference="Jain et al. (ACM TOPC 2015) as used by Zhou et al. (TCC'23, seeds/002) Sec. 7.2, Fig. 8",
         factory=make_jain,
