@@ -36,19 +36,11 @@ def _missing(instance: Instance) -> str | None:
 ZHOU_MODEL = Feature("zhou-model", "elastic PS/all-reduce jobs on typed workers and PSs", _missing)
 
 
-def _params(params: Mapping[str, Any]) -> Params:
-    """The registry's parameters as ``Params``; the batch algorithms lack some (the defaults)."""
-    return Params(
-        F=params.get("F", 1.0),
-        lam=params.get("lam", 0.0),
-        T=params.get("T", 300),
-        alpha=params.get("alpha", 0),
-        order=params.get("order", "arrival"),
-        start=params.get("start", "early"),
-        ra_order=params.get("ra_order", "ascending"),
-        fast=params["fast"],
-        tie=params.get("tie", "completion"),
-    )
+def _params(params: Mapping[str, Any], **fixed: Any) -> Params:
+    """The registry's parameters as ``Params``: a parameter the algorithm does not declare (the batch
+    algorithms declare only some of ``zhou``'s) takes its default in ``ZHOU_PARAMS``; ``fixed`` overrides."""
+    values = {p.name: params.get(p.name, p.default) for p in ZHOU_PARAMS}
+    return Params(**{**values, **fixed})
 
 
 def make_zhou(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Zhou:
@@ -60,7 +52,8 @@ def make_maxweight(instance: Instance, params: Mapping[str, Any], rng: np.random
 
 
 def make_jain(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Batch:
-    return Batch(instance, _params(params), params["tau"], greedy=True)
+    # The greedy's rule is the earliest-completing schedule: tie=completion whatever zhou's default.
+    return Batch(instance, _params(params, tie="completion"), params["tau"], greedy=True)
 
 
 P_F = Param("F", float, 1.0, "Upper bound of a job's weight over its resource consumption (lambda of (11)).", min=1e-9)
@@ -98,6 +91,17 @@ P_TAU = Param(
     min=2,
     max=100000,
 )
+P_ALPHA = Param("alpha", int, 0, "Sub-rounds of A_dual per round; 0 = the bound of Sec. 5.3.", min=0, max=100000)
+P_START = Param(
+    "start",
+    str,
+    "early",
+    "Where a round's schedule runs: paper (alpha tau_i, alpha = sub-rounds used), early (tau_i "
+    "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
+    choices=("paper", "early", "now"),
+)
+ZHOU_PARAMS = (P_F, P_LAM, P_T, P_ALPHA, P_ORDER, P_START, P_RA_ORDER, P_TIE, P_FAST)
+"""``zhou``'s parameters; every field of ``Params``."""
 
 
 register(
@@ -130,24 +134,7 @@ register(
         ),
         reference="Zhou et al. (TCC'23, seeds/002) Secs. 4-6, Algs. 1-7, eqs. (1), (11), (13), (14)",
         factory=make_zhou,
-        params=(
-            P_F,
-            P_LAM,
-            P_T,
-            Param("alpha", int, 0, "Sub-rounds of A_dual per round; 0 = the bound of Sec. 5.3.", min=0, max=100000),
-            P_ORDER,
-            Param(
-                "start",
-                str,
-                "early",
-                "Where a round's schedule runs: paper (alpha tau_i, alpha = sub-rounds used), early (tau_i "
-                "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
-                choices=("paper", "early", "now"),
-            ),
-            P_RA_ORDER,
-            P_TIE,
-            P_FAST,
-        ),
+        params=ZHOU_PARAMS,
         needs=(ZHOU_MODEL,),
     )
 )
