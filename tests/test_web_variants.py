@@ -272,3 +272,28 @@ def test_the_one_click_zhou_preset_creates_both_drf_runs(client):
     assert [r.params["fixed"] for r in drf] == [False, True]
     assert [services.run_label(r, exp) for r in drf] == ["drf", "drf fixed=true"]
     assert "drf fixed=true" in client.get(NEW).content.decode()  # the one-click help names the variant
+
+
+def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(user, django_assert_num_queries):
+    exp = Experiment.objects.create(
+        owner=user,
+        name="x",
+        cluster_text="{}",
+        trace_text="",
+        kind=Experiment.Kind.SWEEP,
+        sweep={"param": "workers_max", "values": list(range(1, 61))},
+    )
+    for fixed in (False, True):
+        for value in range(1, 61):
+            Run.objects.create(experiment=exp, algorithm="drf", params={**DRF, "fixed": fixed, "workers_max": value})
+    exp = Experiment.objects.get(pk=exp.pk)  # runs not prefetched
+    with django_assert_num_queries(1):
+        labels = services.run_labels(exp)
+    runs = list(exp.runs.all())
+    assert len(labels) == MAX_RUNS and [labels[r.pk] for r in runs[58:62]] == [
+        "drf workers_max=59",
+        "drf workers_max=60",
+        "drf fixed=true workers_max=1",
+        "drf fixed=true workers_max=2",
+    ]
+    assert labels == {r.pk: services.run_label(r, exp) for r in runs}
