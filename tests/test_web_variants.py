@@ -127,10 +127,14 @@ def test_a_line_repeating_a_chosen_run_is_refused(client, tiny_cluster, tiny_tra
     assert errors["extra_runs"] == [message]
 
 
-def test_a_line_the_inputs_do_not_support_is_refused_on_the_lines(client, tiny_cluster, tiny_trace):
+def test_a_line_the_inputs_do_not_support_is_refused_on_the_lines_by_number(client, tiny_cluster, tiny_trace):
+    why = registry.get("oasis").unsupported(_tiny_instance(tiny_cluster, tiny_trace))
     errors = refused(client, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], extra_runs="oasis"))
-    assert errors["extra_runs"] == [registry.get("oasis").unsupported(_tiny_instance(tiny_cluster, tiny_trace))]
+    assert errors["extra_runs"] == [f"line 1: {why}"]
     assert "algorithms" not in errors
+    lines = "fifo backfill=true\noasis\ndrf\noasis scale_moves=U"
+    errors = refused(client, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], extra_runs=lines))
+    assert errors["extra_runs"] == [f"lines 2, 4: {why}"]
 
 
 def _tiny_instance(cluster, trace):
