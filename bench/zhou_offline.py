@@ -1,7 +1,8 @@
 """Zhou et al. Sec. 7.2, Fig. 8 (and Figs. 11, 12): total weight A_maxweight (`zhou-maxweight`)
 schedules by a deadline tau against Jain et al.'s greedy (`jain-greedy`), every job present at
 slot 0 (the offline batch problem (7)). Both run through `api.run`, so every schedule is validated;
-the figure is the weight of the jobs completed (by construction, by tau; checked).
+the figure is the weight of the jobs completed (by construction, by the paper's time tau,
+slot tau - 1; checked).
 
     PYTHONPATH=. .venv/bin/python bench/zhou_offline.py --jobs 20,40,60 --tau 64 --seeds 0,1,2 [--F 1,10]
     [--servers 75,150,300]  (Fig. 12: the preset's cluster redrawn as H servers at about the same
@@ -27,9 +28,10 @@ from scheduling.model import Instance
 
 
 def weight_by(doc: dict[str, Any], tau: int) -> float:
-    """Total weight of the jobs completed by ``tau`` (the objective of problem (7))."""
+    """Total weight of the jobs completed by the paper's time ``tau`` (slot tau - 1; the objective of
+    problem (7))."""
     done = [j for j in doc["jobs"] if j["completion"] is not None]
-    assert all(j["completion"] <= tau for j in done), "a batch job completed after its deadline"
+    assert all(j["completion"] <= tau - 1 for j in done), "a batch job completed after its deadline"
     return float(sum(j["weight"] for j in done))
 
 

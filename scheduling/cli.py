@@ -18,7 +18,15 @@ from scheduling import api, importers, presets, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.validator import validate
 
-SUMMARY_METRICS = ("completed", "avg_jct", "total_weighted_completion", "total_utility", "makespan", "preemptions")
+SUMMARY_METRICS = (
+    "completed",
+    "avg_jct",
+    "total_weighted_completion",
+    "completed_weight",  # Zhou et al.'s Fig. 8 figure (compare zhou-maxweight with jain-greedy)
+    "total_utility",
+    "makespan",
+    "preemptions",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

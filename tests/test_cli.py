@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -64,6 +65,13 @@ def test_compare_writes_one_result_per_algorithm_and_a_summary(files, tmp_path):
     assert main([*args, "--param", "fifo.backfill=true"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["drf.json", "fifo.json", "summary.csv"]
     assert json.loads((out / "fifo.json").read_text())["params"]["backfill"] is True
+    with (out / "summary.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["algorithm"] for r in rows] == ["fifo", "drf"]
+    for row in rows:  # as the results report them; completed_weight: Zhou et al.'s Fig. 8 figure
+        metrics = json.loads((out / f"{row['algorithm']}.json").read_text())["metrics"]
+        assert float(row["completed_weight"]) == metrics["completed_weight"] > 0
+        assert int(row["completed"]) == metrics["completed"]
 
 
 @pytest.mark.parametrize(

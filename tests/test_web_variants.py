@@ -127,10 +127,14 @@ def test_a_line_repeating_a_chosen_run_is_refused(client, tiny_cluster, tiny_tra
     assert errors["extra_runs"] == [message]
 
 
-def test_a_line_the_inputs_do_not_support_is_refused_on_the_lines(client, tiny_cluster, tiny_trace):
+def test_a_line_the_inputs_do_not_support_is_refused_on_the_lines_by_number(client, tiny_cluster, tiny_trace):
+    why = registry.get("oasis").unsupported(_tiny_instance(tiny_cluster, tiny_trace))
     errors = refused(client, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], extra_runs="oasis"))
-    assert errors["extra_runs"] == [registry.get("oasis").unsupported(_tiny_instance(tiny_cluster, tiny_trace))]
+    assert errors["extra_runs"] == [f"line 1: {why}"]
     assert "algorithms" not in errors
+    lines = "fifo backfill=true\noasis\ndrf\noasis scale_moves=U"
+    errors = refused(client, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], extra_runs=lines))
+    assert errors["extra_runs"] == [f"lines 2, 4: {why}"]
 
 
 def _tiny_instance(cluster, trace):
@@ -272,3 +276,28 @@ def test_the_one_click_zhou_preset_creates_both_drf_runs(client):
     assert [r.params["fixed"] for r in drf] == [False, True]
     assert [services.run_label(r, exp) for r in drf] == ["drf", "drf fixed=true"]
     assert "drf fixed=true" in client.get(NEW).content.decode()  # the one-click help names the variant
+
+
+def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(user, django_assert_num_queries):
+    exp = Experiment.objects.create(
+        owner=user,
+        name="x",
+        cluster_text="{}",
+        trace_text="",
+        kind=Experiment.Kind.SWEEP,
+        sweep={"param": "workers_max", "values": list(range(1, 61))},
+    )
+    for fixed in (False, True):
+        for value in range(1, 61):
+            Run.objects.create(experiment=exp, algorithm="drf", params={**DRF, "fixed": fixed, "workers_max": value})
+    exp = Experiment.objects.get(pk=exp.pk)  # runs not prefetched
+    with django_assert_num_queries(1):
+        labels = services.run_labels(exp)
+    runs = list(exp.runs.all())
+    assert len(labels) == MAX_RUNS and [labels[r.pk] for r in runs[58:62]] == [
+        "drf workers_max=59",
+        "drf workers_max=60",
+        "drf fixed=true workers_max=1",
+        "drf fixed=true workers_max=2",
+    ]
+    assert labels == {r.pk: services.run_label(r, exp) for r in runs}

@@ -78,7 +78,7 @@ def test_maxweight_completes_exactly_the_jobs_alg3_admits_in_one_call(seed: int)
     chosen = zhou.a_maxweight(list(inst.jobs), duals, tau, lambda *_: None)
     done = {j["job_id"] for j in doc["jobs"] if j["completion"] is not None}
     assert done == set(chosen) and 0 < len(done) < len(inst.jobs)
-    assert all(j["completion"] <= tau for j in doc["jobs"] if j["completion"] is not None)
+    assert all(j["completion"] <= tau - 1 for j in doc["jobs"] if j["completion"] is not None)
     assert {j: doc["batch"]["jobs"][j]["start"] for j in done} == {j: p.start for j, p in chosen.items()}
 
 
@@ -91,6 +91,13 @@ def test_later_batches_use_only_what_earlier_batches_left() -> None:
         doc = api.run(inst, algo, {"tau": 20})
         assert timeline(doc) == {"a": (0, 4), "b": (4, 8)}, algo
         assert [b["t"] for b in doc["batch"]["batches"]] == [0, 2]
+    # zhou-maxweight's price log (doc, the last run) is in absolute slots: b's decision at slot 2
+    # raised the prices of its window, slots 4-7 (sub-round slots 2-5 of the batch that starts at 2),
+    # to those a's raised in 0-3.
+    decisions = [(d["t"], d["job"], sorted({c[2] for c in d["changes"]})) for d in doc["prices"]["decisions"]]
+    assert decisions == [(0, "a", [0, 1, 2, 3]), (2, "b", [4, 5, 6, 7])]
+    values = [sorted({(c[0], c[3]) for c in d["changes"]}) for d in doc["prices"]["decisions"]]
+    assert values[0] == values[1] and values[0][0] == (0, 2 * 300 * 1 * 2 * 1)  # gpu full: lambda - 1
 
 
 def test_the_greedy_takes_the_earliest_completing_of_both_subroutines() -> None:
@@ -104,3 +111,14 @@ def test_the_greedy_takes_the_earliest_completing_of_both_subroutines() -> None:
         assert timeline(doc) == {"a": (0, 2)}, algo
         workers = {p["server"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
         assert workers == {"s0": 2, "s1": 2}, algo
+
+
+def test_zero_weight_jobs_run_only_where_they_cost_nothing_under_maxweight_and_wherever_they_fit_in_the_greedy() -> (
+    None
+):
+    # docs/algorithms-zhou.md item 9: u_j = 0, so only a free schedule is taken.
+    inst = two_jobs((0.0, 0.0))
+    assert timeline(api.run(inst, "zhou-maxweight", {"tau": 12})) == {"a": (0, 4), "b": (4, 8)}
+    doc = api.run(inst, "zhou-maxweight", {"tau": 6})  # b could only share a's slots, at a price
+    assert timeline(doc) == {"a": (0, 4), "b": (None, None)} and doc["batch"]["rejected"] == ["b"]
+    assert timeline(api.run(inst, "jain-greedy", {"tau": 6})) == {"a": (0, 4), "b": (0, 4)}

@@ -138,6 +138,7 @@ class ExperimentForm(forms.Form):
         self.inputs: Inputs | None = None
         self.chosen: Chosen = []
         self.sweep: dict[str, Any] = {}
+        self.run_lines: dict[str, list[int]] = {}  # algorithm -> numbers of the "Also run" lines naming it
 
     def algorithm_groups(self) -> list[dict[str, Any]]:
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
@@ -180,11 +181,18 @@ class ExperimentForm(forms.Form):
         return runs
 
     def _check_supported(self, instance: Instance, ticked: set[str]) -> None:
-        """A form error per chosen algorithm that cannot run ``instance`` (on the field that chose it)."""
+        """A form error per chosen algorithm that cannot run ``instance`` (on the field that chose it;
+        on the lines, naming them)."""
         for name in dict.fromkeys(name for name, _ in self.chosen):
             why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
-            if why:
-                self.add_error("algorithms" if name in ticked else "extra_runs", why)
+            if not why:
+                continue
+            if name in ticked:
+                self.add_error("algorithms", why)
+            else:
+                numbers = self.run_lines.get(name, [])
+                where = f"line {numbers[0]}" if len(numbers) == 1 else f"lines {', '.join(map(str, numbers))}"
+                self.add_error("extra_runs", f"{where}: {why}")
 
     def submission(self) -> Submission:
         assert self.inputs is not None, "call is_valid() first"
@@ -352,6 +360,7 @@ class ExperimentForm(forms.Form):
                 continue
             seen.add(identity)
             runs.append((name, params))
+            self.run_lines.setdefault(name, []).append(number)
         return runs if not self.has_error("extra_runs") else []
 
 

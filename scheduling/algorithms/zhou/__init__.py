@@ -36,19 +36,11 @@ def _missing(instance: Instance) -> str | None:
 ZHOU_MODEL = Feature("zhou-model", "elastic PS/all-reduce jobs on typed workers and PSs", _missing)
 
 
-def _params(params: Mapping[str, Any]) -> Params:
-    """The registry's parameters as ``Params``; the batch algorithms lack some (the defaults)."""
-    return Params(
-        F=params.get("F", 1.0),
-        lam=params.get("lam", 0.0),
-        T=params.get("T", 300),
-        alpha=params.get("alpha", 0),
-        order=params.get("order", "arrival"),
-        start=params.get("start", "early"),
-        ra_order=params.get("ra_order", "ascending"),
-        fast=params["fast"],
-        tie=params.get("tie", "completion"),
-    )
+def _params(params: Mapping[str, Any], **fixed: Any) -> Params:
+    """The registry's parameters as ``Params``: a parameter the algorithm does not declare (the batch
+    algorithms declare only some of ``zhou``'s) takes its default in ``ZHOU_PARAMS``; ``fixed`` overrides."""
+    values = {p.name: params.get(p.name, p.default) for p in ZHOU_PARAMS}
+    return Params(**{**values, **fixed})
 
 
 def make_zhou(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Zhou:
@@ -60,7 +52,8 @@ def make_maxweight(instance: Instance, params: Mapping[str, Any], rng: np.random
 
 
 def make_jain(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Batch:
-    return Batch(instance, _params(params), params["tau"], greedy=True)
+    # The greedy's rule is the earliest-completing schedule: tie=completion whatever zhou's default.
+    return Batch(instance, _params(params, tie="completion"), params["tau"], greedy=True)
 
 
 P_F = Param("F", float, 1.0, "Upper bound of a job's weight over its resource consumption (lambda of (11)).", min=1e-9)
@@ -93,10 +86,22 @@ P_TAU = Param(
     "tau",
     int,
     300,
-    "Deadline of a batch: jobs arriving at slot t must complete by t + tau or are rejected (problem (7)).",
+    "Deadline of a batch: jobs arriving at slot t must complete by slot t + tau - 1 (the paper's time tau; "
+    "the batch's last slot stays empty, as in a sub-round of Alg. 2) or are rejected (problem (7)).",
     min=2,
     max=100000,
 )
+P_ALPHA = Param("alpha", int, 0, "Sub-rounds of A_dual per round; 0 = the bound of Sec. 5.3.", min=0, max=100000)
+P_START = Param(
+    "start",
+    str,
+    "early",
+    "Where a round's schedule runs: paper (alpha tau_i, alpha = sub-rounds used), early (tau_i "
+    "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
+    choices=("paper", "early", "now"),
+)
+ZHOU_PARAMS = (P_F, P_LAM, P_T, P_ALPHA, P_ORDER, P_START, P_RA_ORDER, P_TIE, P_FAST)
+"""``zhou``'s parameters; every field of ``Params``."""
 
 
 register(
@@ -129,24 +134,7 @@ register(
         ),
         reference="Zhou et al. (TCC'23, seeds/002) Secs. 4-6, Algs. 1-7, eqs. (1), (11), (13), (14)",
         factory=make_zhou,
-        params=(
-            P_F,
-            P_LAM,
-            P_T,
-            Param("alpha", int, 0, "Sub-rounds of A_dual per round; 0 = the bound of Sec. 5.3.", min=0, max=100000),
-            P_ORDER,
-            Param(
-                "start",
-                str,
-                "early",
-                "Where a round's schedule runs: paper (alpha tau_i, alpha = sub-rounds used), early (tau_i "
-                "or when the earlier rounds' schedules end) or now (tau_i, prices from committed load).",
-                choices=("paper", "early", "now"),
-            ),
-            P_RA_ORDER,
-            P_TIE,
-            P_FAST,
-        ),
+        params=ZHOU_PARAMS,
         needs=(ZHOU_MODEL,),
     )
 )
@@ -157,12 +145,12 @@ register(
         kind="paper",
         summary="A_maxweight (Alg. 3) alone on the offline batch problem (7): Fig. 8's algorithm.",
         semantics=(
-            "Every slot where jobs arrive makes one batch with deadline `tau` slots later. A_maxweight takes "
-            "the batch in `order` and gives each job the cheapest schedule completing by the deadline under "
-            "the prices of eq. (11) (lambda = 2 T H R F + 1 unless `lam` is set; prices start from the load "
-            "earlier batches committed), with the same subroutines and tie rule as `zhou`; a job is admitted "
-            "iff u_j = w_j - cost > 0 (or its schedule costs nothing) and otherwise rejected, once. With "
-            "every job at slot 0 the weight of completed jobs is Fig. 8's total scheduled weight. The result "
+            "Every slot t where jobs arrive makes one batch due by slot t + `tau` - 1 (the paper's deadline tau)."
+            " A_maxweight takes the batch in `order` and gives each job the cheapest schedule completing by the "
+            "deadline under the prices of eq. (11) (lambda = 2 T H R F + 1 unless `lam` is set; prices start from"
+            " the load earlier batches committed), with the same subroutines and tie rule as `zhou`; a job is "
+            "admitted iff u_j = w_j - cost > 0 (or its schedule costs nothing) and otherwise rejected, once. With"
+            " every job at slot 0 the weight of completed jobs is Fig. 8's total scheduled weight. The result "
             "carries the delta prices (prices) and per-batch figures (batch)."
         ),
         reference="Zhou et al. (TCC'23, seeds/002) Sec. 5.1 problem (7), Alg. 3, Sec. 7.2 Figs. 8, 11, 12",
@@ -178,12 +166,12 @@ register(
         kind="baseline",
         summary="Jain et al.'s greedy for jobs with deadlines (value density first): Fig. 8's comparison.",
         semantics=(
-            "Every slot where jobs arrive makes one batch with deadline `tau` slots later. Jobs are taken by "
-            "value density, w_j over the job's GPU-slots at one worker's rate in its fastest configuration, "
-            "largest first; each gets the earliest-completing schedule that completes by the deadline on "
-            "the capacity left (the subroutines of `zhou` at zero prices: the earlier-completing of Alg. 5's "
-            "and Alg. 4's schedules, or of Algs. 6/7's) and keeps it. A job that fits is never turned away; "
-            "one that does not is rejected, once."
+            "Every slot t where jobs arrive makes one batch due by slot t + `tau` - 1 (the paper's deadline tau)."
+            " Jobs are taken by value density, w_j over the job's GPU-slots at one worker's rate in its fastest "
+            "configuration, largest first; each gets the earliest-completing schedule that completes by the "
+            "deadline on the capacity left (the subroutines of `zhou` at zero prices: the earlier-completing of "
+            "Alg. 5's and Alg. 4's schedules, or of Algs. 6/7's) and keeps it. A job that fits is never turned "
+            "away; one that does not is rejected, once."
         ),
         reference="Jain et al. (ACM TOPC 2015) as used by Zhou et al. (TCC'23, seeds/002) Sec. 7.2, Fig. 8",
         factory=make_jain,

@@ -2,9 +2,10 @@
 that complete by a deadline) as engine algorithms, for Fig. 8: A_maxweight (Alg. 3) alone, and
 Jain et al.'s greedy [44] (ACM TOPC 2015), the paper's comparison.
 
-Every slot where jobs arrive makes one batch phi of those jobs with deadline tau slots later: each
-job gets a window inside [t, t + tau) (completion by t + tau, as a sub-round of Alg. 2) or is
-rejected, once; nothing waits for a later batch. Committed windows of earlier batches are load in
+Every slot t where jobs arrive makes one batch phi of those jobs with deadline tau slots later: each
+job gets a window inside [t, t + tau - 1), so it completes by slot t + tau - 1 (the paper's time tau,
+times being 1-based there; the last slot of the batch stays empty, as in a sub-round of Alg. 2), or
+is rejected, once; nothing waits for a later batch. Committed windows of earlier batches are load in
 the later ones. With every job arriving at slot 0 this is exactly problem (7), and the result's
 weight of jobs completed is the figure Fig. 8 plots.
 
@@ -74,8 +75,9 @@ class Batch(Zhou):
         return chosen
 
     def density(self, job: Job) -> float:
-        """w_j over the job's GPU-slots in its first (fastest) option: its work at one worker's rate
-        (eq. (1)/(14) with one worker), times the worker's GPUs."""
+        """w_j over the job's GPU-slots in its first (fastest) option at one worker's rate (eq. (1)/(14)
+        with one worker): the worker's GPUs x D_j (``chunks``) workers x the whole slots D_j workers at
+        that rate need, i.e. its work over that rate, rounded up to whole slots of D_j workers."""
         spec = self.spec(job)
         opt = spec.options[0]
         gpus = float(opt.e[self.resources.index("gpu")]) if "gpu" in self.resources else 1.0
