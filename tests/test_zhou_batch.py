@@ -122,3 +122,23 @@ def test_zero_weight_jobs_run_only_where_they_cost_nothing_under_maxweight_and_w
     doc = api.run(inst, "zhou-maxweight", {"tau": 6})  # b could only share a's slots, at a price
     assert timeline(doc) == {"a": (0, 4), "b": (None, None)} and doc["batch"]["rejected"] == ["b"]
     assert timeline(api.run(inst, "jain-greedy", {"tau": 6})) == {"a": (0, 4), "b": (0, 4)}
+
+
+@pytest.mark.parametrize("algo", ["zhou", "zhou-maxweight", "jain-greedy"])
+def test_a_trace_may_mix_ps_and_allreduce_jobs(algo: str) -> None:
+    # Every other zhou-ps job made all-reduce (one U_j for eq. (14)): each kind gets its own
+    # subroutines (Algs. 4/5 with PSs, Algs. 6/7 without), every job completes, the run validates.
+    files = presets.build("zhou-ps", jobs=12, seed=3, size=0.1)
+    c = parse_cluster(files.cluster)
+    trace = parse_trace(files.trace, c, files.trace_name)
+    jobs = [
+        dataclasses.replace(j, arch="allreduce", ps_update={"*": 2e-5}) if i % 2 else j for i, j in enumerate(trace)
+    ]
+    doc = api.run(Instance(c, tuple(jobs)), algo)
+    assert doc["metrics"]["completed"] == 12
+    roles: dict[str, set[str]] = {}
+    for p in doc["placements"]:
+        roles.setdefault(p["job_id"], set()).add(p["role"])
+    assert {j.job_id: roles[j.job_id] for j in jobs} == {
+        j.job_id: {"worker"} if j.arch == "allreduce" else {"worker", "ps"} for j in jobs
+    }
