@@ -21,6 +21,7 @@ from scheduling.validator import validate
 SUMMARY_METRICS = (
     "completed",
     "avg_jct",
+    "avg_wait",  # first start - arrival: what Zhou et al.'s doubling rounds cost (docs/results-zhou.md)
     "total_weighted_completion",
     "completed_weight",  # Zhou et al.'s Fig. 8 figure (compare zhou-maxweight with jain-greedy)
     "total_utility",

@@ -30,6 +30,7 @@ def compute(
     * ``total_weighted_completion``: sum w_j c_j over completed jobs (Zhou et al. eq. (2));
     * ``total_weighted_jct``: sum w_j (c_j - a_j) over completed jobs;
     * ``completed_weight``: sum w_j over completed jobs (Zhou et al.'s Fig. 8: total scheduled weight);
+    * ``avg_wait``: over completed jobs, first start - arrival (queueing before a job first runs);
     * ``makespan``: last completion - first arrival (None if nothing completed);
     * ``total_utility``: sum of the sigmoid utilities earned by completed jobs (OASiS);
     * ``utilization``: per resource, the share of finite capacity in use, averaged over the slots
@@ -37,6 +38,7 @@ def compute(
     """
     done = [j for j in jobs if j.completion is not None]
     jcts = [j.completion - j.arrival for j in done if j.completion is not None]
+    waits = [j.start - j.arrival for j in done if j.start is not None]
     total_jct = float(sum(jcts))
     first_arrival = min((j.arrival for j in jobs), default=0)
     makespan = None
@@ -53,6 +55,7 @@ def compute(
             sum(j.weight * (j.completion - j.arrival) for j in done if j.completion is not None)
         ),
         "completed_weight": float(sum(j.weight for j in done)),
+        "avg_wait": sum(waits) / len(waits) if waits else None,
         "makespan": makespan,
         "total_utility": float(sum(j.utility for j in done)),
         "preemptions": sum(j.preemptions for j in jobs),

@@ -31,7 +31,7 @@ WORK_TOLERANCE = 1e-6
 PS_RULES = ("oasis", "dorm", "offline-opt")
 """Algorithms whose results must also meet OASiS's (6) and (7) in every slot (seeds/001)."""
 
-LATER_METRICS = ("completed_weight",)
+LATER_METRICS = ("completed_weight", "avg_wait")
 """Metrics added to mlsched.result/1 after its first documents: checked when a result reports them."""
 
 RESERVATION_RULES = ("zhou", "zhou-maxweight", "jain-greedy")

@@ -112,7 +112,7 @@ def test_a_hidden_suspension_is_caught(good):
     assert any("suspensions seen" in p for p in problems)
 
 
-def test_completed_weight_is_checked_when_reported_and_may_be_missing_from_older_results() -> None:
+def test_completed_weight_and_avg_wait_are_checked_when_reported_and_may_be_missing_from_older_results() -> None:
     # Zhou et al.'s Fig. 8 metric, added to mlsched.result/1 later: a wrong value is caught, a
     # result written before it existed still passes.
     files = presets.build("zhou-batch", jobs=6, seed=2, size=0.1)
@@ -124,6 +124,11 @@ def test_completed_weight_is_checked_when_reported_and_may_be_missing_from_older
     wrong = copy.deepcopy(doc)
     wrong["metrics"]["completed_weight"] += 1
     assert any(p.startswith("metric completed_weight") for p in validate(inst, wrong))
+    waits = [j["start"] - j["arrival"] for j in done]
+    assert doc["metrics"]["avg_wait"] == pytest.approx(sum(waits) / len(waits))
+    wrong = copy.deepcopy(doc)
+    wrong["metrics"]["avg_wait"] += 0.5
+    assert any(p.startswith("metric avg_wait") for p in validate(inst, wrong))
     older = copy.deepcopy(doc)
-    del older["metrics"]["completed_weight"]
+    del older["metrics"]["completed_weight"], older["metrics"]["avg_wait"]
     assert validate(inst, older) == []

@@ -11,6 +11,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("admitted", "admitted"),
     ("completed", "completed"),
     ("avg_jct", "avg JCT"),
+    ("avg_wait", "avg wait"),  # first start - arrival
     ("total_jct", "total JCT"),
     ("total_weighted_completion", "Σ w·C"),
     ("total_weighted_jct", "Σ w·JCT"),
@@ -60,7 +61,15 @@ def metrics_row(algorithm: str, params: Mapping[str, Any], result: Mapping[str, 
 # Summary table: best value per column (issue 7). Lower is better for times, higher for counts
 # of done work, utility and utilisation; columns without a direction are not marked.
 
-LOWER_BETTER = {"avg_jct", "total_jct", "total_weighted_completion", "total_weighted_jct", "makespan", "preemptions"}
+LOWER_BETTER = {
+    "avg_jct",
+    "avg_wait",
+    "total_jct",
+    "total_weighted_completion",
+    "total_weighted_jct",
+    "makespan",
+    "preemptions",
+}
 HIGHER_BETTER = {"admitted", "completed", "completed_weight", "total_utility", "utilization"}
 
 
