@@ -94,8 +94,8 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     page.click("a.tab[data-tab=jct]")
     expect(page.locator(".comparison[data-ready=true]").first).to_be_visible()
     titles = page.locator(".comparison .gtitle").all_text_contents()
-    for title in ("average JCT (slots)", "total JCT (slots)", "JCT distribution (completed jobs)",
-                  "JCT per completed job (box)"):  # fmt: skip
+    for title in ("average JCT (slots)", "average wait before the first start (slots)", "total JCT (slots)",
+                  "JCT distribution (completed jobs)", "JCT per completed job (box)"):  # fmt: skip
         assert title in titles, titles
     assert any(t.startswith("JCT per job: ") and "completed by both" in t for t in titles), titles
 

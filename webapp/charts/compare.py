@@ -11,6 +11,7 @@ from webapp.charts.style import PALETTE, _small
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
+    ("avg_wait", "average wait before the first start (slots)"),
     ("total_jct", "total JCT (slots)"),
     ("total_weighted_completion", "Σ w·C (slots)"),
     ("total_utility", "total utility"),
