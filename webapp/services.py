@@ -370,7 +370,7 @@ def _base_label(run: Run, varied: Sequence[str], defaults: Mapping[str, Any], sw
 def _defaults(algorithm: str) -> dict[str, Any]:
     """The registry's default parameters of ``algorithm`` ({} for one no longer registered)."""
     spec = registry.all_specs().get(algorithm)
-    return {p.name: p.default for p in spec.params} if spec is not None else {}
+    return spec.parse_params({}) if spec is not None else {}
 
 
 def _label_value(value: Any) -> str:

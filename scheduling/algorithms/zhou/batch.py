@@ -69,7 +69,7 @@ class Batch(Zhou):
             plan = self.best_schedule(spec, duals, self.tau)  # at zero prices: the earliest-completing
             if plan is None:
                 continue
-            opt = next(o for o in spec.options if o.worker_type == plan.worker_type and o.ps_type == plan.ps_type)
+            opt = spec.option(plan.worker_type, plan.ps_type)
             duals.commit(plan, opt.e, opt.z)
             chosen[job.job_id] = plan
         return chosen

@@ -212,7 +212,7 @@ class Zhou:
             if best is None or not (job.weight - best.cost > 0 or best.cost == 0):
                 log(job.job_id, False, [])
                 continue
-            opt = next(o for o in spec.options if o.worker_type == best.worker_type and o.ps_type == best.ps_type)
+            opt = spec.option(best.worker_type, best.ps_type)
             before = duals.delta.copy()
             duals.commit(best, opt.e, opt.z)  # lines 10-14
             chosen[job.job_id] = best
@@ -271,7 +271,7 @@ class Zhou:
 
     def _commit(self, job: Job, plan: Plan, start: int, round_no: int) -> None:
         spec = self.spec(job)
-        opt = next(o for o in spec.options if o.worker_type == plan.worker_type and o.ps_type == plan.ps_type)
+        opt = spec.option(plan.worker_type, plan.ps_type)
         allocs = [Allocation(job.job_id, self.server_ids[h], "worker", plan.worker_type, c) for h, c in plan.workers]
         if plan.ps_type is not None:
             allocs += [Allocation(job.job_id, self.server_ids[h], "ps", plan.ps_type, c) for h, c in plan.ps]

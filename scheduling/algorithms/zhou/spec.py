@@ -50,6 +50,10 @@ class JobSpec:
     def work(self) -> float:
         return self.job.work_required  # E_j D_j K_j mini-batches
 
+    def option(self, worker_type: str, ps_type: str | None) -> Option:
+        """The option of this (worker type, PS type) pair, as a schedule names it."""
+        return next(o for o in self.options if o.worker_type == worker_type and o.ps_type == ps_type)
+
     @property
     def chunks(self) -> int:
         return self.job.max_workers()  # D_j, the worker limit (2g)
