@@ -3,6 +3,8 @@ antman and tiresias on the zhou-ps and zhou-allreduce presets, over several seed
 
     PYTHONPATH=. .venv/bin/python bench/zhou_compare.py --seeds 0,1,2 --jobs 40 [--variants default,paper,literal]
     [--window 1]  (arrivals squeezed into [0, window): --window 1 puts every job at slot 0)
+    [--arrivals google]  (arrival slots redrawn as the oasis preset draws them, "according to the
+                          Google cluster data" of Bao et al. [4], whose settings Sec. 7 follows)
     [--baselines fifo,drf,drf:fixed=true,antman,tiresias]  (name[:param=value;...])
 
 Prints one Markdown table per preset (mean over seeds of sum w_j c_j, in units of 10^6 slot x weight,
@@ -16,9 +18,12 @@ import dataclasses
 import statistics
 import time
 
+import numpy as np
+
 from scheduling import api, presets
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
+from scheduling.presets.oasis import google_like_arrivals
 
 VARIANTS = {
     "default": {},  # tie=completion, start=early
@@ -29,14 +34,19 @@ VARIANTS = {
 }
 
 
-def instance(preset: str, jobs: int, seed: int, window: int | None = None) -> Instance:
-    """The preset's instance; ``window``: arrivals rescaled from [0, ZHOU_T) to [0, window)."""
+def instance(preset: str, jobs: int, seed: int, window: int | None = None, arrivals: str = "uniform") -> Instance:
+    """The preset's instance; ``window``: arrivals rescaled from [0, ZHOU_T) to [0, window);
+    ``arrivals="google"``: the jobs, in their order, get sorted arrival slots drawn over
+    [0, ZHOU_T) by the oasis preset's Google-like process (its own generator, seeded by ``seed``)."""
     files = presets.build(preset, jobs=jobs, seed=seed)
     cluster = parse_cluster(files.cluster)
     inst = Instance(cluster, parse_trace(files.trace, cluster, files.trace_name))
-    if window is None:
-        return inst
-    moved = (dataclasses.replace(j, arrival=j.arrival * window // presets.ZHOU_T) for j in inst.jobs)
+    moved = list(inst.jobs)
+    if arrivals == "google":
+        slots = google_like_arrivals(np.random.default_rng(10_000 + seed), len(moved), presets.ZHOU_T)
+        moved = [dataclasses.replace(j, arrival=int(a)) for j, a in zip(moved, slots, strict=True)]
+    if window is not None:
+        moved = [dataclasses.replace(j, arrival=j.arrival * window // presets.ZHOU_T) for j in moved]
     return Instance(cluster, tuple(sorted(moved, key=lambda j: (j.arrival, j.job_id))))
 
 
@@ -54,6 +64,7 @@ def main() -> None:
     ap.add_argument("--variants", default="default,now")
     ap.add_argument("--baselines", default="fifo,drf,drf:fixed=true,antman,tiresias", help="name[:k=v;k=v],...")
     ap.add_argument("--window", type=int, default=None, help="arrivals over [0, window) instead of [0, 150)")
+    ap.add_argument("--arrivals", choices=("uniform", "google"), default="uniform")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     for preset in args.presets.split(","):
@@ -61,7 +72,7 @@ def main() -> None:
         jct: dict[str, list[float]] = {}
         secs: dict[str, list[float]] = {}
         for seed in seeds:
-            inst = instance(preset, args.jobs, seed, args.window)
+            inst = instance(preset, args.jobs, seed, args.window, args.arrivals)
             algos = [(f"zhou[{v}]", "zhou", VARIANTS[v]) for v in args.variants.split(",")]
             algos += [(b, *parse(b)) for b in args.baselines.split(",")]
             for label, name, params in algos:
@@ -78,7 +89,8 @@ def main() -> None:
                     flush=True,
                 )
         ref = statistics.mean(runs[next(iter(runs))])
-        print(f"\n### {preset}, {args.jobs} jobs, seeds {args.seeds}, arrival window {args.window or presets.ZHOU_T}\n")
+        window = args.window or presets.ZHOU_T
+        print(f"\n### {preset}, {args.jobs} jobs, seeds {args.seeds}, arrivals {args.arrivals} over {window} slots\n")
         print("| algorithm | mean sum w_j c_j (10^6) | vs first zhou | mean avg JCT (slots) | mean run time (s) |")
         print("|---|---|---|---|---|")
         for label, values in runs.items():
