@@ -28,6 +28,8 @@ class Param:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    # Further checks of a parsed value (e.g. a list's syntax); raises InputError on field "param <name>".
+    check: Callable[[Any], object] | None = None
 
     def parse(self, raw: Any) -> Any:
         """A value of the declared type within range, from a CLI/form string or a JSON value."""
@@ -59,6 +61,8 @@ class Param:
             raise InputError(f"{value!r} is above the maximum {self.max:g}", field=field_name)
         if self.choices and value not in self.choices:
             raise InputError(f"{value!r} is not one of {', '.join(self.choices)}", field=field_name)
+        if self.check is not None:
+            self.check(value)
         return value
 
     def describe(self) -> dict[str, Any]:
@@ -93,6 +97,10 @@ class AlgorithmSpec:
     needs: tuple[Feature, ...] = ()
     kind: str = "baseline"  # "paper" | "baseline" | "reference"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Checks across parameters (e.g. workers_min <= workers_max), on the parsed values; raises
+    # InputError naming the parameter. Run by parse_params, so forms, the API and the CLI refuse
+    # bad combinations before anything is stored or queued.
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
     def parse_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}
@@ -100,7 +108,10 @@ class AlgorithmSpec:
             if key not in known:
                 names = ", ".join(known) or "none"
                 raise InputError(f"unknown parameter for {self.name} (parameters: {names})", field=f"param {key}")
-        return {p.name: p.parse(raw[p.name]) if p.name in raw else p.default for p in self.params}
+        parsed = {p.name: p.parse(raw[p.name]) if p.name in raw else p.default for p in self.params}
+        if self.check is not None:
+            self.check(parsed)
+        return parsed
 
     def unsupported(self, instance: Instance) -> str | None:
         for feature in self.needs:

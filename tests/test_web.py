@@ -8,8 +8,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from scheduling import registry
+from scheduling.errors import InputError
 from scheduling.registry import AlgorithmSpec, Feature
-from webapp import charts
+from webapp import charts, services
 from webapp.models import Experiment, Run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
@@ -245,15 +246,58 @@ def test_the_experiment_page_shows_metrics_and_a_gantt_chart_per_run_once_done(
     assert "gpu utilisation" in time_tab and "Admitted (solid" in time_tab
 
 
-def test_a_run_that_fails_shows_its_message_on_the_experiment_page(
+def test_every_tab_shows_an_experiment_on_a_trace_with_utilities(
     client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
 ):
+    """Such results carry the per-class ``timeliness`` metric (a mapping of mappings), which the
+    summary table sorts by the mean over classes."""
+    header, *rows = tiny_trace.strip().splitlines()
+    utilities = ["10,0,3", "50,0.5,2", "80,5,4"]  # one job per class: insensitive, sensitive, critical
+    trace = (
+        "\n".join([header + ",priority,decay,target", *(f"{r},{u}" for r, u in zip(rows, utilities, strict=True))])
+        + "\n"
+    )
     with django_capture_on_commit_callbacks(execute=True):
-        response = upload(client, tiny_cluster, tiny_trace, fifo__workers_min="5", fifo__workers_max="2")
+        response = upload(client, tiny_cluster, trace, algorithms=["fifo", "drf"])
+    exp = Experiment.objects.get()
+    assert {r.status for r in exp.runs.all()} == {"done"}
+    assert all("timeliness" in r.metrics for r in exp.runs.all())
+    for tab, _ in services.TABS:
+        assert client.get(response.url, {"tab": tab}).status_code == 200, tab
+    col = [k for k, _ in charts.METRIC_COLUMNS].index("timeliness")
+    for row, run in zip(client.get(response.url).context["metric_rows"], exp.runs.all(), strict=True):
+        means = [c["mean"] for c in run.metrics["timeliness"].values() if c["mean"] is not None]
+        assert row["cells"][col]["sort"] == pytest.approx(sum(means) / len(means))
+
+
+def test_a_run_that_fails_shows_its_message_on_the_experiment_page(
+    client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks, monkeypatch
+):
+    def refuse(instance, params, rng):
+        raise InputError("no placement for j1 on this cluster", field="job j1")
+
+    monkeypatch.setitem(registry.REGISTRY, "refusing", AlgorithmSpec("refusing", "-", "-", "-", factory=refuse))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client, tiny_cluster, tiny_trace, algorithms=["refusing"])
     run = Run.objects.get()
     assert run.status == "failed"
-    assert "workers_min 5 is above workers_max 2" in run.error
-    assert "workers_min 5 is above workers_max 2" in client.get(response.url).content.decode()
+    assert "no placement for j1 on this cluster" in run.error
+    assert "no placement for j1 on this cluster" in client.get(response.url).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"fifo__workers_min": "5", "fifo__workers_max": "2"}, "fifo__workers_min", "workers_min 5 is above"),
+        ({"tiresias__queue_thresholds": "abc"}, "tiresias__queue_thresholds", "is not a comma-separated list"),
+        ({"tiresias__queue_thresholds": "500,100"}, "tiresias__queue_thresholds", "must be positive and increasing"),
+    ],
+)
+def test_parameter_values_the_algorithm_would_refuse_are_refused_by_the_form(
+    client, tiny_cluster, tiny_trace, fields, field, message
+):
+    algorithm = field.split("__")[0]
+    assert_refused(upload(client, tiny_cluster, tiny_trace, algorithms=[algorithm], **fields), field, message)
 
 
 def test_a_done_run_offers_its_result_document(client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.baselines import WORKER_PARAMS, _configs
+from scheduling.algorithms.baselines import WORKER_PARAMS, _configs, check_worker_range
 from scheduling.algorithms.common import FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.engine import Decision, JobView, View
@@ -92,6 +92,7 @@ register(
         ),
         reference="Xiao et al., AntMan, OSDI'20; Zhou et al. (TCC'23) Sec. 7 baseline (iii)",
         factory=make_antman,
+        check=check_worker_range,
         params=(
             *WORKER_PARAMS,
             Param(

@@ -34,20 +34,42 @@ RESERVATION_NOTE = (
     "empty cluster holds under (2i)."
 )
 
+PS_PARAM = Param("ps", int, 1, "Parameter servers per PS-architecture job.", min=1, max=100)
 WORKER_PARAMS = (
     Param("workers_min", int, 1, "Fewest workers an elastic job is given (drawn per job).", min=1, max=1000),
     Param(
         "workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000
     ),
-    Param("ps", int, 1, "Parameter servers per PS-architecture job.", min=1, max=100),
+    PS_PARAM,
+)
+
+# DRF's worker counts come from progressive filling (up to D_j), not from this range: the drawn count
+# only chooses the ideal-case worker type under (2i) (the type whose rate at that count is highest).
+DRF_WORKER_PARAMS = (
+    Param(
+        "workers_min",
+        int,
+        1,
+        "Not DRF's worker count (progressive filling gives up to D_j): with workers_max, the drawn "
+        "count for which the ideal-case worker type is chosen under Zhou et al.'s (2i); no effect elsewhere.",
+        min=1,
+        max=1000,
+    ),
+    Param("workers_max", int, 30, "See workers_min: no effect on DRF's worker counts.", min=1, max=1000),
+    PS_PARAM,
 )
 
 
-def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
+def check_worker_range(params: Mapping[str, Any]) -> None:
+    """The registry check of every algorithm with WORKER_PARAMS: the drawn range is not empty."""
     lo, hi = params["workers_min"], params["workers_max"]
     if lo > hi:
         raise InputError(f"workers_min {lo} is above workers_max {hi}", field="param workers_min")
-    return FixedConfigs(instance, rng, lo, hi, params["ps"])
+
+
+def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
+    check_worker_range(params)
+    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"])
 
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
@@ -119,6 +141,7 @@ register(
         ),
         reference="Zhou et al. (TCC'23) Sec. 7, baseline (i); OASiS Sec. V-A",
         factory=make_fifo,
+        check=check_worker_range,
         params=(*WORKER_PARAMS, Param("backfill", bool, False, "Let later jobs start when the head does not fit.")),
     )
 )
@@ -136,6 +159,7 @@ register(
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,
+        check=check_worker_range,
         params=WORKER_PARAMS,
     )
 )
@@ -154,9 +178,16 @@ register(
         ),
         reference="Gu et al., Tiresias, NSDI'19 Sec. 4.2; Zhou et al. Sec. 7 baseline (iv)",
         factory=make_tiresias,
+        check=check_worker_range,
         params=(
             *WORKER_PARAMS,
-            Param("queue_thresholds", str, "3600,36000", "Queue limits in GPU-seconds, comma-separated, increasing."),
+            Param(
+                "queue_thresholds",
+                str,
+                "3600,36000",
+                "Queue limits in GPU-seconds, comma-separated, increasing.",
+                check=parse_thresholds,
+            ),
         ),
     )
 )
@@ -179,8 +210,9 @@ register(
         ),
         reference="Ghodsi et al., DRF, NSDI'11; Zhou et al. Sec. 7 baseline (ii); OASiS Sec. V-A",
         factory=make_drf,
+        check=check_worker_range,
         params=(
-            *WORKER_PARAMS,
+            *DRF_WORKER_PARAMS,
             Param(
                 "fixed",
                 bool,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.baselines import WORKER_PARAMS, make_tiresias
+from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, make_tiresias
 from scheduling.algorithms.edge_cloud import EDGE_CLOUD_MODEL, job_type
 from scheduling.algorithms.priority import ListScheduler
 from scheduling.capacity import Ledger
@@ -61,6 +61,7 @@ register(
         ),
         reference="Gu et al., Tiresias (NSDI'19); edge-cloud paper (seeds/003) Sec. V-A baseline Tiresias-L",
         factory=make_tiresias_l,
+        check=check_worker_range,
         params=(
             *WORKER_PARAMS,
             Param("queue_thresholds", str, "360000,3600000", "Queue limits in GPU-seconds, comma-separated."),

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from scheduling.algorithms.baselines import check_worker_range
 from scheduling.algorithms.common import OWN_DEMAND_TYPE, Config, keep, place, planned_rate
 from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
-from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
@@ -101,10 +101,8 @@ def _bandwidth_config(cluster: Cluster, job: Job, cfg: Config) -> Config:
 class Rrh:
     def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
         self.cluster = instance.cluster
-        lo, hi = params["workers_min"], params["workers_max"]
-        if lo > hi:
-            raise InputError(f"workers_min {lo} is above workers_max {hi}", field="param workers_min")
-        self.configs = FixedConfigs(instance, rng, lo, hi, params["ps"])
+        check_worker_range(params)
+        self.configs = FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"])
         if params["ps_rule"] == "bandwidth":  # the fewest PSs that honour (6) and (7) of the model
             for job in instance.jobs:
                 self.configs.configs[job.job_id] = _bandwidth_config(self.cluster, job, self.configs[job.job_id])
@@ -340,6 +338,7 @@ register(
         ),
         reference="OASiS Sec. V-A scheme (iii); Irwin et al., HPDC'04 [38]",
         factory=Rrh,
+        check=check_worker_range,
         params=(
             *WORKER_PARAMS,
             Param(

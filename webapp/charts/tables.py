@@ -74,7 +74,9 @@ HIGHER_BETTER = {"admitted", "completed", "completed_weight", "total_utility", "
 
 
 def sort_key(value: Any) -> float | str:
-    """The value a table cell sorts by (utilisation: the mean share over resources)."""
+    """The value a table cell sorts by: utilisation by the mean share over resources, timeliness
+    (per job class) by the mean over classes of their mean JCT - target; blank when nothing to
+    sort by."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -82,7 +84,11 @@ def sort_key(value: Any) -> float | str:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, Mapping):
-        return float(sum(value.values()) / len(value)) if value else 0.0
+        if all(isinstance(v, Mapping) for v in value.values()):
+            means = [v["mean"] for v in value.values() if isinstance(v.get("mean"), int | float)]
+        else:
+            means = [v for v in value.values() if isinstance(v, int | float)]
+        return float(sum(means) / len(means)) if means else ""
     return str(value)
 
 
