@@ -172,6 +172,9 @@ def test_a_sweep_sweeps_every_line_like_a_ticked_algorithm(
         "drf fixed=true workers_max=1",
         "drf fixed=true workers_max=2",
     ]
+    response = client.get(exp.get_absolute_url())
+    lines = {(t["name"], tuple(t["x"])) for f in response.context["figures"] for t in f["figure"]["data"]}
+    assert lines == {("drf", (1, 2)), ("drf fixed=true", (1, 2))}  # one line per variant, in every chart
 
 
 def test_in_a_sweep_a_line_differing_only_in_the_swept_parameter_is_a_repeat(client, tiny_cluster, tiny_trace):

@@ -333,10 +333,11 @@ def run_label(run: Run, exp: Experiment) -> str:
     return run_labels(exp, runs)[run.pk]
 
 
-def run_labels(exp: Experiment, runs: Sequence[Run] | None = None) -> dict[int, str]:
+def run_labels(exp: Experiment, runs: Sequence[Run] | None = None, *, series: bool = False) -> dict[int, str]:
     """``run_label`` of each of ``runs`` (default: the experiment's), by run id, in one pass: each
     algorithm's runs are compared once, so a page of 120 runs costs no query per run (with the
-    runs prefetched, none) and time linear in the runs."""
+    runs prefetched, none) and time linear in the runs. ``series``: the label of the line a run
+    belongs to in a sweep's charts instead (no swept value; runs of one line share it)."""
     runs = list(exp.runs.all()) if runs is None else runs
     swept = exp.sweep.get("param") if exp.kind == Experiment.Kind.SWEEP else None
     by_algorithm: dict[str, list[Run]] = {}
@@ -346,9 +347,12 @@ def run_labels(exp: Experiment, runs: Sequence[Run] | None = None) -> dict[int, 
     for algorithm, siblings in by_algorithm.items():
         varied = _varied(siblings, swept)
         defaults = _defaults(algorithm)
-        base = {r.pk: _base_label(r, varied, defaults, swept) for r in siblings}
+        base = {r.pk: _base_label(r, varied, defaults, None if series else swept) for r in siblings}
         counts = Counter(base.values())
-        labels.update({pk: f"{label} #{pk}" if counts[label] > 1 else label for pk, label in base.items()})
+        if series:
+            labels.update(base)
+        else:
+            labels.update({pk: f"{label} #{pk}" if counts[label] > 1 else label for pk, label in base.items()})
     return labels
 
 
@@ -456,7 +460,8 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     if tab == "summary":
         if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param"):
             param = exp.sweep["param"]
-            points = [(r.algorithm, r.params.get(param), r.metrics or {}) for r in done if param in r.params]
+            series = run_labels(exp, done, series=True)
+            points = [(series[r.pk], r.params.get(param), r.metrics or {}) for r in done if param in r.params]
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
     elif tab == "jct" and done:
         docs = [(labels[r.pk], load_result(r)) for r in done]
