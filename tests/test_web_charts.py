@@ -87,6 +87,22 @@ def test_the_gantt_tab_keeps_its_state_in_the_url(client, done_experiment):
     assert {t for tr in figure["data"] for t in tr.get("text", [])} <= {"j1"}
 
 
+@pytest.mark.parametrize(
+    ("t0", "t1", "message"),
+    [
+        ("abc", "", "From slot 'abc' is not a number"),
+        ("", "-5", "to -5 is not a slot"),
+        ("8", "3", "The window ends (slot 3) before it starts (slot 8)"),
+    ],
+)
+def test_a_bad_gantt_window_is_named_and_the_whole_time_shown(client, done_experiment, t0, t1, message):
+    page = client.get(done_experiment.get_absolute_url(), {"tab": "gantt", "t0": t0, "t1": t1})
+    assert message in page.context["window_error"] and "showing the whole time" in page.context["window_error"]
+    assert 'id="window-error"' in page.content.decode()
+    figure = page.context["figures"][0]["figure"]
+    assert "range" not in figure["layout"]["xaxis"] and any(tr.get("text") for tr in figure["data"])
+
+
 def test_the_prices_tab_draws_a_recorded_price_log(
     client, tiny_cluster, tiny_trace, monkeypatch, django_capture_on_commit_callbacks
 ):

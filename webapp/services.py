@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import logging
+import math
 import threading
 import time
 import zipfile
@@ -422,11 +423,25 @@ TABS = (
 )
 
 
-def _num(value: str | None) -> float | None:
-    try:
-        return float(value) if value not in (None, "") else None
-    except ValueError:
-        return None
+def _window(t0: str | None, t1: str | None) -> tuple[tuple[float | None, float | None], str]:
+    """The Gantt tab's time window [t0, t1) from the query (blank: open), or the whole time and a
+    message saying what is wrong with it."""
+    bounds: list[float | None] = []
+    for name, raw in (("From slot", t0), ("to", t1)):
+        if not raw:
+            bounds.append(None)
+            continue
+        try:
+            value = float(raw)
+        except ValueError:
+            return (None, None), f"{name} {raw!r} is not a number: showing the whole time."
+        if not math.isfinite(value) or value < 0:
+            return (None, None), f"{name} {raw} is not a slot (a number >= 0): showing the whole time."
+        bounds.append(value)
+    lo, hi = bounds
+    if lo is not None and hi is not None and hi <= lo:
+        return (None, None), f"The window ends (slot {hi:g}) before it starts (slot {lo:g}): showing the whole time."
+    return (lo, hi), ""
 
 
 def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
@@ -482,7 +497,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     elif tab == "gantt" and done:
         run = _pick(q.get("run"), done, 0)
         index = load_gantt_index(run)
-        t0, t1 = _num(q.get("t0")), _num(q.get("t1"))
+        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
         job, server = q.get("job", ""), q.get("server", "")
         figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
         ctx.update(run=run.pk, servers=index["servers"])
