@@ -210,6 +210,14 @@ def test_preset_options_the_preset_refuses_are_reported_on_their_field(client, f
     assert_refused(client.post(NEW, data), field, message)
 
 
+def test_the_error_banner_asks_to_choose_files_again_only_after_an_upload(client, tiny_cluster, tiny_trace):
+    again = "files have to be chosen again"
+    preset = client.post(NEW, {"source": "preset", "preset": "demo", "jobs": "0", "algorithms": ["fifo"], "seed": "0"})
+    assert "Nothing was saved" in preset.content.decode() and again not in preset.content.decode()
+    uploaded = upload(client, tiny_cluster, tiny_trace, algorithms=[])
+    assert "Nothing was saved" in uploaded.content.decode() and again in uploaded.content.decode()
+
+
 def test_an_unknown_preset_is_refused(client):
     response = client.post(NEW, {"source": "preset", "preset": "nope", "algorithms": ["fifo"], "seed": "0"})
     assert "nope" in " ".join(field_errors(response, "preset"))
