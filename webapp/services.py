@@ -109,8 +109,15 @@ def get_dataset(pk: int, user: Any) -> Dataset:
 
 
 def list_experiments(user: Any) -> list[Experiment]:
+    """The experiments ``user`` sees, each with ``run_badges``: (run, the label of its algorithm
+    variant, e.g. "drf fixed=true"; a sweep's swept value left out)."""
     recover_runs()
-    return list(visible_experiments(user).prefetch_related("runs"))
+    experiments = list(visible_experiments(user).prefetch_related("runs"))
+    for exp in experiments:
+        runs = list(exp.runs.all())
+        labels = run_labels(exp, runs, series=True)
+        exp.run_badges = [(r, labels[r.pk]) for r in runs]  # type: ignore[attr-defined]
+    return experiments
 
 
 def user_for_token(header: str) -> Any | None:
