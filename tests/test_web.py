@@ -1,10 +1,13 @@
 """The dashboard through Django's test client: upload or preset -> runs -> experiment page."""
 
+import gzip
 import html
 import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.test import Client
 from django.urls import reverse
 
 from scheduling import registry
@@ -64,6 +67,17 @@ def test_the_home_page_lists_experiments_with_links(client, user, tiny_cluster, 
     assert "mine" in page
     assert exp.get_absolute_url() in page
     assert NEW in page
+
+
+def test_plotly_js_is_served_gzipped_to_browsers_that_accept_it():
+    call_command("vendor_plotly", verbosity=0)
+    plain = Client().get("/static/vendor/plotly.min.js")
+    packed = Client().get("/static/vendor/plotly.min.js", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    body = b"".join(plain.streaming_content)
+    assert plain.status_code == packed.status_code == 200 and plain.get("Content-Encoding") is None
+    assert packed["Content-Encoding"] == "gzip"
+    compressed = b"".join(packed.streaming_content)
+    assert len(compressed) < len(body) / 2 and gzip.decompress(compressed) == body
 
 
 def test_the_form_offers_every_algorithm_with_fields_from_its_declared_parameters(client):
