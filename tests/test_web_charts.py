@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from scheduling import registry
+from scheduling import api, presets, registry
+from scheduling.loaders import parse_cluster, parse_trace
+from scheduling.model import Instance
 from scheduling.prices import matrix_at
 from tests.webhelpers import PRICED, upload_data
 from webapp import charts, services
@@ -127,6 +129,17 @@ def test_the_price_matrix_rebuilt_by_matrix_at_equals_the_recorded_prices():
     doc = p.log.to_dict()
     for k, snap in enumerate(snapshots):
         assert np.array_equal(matrix_at(doc, k, "gpu"), snap)
+
+
+def test_price_marks_say_what_a_decision_not_admitted_means():
+    files = presets.build("zhou-ps", jobs=6, seed=2, size=0.1)
+    cluster = parse_cluster(files.cluster)
+    doc = api.run(Instance(cluster, parse_trace(files.trace, cluster, files.trace_name)), "zhou")
+    assert doc["prices"]["declined"] == "not scheduled in this sub-round"
+    marks = charts.price_lines(doc["prices"])[0]["data"][2]
+    assert marks["name"] == "not scheduled in this sub-round" and marks["x"]  # carried over, not rejected
+    older = {k: v for k, v in doc["prices"].items() if k != "declined"}  # results from before the field
+    assert charts.price_lines(older)[0]["data"][2]["name"] == "rejected"
 
 
 def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_experiment):

@@ -144,7 +144,7 @@
         prices.decisions[i].changes.forEach(function (c) { if (c[0] === r) z[c[1]][c[2]] = c[3]; });
       }
       const d = prices.decisions[k] || {};
-      label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " rejected");
+      label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " " + (prices.declined || "rejected"));
       const x = []; for (let s = 0; s < prices.slots; s++) x.push(prices.slot0 + s);
       window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: prices.servers, colorscale: "YlOrRd",
         hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],

@@ -1,5 +1,5 @@
 """Prices (schema mlsched.prices/1, scheduling/prices.py): per resource, the mean and max price
-after each decision, rejected decisions marked."""
+after each decision, decisions not admitted marked (rejected, or in ``zhou``'s log carried over)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from webapp.charts.style import PALETTE, _small
+
+
+def declined(prices: Mapping[str, Any]) -> str:
+    """What ``admitted: false`` means in this log (the optional ``declined``; older logs: rejected)."""
+    return str(prices.get("declined") or "rejected")
 
 
 def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -23,7 +28,7 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": "rejected",
+                "name": declined(prices),
                 "x": [i for i in x if not admitted[i]],
                 "y": [s["max"][i] for i in x if not admitted[i]],
                 "marker": {"color": PALETTE[3], "symbol": "x", "size": 6},
