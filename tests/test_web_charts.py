@@ -142,6 +142,16 @@ def test_price_marks_say_what_a_decision_not_admitted_means():
     assert charts.price_lines(older)[0]["data"][2]["name"] == "rejected"
 
 
+def test_run_legends_stand_right_of_the_plot_one_entry_per_run(client, done_experiment):
+    page = client.get(done_experiment.get_absolute_url(), {"tab": "time"})
+    figures = [f["figure"] for f in page.context["figures"]]
+    labels = [label for _, label in page.context["done_runs"]]
+    for figure in figures:  # under the plot, a horizontal legend covers the x-axis title
+        assert figure["layout"]["legend"]["orientation"] == "v" and figure["layout"]["legend"]["x"] > 1
+    events = next(f for f in figures if f["layout"]["title"]["text"].startswith("Admitted"))
+    assert [t["name"] for t in events["data"] if t.get("showlegend", True)] == labels  # completed: same entry
+
+
 def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_experiment):
     from django.core.files.storage import default_storage
 

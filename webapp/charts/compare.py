@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduling import results
-from webapp.charts.style import PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
@@ -47,7 +47,7 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
                     "height": 280,
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-                    "legend": {"orientation": "h"},
+                    "legend": LEGEND_RIGHT,
                 },
             }
         )
@@ -79,7 +79,7 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
             "height": 320,
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-            "legend": {"orientation": "h"},
+            "legend": LEGEND_RIGHT,
         },
     }
 
@@ -189,7 +189,7 @@ def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] 
     fig = _small("Completion timeliness: utility earned per job", data, barmode="overlay")
     fig["layout"].update(
         showlegend=True,
-        legend={"orientation": "h"},
+        legend=LEGEND_RIGHT,
         xaxis={"title": {"text": "utility"}},
         yaxis={"title": {"text": "% of jobs"}},
     )

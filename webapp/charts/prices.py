@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from webapp.charts.style import PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 
 def declined(prices: Mapping[str, Any]) -> str:
@@ -40,7 +40,7 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
                 data,
                 xaxis={"title": {"text": "decision"}},
                 showlegend=True,
-                legend={"orientation": "h"},
+                legend=LEGEND_RIGHT,
             )
         )
     return figures
