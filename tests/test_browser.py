@@ -1,11 +1,15 @@
 """The real pages in headless Chromium: live server, a Celery worker on Redis, the real form."""
 
+import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
+
+from scheduling.prices import PriceLog, matrix_at
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
@@ -85,3 +89,57 @@ def test_a_bad_upload_shows_the_error_and_creates_nothing(page, live_server, tin
     page.screenshot(path=str(SCREENSHOTS / "browser-bad-upload.png"), full_page=True)
     page.goto(f"{live_server.url}/")
     assert "No experiments yet" in page.inner_text("main")
+
+
+@pytest.fixture
+def blank_page(live_server):
+    """A Chromium page with nothing loaded; the live server serves plotly.js and app.js."""
+    from playwright.sync_api import sync_playwright
+
+    call_command("vendor_plotly")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(30_000)
+        yield page
+        browser.close()
+
+
+def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(blank_page, live_server):
+    """The prices block of app.js alone, on a log with pools (OASiS' initial_by_pool) and the
+    optional declined wording, against ``matrix_at``."""
+    log = PriceLog(["gpu", "cpu"], ["w0", "w1", "ps-with-a-long-name"], slots=4, label="p/q",
+                   pools=["worker", "worker", "ps"], initial_by_pool={"worker": 0.5, "ps": 0.25},
+                   declined="not scheduled in this sub-round")  # fmt: skip
+    prices = np.full(log.shape, 0.5)  # the pools' initial prices
+    prices[:, 2, :] = 0.25
+    for t, (h, value) in enumerate([(0, 2.0), (2, 7.5), (1, 3.0)]):
+        prices[0, h, t:] = value
+        log.record(t, f"j{t}", admitted=t != 1, prices=prices)
+    doc = log.to_dict()
+    static = f"{live_server.url}/static"
+    blank_page.set_content(f"""<select id="price-resource"><option value="0">gpu</option><option value="1">cpu</option>
+      </select><input type="range" id="price-decision" min="0" max="2" value="0"><output id="price-decision-label">
+      </output><div id="price-matrix"></div><script type="application/json" id="prices-data">{json.dumps(doc)}</script>
+      <script src="{static}/vendor/plotly.min.js"></script><script src="{static}/js/app.js"></script>""")
+    matrix = blank_page.locator("#price-matrix")
+    for resource in ("gpu", "cpu"):
+        blank_page.select_option("#price-resource", label=resource)
+        for k in range(3):
+            blank_page.locator("#price-decision").evaluate(
+                f"s => {{ s.value = {k}; s.dispatchEvent(new Event('input')); }}"
+            )
+            expect(matrix).to_have_attribute("data-decision", str(k))
+            trace = matrix.evaluate("m => m.data[0]")
+            assert np.array_equal(np.array(trace["z"]), matrix_at(doc, k, resource)), (resource, k)
+            # 0 pale, one scale for every decision: 0 to the highest price of the resource
+            assert trace["reversescale"] is True and trace["zmin"] == 0
+            assert trace["zmax"] == (7.5 if resource == "gpu" else 0.5)
+            assert trace["colorbar"]["title"]["text"] == "p/q"
+    assert blank_page.inner_text("#price-decision-label") == "#2 at slot 2: job j2 admitted"
+    blank_page.locator("#price-decision").evaluate("s => { s.value = 1; s.dispatchEvent(new Event('input')); }")
+    assert blank_page.inner_text("#price-decision-label") == "#1 at slot 1: job j1 not scheduled in this sub-round"
+    # server names are not clipped: the y axis widens the left margin to fit them
+    lefts = matrix.evaluate("""m => Array.from(m.querySelectorAll('.ytick text'),
+        t => t.getBoundingClientRect().left - m.getBoundingClientRect().left)""")
+    assert len(lefts) == 3 and min(lefts) >= 0, lefts

@@ -104,7 +104,8 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     assert 'id="prices-data"' in html and 'id="price-decision"' in html
     assert f'max="{len(prices["decisions"]) - 1}"' in html
     titles = [f["figure"]["layout"]["title"]["text"] for f in page.context["figures"]]
-    assert titles[0].startswith("gpu: p over the decisions") and len(titles) == 2
+    assert titles[0] == "gpu: price (p) of the current and upcoming slots, mean and max over servers"
+    assert len(titles) == 2 and page.context["figures"][0]["figure"]["layout"]["yaxis"]["title"]["text"] == "price (p)"
     mean = page.context["figures"][0]["figure"]["data"][0]["y"]
     assert mean == prices["summary"]["gpu"]["mean"]
     assert matrix_at(prices, len(prices["decisions"]) - 1, "gpu").max() > 0

@@ -19,6 +19,8 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
     figures = []
     n = len(prices["decisions"])
     admitted = [d["admitted"] for d in prices["decisions"]]
+    label = prices.get("label") or "price"
+    price = "price" if label == "price" else f"price ({label})"  # the paper's symbol: delta, p/q
     for resource in prices["resources"]:
         s = prices["summary"][resource]
         x = list(range(n))
@@ -36,9 +38,10 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
         ]
         figures.append(
             _small(
-                f"{resource}: {prices.get('label') or 'price'} over the decisions (slots t.. of the window)",
+                f"{resource}: {price} of the current and upcoming slots, mean and max over servers",
                 data,
                 xaxis={"title": {"text": "decision"}},
+                yaxis={"title": {"text": price}},
                 showlegend=True,
                 legend=LEGEND_RIGHT,
             )
