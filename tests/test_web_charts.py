@@ -153,6 +153,17 @@ def test_run_legends_stand_right_of_the_plot_one_entry_per_run(client, done_expe
     assert [t["name"] for t in events["data"] if t.get("showlegend", True)] == labels  # completed: same entry
 
 
+def test_log_axes_are_labelled_with_their_magnitude():
+    # plotly's own labels on a log axis are bare digits between the powers of ten ("2 3 ... 10 2 3")
+    runs = [("a", {"jobs": [{"job_id": f"j{c}", "arrival": 0, "completion": c} for c in (3, 40, 95)]})]
+    cdf, box = charts.jct_cdf(runs)["layout"]["xaxis"], charts.jct_box(runs)["layout"]["yaxis"]
+    for axis in (cdf, box):
+        assert axis["type"] == "log" and axis["tickvals"] == [1, 2, 5, 10, 20, 50, 100, 200, 500]
+    wide = charts.log_axis("JCT (slots)", [3, 250_000])  # beyond three decades: the powers of ten only
+    assert wide["tickvals"] == [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
+    assert "tickvals" not in charts.log_axis("JCT (slots)", [])
+
+
 def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_experiment):
     from django.core.files.storage import default_storage
 

@@ -3,6 +3,7 @@ box, per-job scatter of two runs), bars of the headline metrics, and completion 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,18 @@ BAR_METRICS = (
     ("total_weighted_completion", "Σ w·C (slots)"),
     ("total_utility", "total utility"),
 )
+
+
+def log_axis(title: str, values: Sequence[float]) -> dict[str, Any]:
+    """A log axis labelled at 1, 2 and 5 times the powers of ten (only the powers beyond three decades):
+    plotly's own labels there read "2 3 4 ... 10 2 3", digits without their magnitude."""
+    positive = [v for v in values if v > 0]
+    axis: dict[str, Any] = {"title": {"text": title}, "type": "log"}
+    if positive:
+        lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+        steps = (1,) if hi - lo > 3 else (1, 2, 5)
+        axis.update(tickmode="array", tickvals=[m * 10**e for e in range(lo, hi + 1) for m in steps])
+    return axis
 
 
 def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
@@ -57,8 +70,10 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
 def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """Cumulative distribution of completed jobs' JCT (slots), a line per run."""
     data = []
+    every: list[int] = []
     for i, (label, doc) in enumerate(runs):
         jcts = sorted(j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None)
+        every += jcts
         n = len(jcts)
         data.append(
             {
@@ -75,7 +90,7 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "data": data,
         "layout": {
             "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
-            "xaxis": {"title": {"text": "JCT (slots)"}, "type": "log"},
+            "xaxis": log_axis("JCT (slots)", every),
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
             "height": 320,
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
@@ -124,7 +139,8 @@ def jct_box(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         }
         for i, (label, doc) in enumerate(runs)
     ]
-    return _small("JCT per completed job (box)", data, yaxis={"title": {"text": "JCT (slots)"}, "type": "log"})
+    every = [y for trace in data for y in trace["y"]]
+    return _small("JCT per completed job (box)", data, yaxis=log_axis("JCT (slots)", every))
 
 
 def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:
