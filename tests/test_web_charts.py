@@ -46,6 +46,28 @@ def test_best_marks_follow_the_direction_of_the_metric():
     assert [r["cells"][done]["best"] for r in table] == [False, True]
 
 
+def test_a_column_whose_values_are_all_equal_has_no_best_mark():
+    rows = [(1, "a", {}, {"total_utility": 1.5, "completed": 3}), (2, "b", {}, {"total_utility": 1.5, "completed": 4})]
+    table = charts.summary_table(rows)
+    utility = [k for k, _ in charts.METRIC_COLUMNS].index("total_utility")
+    done = [k for k, _ in charts.METRIC_COLUMNS].index("completed")
+    assert [r["cells"][utility]["best"] for r in table] == [False, False]
+    assert [r["cells"][done]["best"] for r in table] == [False, True]
+
+
+def test_utility_charts_only_where_utility_varies(client, done_experiment):
+    # the tiny trace has no utility columns: every completed job earns the default 0.5
+    page = client.get(done_experiment.get_absolute_url(), {"tab": "jct"})
+    titles = [f["figure"]["layout"]["title"]["text"] for f in page.context["figures"]]
+    assert "average JCT (slots)" in titles and not [t for t in titles if "utility" in t], titles
+    runs = [
+        (label, {"metrics": {"total_utility": sum(us)}, "jobs": [{"utility": u, "completion": 5} for u in us]})
+        for label, us in (("a", [0.9, 0.2]), ("b", [0.5, 0.4]))
+    ]
+    assert [f["layout"]["title"]["text"] for f in charts.metric_bars(runs)] == ["total utility"]
+    assert [t["name"] for t in charts.timeliness(runs)["data"]] == ["a", "b"]
+
+
 def test_the_gantt_filters_window_and_aggregate_view(done_experiment):
     run = done_experiment.runs.get(algorithm="fifo")
     doc = services.load_result(run)

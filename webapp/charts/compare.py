@@ -99,12 +99,20 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def utility_varies(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> bool:
+    """Whether completed jobs earn different utilities. Without utility columns in the trace every job
+    has the default utility, constant 0.5 whenever it completes: utility charts would only restate
+    the completions."""
+    return len({j["utility"] for _, doc in runs for j in doc["jobs"] if j["completion"] is not None}) > 1
+
+
 def metric_bars(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """One bar chart per metric of BAR_METRICS, a bar per run (metrics missing everywhere: no chart)."""
+    """One bar chart per metric of BAR_METRICS, a bar per run (metrics missing everywhere: no chart;
+    total utility only where utility varies)."""
     figures = []
     for key, title in BAR_METRICS:
         values = [doc["metrics"].get(key) for _, doc in runs]
-        if all(v is None for v in values):
+        if all(v is None for v in values) or (key == "total_utility" and not utility_varies(runs)):
             continue
         figures.append(
             _small(
@@ -184,7 +192,10 @@ def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any
 
 
 def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
-    """For utility-based runs: share of jobs by utility earned (completed late earns less, rejected 0)."""
+    """For utility-based runs: share of jobs by utility earned (completed late earns less, rejected 0);
+    None where utility does not vary."""
+    if not utility_varies(runs):
+        return None
     data = []
     for i, (label, doc) in enumerate(runs):
         utilities = [j["utility"] for j in doc["jobs"]]
