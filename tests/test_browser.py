@@ -143,3 +143,19 @@ def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(b
     lefts = matrix.evaluate("""m => Array.from(m.querySelectorAll('.ytick text'),
         t => t.getBoundingClientRect().left - m.getBoundingClientRect().left)""")
     assert len(lefts) == 3 and min(lefts) >= 0, lefts
+
+
+def test_pages_ask_for_no_missing_file(blank_page, live_server, transactional_db):
+    """The icon: linked from our pages, /favicon.ico (which the admin site's pages make browsers
+    ask for) sends to it; no console error (a 404 is one)."""
+    errors = []
+    blank_page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    for path in ("/accounts/login/", "/admin/login/"):
+        blank_page.goto(live_server.url + path)
+        blank_page.wait_for_load_state("networkidle")
+    assert errors == []
+    assert blank_page.goto(live_server.url + "/accounts/login/").ok
+    href = blank_page.locator("link[rel=icon]").get_attribute("href")
+    for url in (live_server.url + href, live_server.url + "/favicon.ico"):
+        icon = blank_page.goto(url)
+        assert icon.ok and icon.url.endswith("/static/favicon.svg") and icon.headers["content-type"] == "image/svg+xml"
