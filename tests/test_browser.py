@@ -9,7 +9,9 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
+from scheduling import registry
 from scheduling.prices import PriceLog, matrix_at
+from tests.webhelpers import SLOW
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
@@ -159,3 +161,35 @@ def test_pages_ask_for_no_missing_file(blank_page, live_server, transactional_db
     for url in (live_server.url + href, live_server.url + "/favicon.ico"):
         icon = blank_page.goto(url)
         assert icon.ok and icon.url.endswith("/static/favicon.svg") and icon.headers["content-type"] == "image/svg+xml"
+
+
+def test_a_run_that_finishes_first_shows_its_links_and_loses_its_cancel_button(page, live_server, tiny_cluster,
+                                                                                tiny_trace, monkeypatch):  # fmt: skip
+    """The live view while another run still simulates: no reload, yet the finished run's row is as
+    the page would render it (result links, no Cancel)."""
+    monkeypatch.setitem(registry.REGISTRY, "slow", SLOW)
+    page.goto(f"{live_server.url}/experiments/new/")
+    page.set_input_files("#id_cluster_file", file_payload("cluster.json", tiny_cluster))
+    page.set_input_files("#id_trace_file", file_payload("trace.csv", tiny_trace))
+    page.check("input[name=algorithms][value=slow]")
+    page.fill("[data-params-for=slow] input[name$=delay]", "0.5")  # 16 decisions: 8 s
+    page.fill("#id_extra_runs", "slow delay=2")  # 32 s unless cancelled; runs after the first
+    page.click("#experiment-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/experiments/\d+/$"))
+    first, second = page.locator("#runs tr[data-run]").all()
+    expect(first.locator("button.cancel")).to_have_count(1)
+    expect(first.locator("[data-links]")).to_be_hidden()
+    page.evaluate("window.notReloaded = true")
+
+    expect(first.locator("[data-status]")).to_have_text("done", timeout=30_000)
+    expect(first.locator("button.cancel")).to_have_count(0)
+    expect(first.locator("a.export-jobs")).to_be_visible()
+    run = first.get_attribute("data-run")
+    assert first.locator("a.export-jobs").get_attribute("href").endswith(f"/runs/{run}/jobs.csv")
+    expect(second.locator("button.cancel")).to_have_count(1)
+    expect(second.locator("[data-links]")).to_be_hidden()
+    assert page.evaluate("window.notReloaded") is True and page.locator("#metrics").count() == 0
+
+    page.click("#cancel-all")  # the second run stops at its next decision; then the page reloads
+    page.wait_for_selector("#metrics", timeout=30_000)
+    expect(page.locator("#runs .badge")).to_have_text(["done", "cancelled"])

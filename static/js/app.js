@@ -33,8 +33,10 @@
     });
   }
 
-  // Experiment page: poll the status endpoint until every run has finished, then reload.
+  // Experiment page: poll the status endpoint until every run has finished, then reload. A run that
+  // finishes before the others loses its Cancel button and shows its result links at once.
   const runs = document.getElementById("runs");
+  const FINISHED = ["done", "failed", "cancelled"];
   if (runs && runs.dataset.finished === "false") {
     const poll = function () {
       fetch(runs.dataset.statusUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
@@ -51,6 +53,10 @@
             badge.className = "badge " + run.status;
             const bar = row.querySelector("[data-progress]");
             if (bar) bar.value = run.progress;
+            const cancel = row.querySelector("form[data-cancel]");
+            if (cancel && FINISHED.indexOf(run.status) >= 0) cancel.remove();
+            const links = row.querySelector("[data-links]");
+            if (links) links.hidden = run.status !== "done";
             const cell = row.querySelector("[data-error]");
             if (run.error && cell.textContent.indexOf(run.error) < 0) {
               cell.textContent = "";
