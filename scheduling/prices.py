@@ -22,6 +22,10 @@ The result field ``prices`` (schema ``mlsched.prices/1``)::
 Every matrix starts at ``initial`` (0 for both papers' price functions at zero load). Optional
 (added for OASiS, whose prices start at L_1 on worker servers and L_2 on PS servers):
 ``"initial_by_pool": {"worker": L1, "ps": L2}`` overrides ``initial`` for the servers of those pools.
+Optional (added for ``zhou``, whose log records one decision per job per A_maxweight call):
+``"declined": "not scheduled in this sub-round"``, what ``admitted: false`` means in this log; the
+job is carried over, not turned away. Absent (older results, ``oasis``, ``zhou-maxweight``): the
+job was rejected.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class PriceLog:
         initial: float = 0.0,
         digits: int = 6,
         initial_by_pool: Mapping[str, float] | None = None,
+        declined: str | None = None,
     ) -> None:
         self.resources = list(resources)
         self.servers = list(servers)
@@ -58,6 +63,7 @@ class PriceLog:
         self.initial = initial
         self.digits = digits
         self.initial_by_pool = dict(initial_by_pool) if initial_by_pool else None
+        self.declined = declined  # the wording of admitted=false decisions; None: "rejected"
         self._last = _initial_matrix(
             len(self.resources), self.pools, len(self.servers), slots, initial, initial_by_pool
         )
@@ -85,7 +91,9 @@ class PriceLog:
             self.summary[r]["max"].append(round(float(window.max()), self.digits))
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {"initial_by_pool": self.initial_by_pool} if self.initial_by_pool else {}
+        extra: dict[str, Any] = {"initial_by_pool": self.initial_by_pool} if self.initial_by_pool else {}
+        if self.declined:
+            extra["declined"] = self.declined
         return {
             **extra,
             "schema": SCHEMA,

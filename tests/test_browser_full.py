@@ -41,6 +41,17 @@ def new_page(browser, dialogs):
     return page
 
 
+def legends_clear_of_axis_titles(page):
+    """Per drawn comparison chart with a legend: whether the legend's box misses the x-axis title's."""
+    return page.locator(".comparison.js-plotly-plot").evaluate_all(
+        """charts => charts.filter(c => c.querySelector('.legend') && c.querySelector('.xtitle')).map(c => {
+            const a = c.querySelector('.legend').getBoundingClientRect();
+            const b = c.querySelector('.xtitle').getBoundingClientRect();
+            return a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+        })"""
+    )
+
+
 def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     dialogs = []
     page = new_page(browser, dialogs)
@@ -98,6 +109,9 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
                   "JCT distribution (completed jobs)", "JCT per completed job (box)"):  # fmt: skip
         assert title in titles, titles
     assert any(t.startswith("JCT per job: ") and "completed by both" in t for t in titles), titles
+    expect(page.locator(".comparison[data-ready=true]")).to_have_count(page.locator(".comparison").count())
+    clear = legends_clear_of_axis_titles(page)
+    assert clear and all(clear), clear
 
     # Gantt tab: bars, a job filter kept in the URL
     page.click("a.tab[data-tab=gantt]")
@@ -120,6 +134,13 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     page.click("a.tab[data-tab=time]")
     expect(page.locator(".comparison.js-plotly-plot").first).to_be_visible()
     assert "gpu utilisation" in page.inner_text("#tab-time")
+    # legends stay clear of the x-axis titles, also on a narrow screen (where they wrap)
+    page.set_viewport_size({"width": 700, "height": 900})
+    page.reload()
+    expect(page.locator(".comparison[data-ready=true]")).to_have_count(page.locator(".comparison").count())
+    clear = legends_clear_of_axis_titles(page)
+    assert len(clear) >= 3 and all(clear), clear
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     # Prices tab: the slider rebuilds the server x slot matrix at the chosen decision
     page.click("a.tab[data-tab=prices]")
@@ -129,7 +150,8 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     slider.evaluate(f"(s) => {{ s.value = {last}; s.dispatchEvent(new Event('input')); }}")
     expect(page.locator("#price-matrix")).to_have_attribute("data-decision", str(last))
     expect(page).to_have_url(re.compile(rf"decision={last}"))
-    assert f"#{last} at slot" in page.inner_text("#price-decision-label")
+    # the priced log has no "declined" wording: a decision not admitted reads as a rejection
+    assert re.fullmatch(rf"#{last} at slot \d+: job j\d+ (admitted|rejected)", page.inner_text("#price-decision-label"))
 
     # Export a CSV
     page.click("a.tab[data-tab=summary]")

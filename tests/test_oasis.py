@@ -254,6 +254,7 @@ def test_prices_document_redraws_the_final_prices() -> None:
         algo.arrive(job.job_id, job.arrival)
     doc = algo.report()["prices"]
     assert doc["schema"] == "mlsched.prices/1" and doc["label"] == "p/q"
+    assert "declined" not in doc  # a job OASiS does not admit is rejected for good
     assert doc["pools"] == ["worker"] * 3 + ["ps"] * 2
     final = algo.price_array()
     for r, resource in enumerate(doc["resources"]):

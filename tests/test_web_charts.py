@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from scheduling import registry
+from scheduling import api, presets, registry
+from scheduling.loaders import parse_cluster, parse_trace
+from scheduling.model import Instance
 from scheduling.prices import matrix_at
 from tests.webhelpers import PRICED, upload_data
 from webapp import charts, services
@@ -42,6 +44,28 @@ def test_best_marks_follow_the_direction_of_the_metric():
     done = [k for k, _ in charts.METRIC_COLUMNS].index("completed")
     assert [r["cells"][jct]["best"] for r in table] == [True, False]
     assert [r["cells"][done]["best"] for r in table] == [False, True]
+
+
+def test_a_column_whose_values_are_all_equal_has_no_best_mark():
+    rows = [(1, "a", {}, {"total_utility": 1.5, "completed": 3}), (2, "b", {}, {"total_utility": 1.5, "completed": 4})]
+    table = charts.summary_table(rows)
+    utility = [k for k, _ in charts.METRIC_COLUMNS].index("total_utility")
+    done = [k for k, _ in charts.METRIC_COLUMNS].index("completed")
+    assert [r["cells"][utility]["best"] for r in table] == [False, False]
+    assert [r["cells"][done]["best"] for r in table] == [False, True]
+
+
+def test_utility_charts_only_where_utility_varies(client, done_experiment):
+    # the tiny trace has no utility columns: every completed job earns the default 0.5
+    page = client.get(done_experiment.get_absolute_url(), {"tab": "jct"})
+    titles = [f["figure"]["layout"]["title"]["text"] for f in page.context["figures"]]
+    assert "average JCT (slots)" in titles and not [t for t in titles if "utility" in t], titles
+    runs = [
+        (label, {"metrics": {"total_utility": sum(us)}, "jobs": [{"utility": u, "completion": 5} for u in us]})
+        for label, us in (("a", [0.9, 0.2]), ("b", [0.5, 0.4]))
+    ]
+    assert [f["layout"]["title"]["text"] for f in charts.metric_bars(runs)] == ["total utility"]
+    assert [t["name"] for t in charts.timeliness(runs)["data"]] == ["a", "b"]
 
 
 def test_the_gantt_filters_window_and_aggregate_view(done_experiment):
@@ -118,7 +142,8 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     assert 'id="prices-data"' in html and 'id="price-decision"' in html
     assert f'max="{len(prices["decisions"]) - 1}"' in html
     titles = [f["figure"]["layout"]["title"]["text"] for f in page.context["figures"]]
-    assert titles[0].startswith("gpu: p over the decisions") and len(titles) == 2
+    assert titles[0] == "gpu: price (p) of the current and upcoming slots, mean and max over servers"
+    assert len(titles) == 2 and page.context["figures"][0]["figure"]["layout"]["yaxis"]["title"]["text"] == "price (p)"
     mean = page.context["figures"][0]["figure"]["data"][0]["y"]
     assert mean == prices["summary"]["gpu"]["mean"]
     assert matrix_at(prices, len(prices["decisions"]) - 1, "gpu").max() > 0
@@ -143,6 +168,38 @@ def test_the_price_matrix_rebuilt_by_matrix_at_equals_the_recorded_prices():
     doc = p.log.to_dict()
     for k, snap in enumerate(snapshots):
         assert np.array_equal(matrix_at(doc, k, "gpu"), snap)
+
+
+def test_price_marks_say_what_a_decision_not_admitted_means():
+    files = presets.build("zhou-ps", jobs=6, seed=2, size=0.1)
+    cluster = parse_cluster(files.cluster)
+    doc = api.run(Instance(cluster, parse_trace(files.trace, cluster, files.trace_name)), "zhou")
+    assert doc["prices"]["declined"] == "not scheduled in this sub-round"
+    marks = charts.price_lines(doc["prices"])[0]["data"][2]
+    assert marks["name"] == "not scheduled in this sub-round" and marks["x"]  # carried over, not rejected
+    older = {k: v for k, v in doc["prices"].items() if k != "declined"}  # results from before the field
+    assert charts.price_lines(older)[0]["data"][2]["name"] == "rejected"
+
+
+def test_run_legends_stand_right_of_the_plot_one_entry_per_run(client, done_experiment):
+    page = client.get(done_experiment.get_absolute_url(), {"tab": "time"})
+    figures = [f["figure"] for f in page.context["figures"]]
+    labels = [label for _, label in page.context["done_runs"]]
+    for figure in figures:  # under the plot, a horizontal legend covers the x-axis title
+        assert figure["layout"]["legend"]["orientation"] == "v" and figure["layout"]["legend"]["x"] > 1
+    events = next(f for f in figures if f["layout"]["title"]["text"].startswith("Admitted"))
+    assert [t["name"] for t in events["data"] if t.get("showlegend", True)] == labels  # completed: same entry
+
+
+def test_log_axes_are_labelled_with_their_magnitude():
+    # plotly's own labels on a log axis are bare digits between the powers of ten ("2 3 ... 10 2 3")
+    runs = [("a", {"jobs": [{"job_id": f"j{c}", "arrival": 0, "completion": c} for c in (3, 40, 95)]})]
+    cdf, box = charts.jct_cdf(runs)["layout"]["xaxis"], charts.jct_box(runs)["layout"]["yaxis"]
+    for axis in (cdf, box):
+        assert axis["type"] == "log" and axis["tickvals"] == [1, 2, 5, 10, 20, 50, 100, 200, 500]
+    wide = charts.log_axis("JCT (slots)", [3, 250_000])  # beyond three decades: the powers of ten only
+    assert wide["tickvals"] == [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
+    assert "tickvals" not in charts.log_axis("JCT (slots)", [])
 
 
 def test_the_gantt_index_gives_the_same_charts_as_the_result_document(done_experiment):

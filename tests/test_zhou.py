@@ -335,6 +335,8 @@ def test_sparse_price_log_writes_the_same_document_as_price_log() -> None:
         full.record(step, f"j{step}", True, prices)
         sparse.record_changes(step, f"j{step}", True, changes)
     assert json.dumps(sparse.to_dict()) == json.dumps(full.to_dict())
+    worded = SparsePriceLog(["gpu"], ["a"], 2, declined="not scheduled in this sub-round").to_dict()
+    assert worded["declined"] == "not scheduled in this sub-round" and "declined" not in full.to_dict()
 
 
 def test_a_run_on_the_preset_reports_delta_prices_for_every_decision() -> None:
@@ -346,6 +348,8 @@ def test_a_run_on_the_preset_reports_delta_prices_for_every_decision() -> None:
     assert prices["schema"] == "mlsched.prices/1" and prices["label"] == "delta"
     assert len(prices["decisions"]) >= len(inst.jobs)
     assert all(len(v["mean"]) == len(prices["decisions"]) for v in prices["summary"].values())
+    # a job A_maxweight leaves out of a sub-round is carried over, not rejected: the log says so
+    assert prices["declined"] == "not scheduled in this sub-round"
 
 
 def test_zhou_declines_rigid_jobs() -> None:

@@ -51,6 +51,7 @@ def test_maxweight_turns_away_a_job_whose_priced_cost_exceeds_its_weight_the_gre
     assert timeline(doc) == {"a": (0, 4), "b": (None, None)}
     assert doc["batch"]["lambda"] == pytest.approx(2 * 300 * 1 * 2 * 1 + 1)  # 2 T H R F + 1, R = gpu, cpu
     assert [d["job"] for d in doc["prices"]["decisions"]] == ["a", "b"]
+    assert "declined" not in doc["prices"]  # b's admitted=false is final here: a rejection
     assert timeline(api.run(inst, "jain-greedy", {"tau": 6})) == {"a": (0, 4), "b": (0, 4)}
     # With room after a, b's schedule costs nothing and is taken.
     assert timeline(api.run(inst, "zhou-maxweight", {"tau": 12})) == {"a": (0, 4), "b": (4, 8)}

@@ -1,6 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from webapp import api, views
 
@@ -53,4 +56,6 @@ urlpatterns = [
     path("api/", include(api_routes)),
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
+    # Pages without the icon link (the admin site) and non-HTML documents make browsers ask for this.
+    path("favicon.ico", login_not_required(RedirectView.as_view(url=static("favicon.svg"), permanent=True))),
 ]

@@ -33,8 +33,10 @@
     });
   }
 
-  // Experiment page: poll the status endpoint until every run has finished, then reload.
+  // Experiment page: poll the status endpoint until every run has finished, then reload. A run that
+  // finishes before the others loses its Cancel button and shows its result links at once.
   const runs = document.getElementById("runs");
+  const FINISHED = ["done", "failed", "cancelled"];
   if (runs && runs.dataset.finished === "false") {
     const poll = function () {
       fetch(runs.dataset.statusUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
@@ -51,6 +53,10 @@
             badge.className = "badge " + run.status;
             const bar = row.querySelector("[data-progress]");
             if (bar) bar.value = run.progress;
+            const cancel = row.querySelector("form[data-cancel]");
+            if (cancel && FINISHED.indexOf(run.status) >= 0) cancel.remove();
+            const links = row.querySelector("[data-links]");
+            if (links) links.hidden = run.status !== "done";
             const cell = row.querySelector("[data-error]");
             if (run.error && cell.textContent.indexOf(run.error) < 0) {
               cell.textContent = "";
@@ -136,20 +142,37 @@
     const resourceSel = document.getElementById("price-resource");
     const label = document.getElementById("price-decision-label");
     const target = document.getElementById("price-matrix");
-    const initial = Number(prices.initial || 0);
+    // Each server's price before any decision: initial, or its pool's in initial_by_pool (OASiS).
+    const byPool = prices.initial_by_pool || {};
+    const start = prices.servers.map(function (_, h) {
+      const pool = prices.pools ? prices.pools[h] : null;
+      return Number(pool !== null && pool in byPool ? byPool[pool] : prices.initial || 0);
+    });
+    // One colour scale per resource for every decision (0 to the highest price it ever reaches),
+    // so that moving the slider shows prices rise; 1 when they all stay 0.
+    const top = prices.resources.map(function (_, r) {
+      let high = start.reduce(function (a, b) { return Math.max(a, b); }, 0);
+      prices.decisions.forEach(function (d) {
+        d.changes.forEach(function (c) { if (c[0] === r && c[3] > high) high = c[3]; });
+      });
+      return high > 0 ? high : 1;
+    });
+    const priceName = prices.label || "price";
     const draw = function () {
       const k = Number(slider.value), r = Number(resourceSel.value);
-      const z = prices.servers.map(function () { return new Array(prices.slots).fill(initial); });
+      const z = start.map(function (p0) { return new Array(prices.slots).fill(p0); });
       for (let i = 0; i <= k && i < prices.decisions.length; i++) {
         prices.decisions[i].changes.forEach(function (c) { if (c[0] === r) z[c[1]][c[2]] = c[3]; });
       }
       const d = prices.decisions[k] || {};
-      label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " rejected");
+      label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " " + (prices.declined || "rejected"));
       const x = []; for (let s = 0; s < prices.slots; s++) x.push(prices.slot0 + s);
+      // YlOrRd reversed: price 0 pale, the highest dark red.
       window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: prices.servers, colorscale: "YlOrRd",
+        reversescale: true, zmin: 0, zmax: top[r], colorbar: { title: { text: priceName } },
         hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],
-        { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 80, r: 20, t: 20, b: 40 },
-          xaxis: { title: { text: "slot" } }, yaxis: { autorange: "reversed" } }, config).then(function () {
+        { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 20, r: 20, t: 20, b: 40 },
+          xaxis: { title: { text: "slot" } }, yaxis: { autorange: "reversed", automargin: true } }, config).then(function () {
         target.dataset.decision = String(k);
       });
       const url = new URL(window.location.href);

@@ -3,11 +3,12 @@ box, per-job scatter of two runs), bars of the headline metrics, and completion 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduling import results
-from webapp.charts.style import PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
@@ -16,6 +17,18 @@ BAR_METRICS = (
     ("total_weighted_completion", "Σ w·C (slots)"),
     ("total_utility", "total utility"),
 )
+
+
+def log_axis(title: str, values: Sequence[float]) -> dict[str, Any]:
+    """A log axis labelled at 1, 2 and 5 times the powers of ten (only the powers beyond three decades):
+    plotly's own labels there read "2 3 4 ... 10 2 3", digits without their magnitude."""
+    positive = [v for v in values if v > 0]
+    axis: dict[str, Any] = {"title": {"text": title}, "type": "log"}
+    if positive:
+        lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+        steps = (1,) if hi - lo > 3 else (1, 2, 5)
+        axis.update(tickmode="array", tickvals=[m * 10**e for e in range(lo, hi + 1) for m in steps])
+    return axis
 
 
 def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
@@ -47,7 +60,7 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
                     "height": 280,
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-                    "legend": {"orientation": "h"},
+                    "legend": LEGEND_RIGHT,
                 },
             }
         )
@@ -57,8 +70,10 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
 def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """Cumulative distribution of completed jobs' JCT (slots), a line per run."""
     data = []
+    every: list[int] = []
     for i, (label, doc) in enumerate(runs):
         jcts = sorted(j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None)
+        every += jcts
         n = len(jcts)
         data.append(
             {
@@ -75,21 +90,29 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "data": data,
         "layout": {
             "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
-            "xaxis": {"title": {"text": "JCT (slots)"}, "type": "log"},
+            "xaxis": log_axis("JCT (slots)", every),
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
             "height": 320,
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
-            "legend": {"orientation": "h"},
+            "legend": LEGEND_RIGHT,
         },
     }
 
 
+def utility_varies(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> bool:
+    """Whether completed jobs earn different utilities. Without utility columns in the trace every job
+    has the default utility, constant 0.5 whenever it completes: utility charts would only restate
+    the completions."""
+    return len({j["utility"] for _, doc in runs for j in doc["jobs"] if j["completion"] is not None}) > 1
+
+
 def metric_bars(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """One bar chart per metric of BAR_METRICS, a bar per run (metrics missing everywhere: no chart)."""
+    """One bar chart per metric of BAR_METRICS, a bar per run (metrics missing everywhere: no chart;
+    total utility only where utility varies)."""
     figures = []
     for key, title in BAR_METRICS:
         values = [doc["metrics"].get(key) for _, doc in runs]
-        if all(v is None for v in values):
+        if all(v is None for v in values) or (key == "total_utility" and not utility_varies(runs)):
             continue
         figures.append(
             _small(
@@ -124,7 +147,8 @@ def jct_box(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         }
         for i, (label, doc) in enumerate(runs)
     ]
-    return _small("JCT per completed job (box)", data, yaxis={"title": {"text": "JCT (slots)"}, "type": "log"})
+    every = [y for trace in data for y in trace["y"]]
+    return _small("JCT per completed job (box)", data, yaxis=log_axis("JCT (slots)", every))
 
 
 def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -168,7 +192,10 @@ def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any
 
 
 def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
-    """For utility-based runs: share of jobs by utility earned (completed late earns less, rejected 0)."""
+    """For utility-based runs: share of jobs by utility earned (completed late earns less, rejected 0);
+    None where utility does not vary."""
+    if not utility_varies(runs):
+        return None
     data = []
     for i, (label, doc) in enumerate(runs):
         utilities = [j["utility"] for j in doc["jobs"]]
@@ -189,7 +216,7 @@ def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] 
     fig = _small("Completion timeliness: utility earned per job", data, barmode="overlay")
     fig["layout"].update(
         showlegend=True,
-        legend={"orientation": "h"},
+        legend=LEGEND_RIGHT,
         xaxis={"title": {"text": "utility"}},
         yaxis={"title": {"text": "% of jobs"}},
     )

@@ -1,12 +1,17 @@
 """Prices (schema mlsched.prices/1, scheduling/prices.py): per resource, the mean and max price
-after each decision, rejected decisions marked."""
+after each decision, decisions not admitted marked (rejected, or in ``zhou``'s log carried over)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from webapp.charts.style import PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
+
+
+def declined(prices: Mapping[str, Any]) -> str:
+    """What ``admitted: false`` means in this log (the optional ``declined``; older logs: rejected)."""
+    return str(prices.get("declined") or "rejected")
 
 
 def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -14,6 +19,8 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
     figures = []
     n = len(prices["decisions"])
     admitted = [d["admitted"] for d in prices["decisions"]]
+    label = prices.get("label") or "price"
+    price = "price" if label == "price" else f"price ({label})"  # the paper's symbol: delta, p/q
     for resource in prices["resources"]:
         s = prices["summary"][resource]
         x = list(range(n))
@@ -23,7 +30,7 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": "rejected",
+                "name": declined(prices),
                 "x": [i for i in x if not admitted[i]],
                 "y": [s["max"][i] for i in x if not admitted[i]],
                 "marker": {"color": PALETTE[3], "symbol": "x", "size": 6},
@@ -31,11 +38,12 @@ def price_lines(prices: Mapping[str, Any]) -> list[dict[str, Any]]:
         ]
         figures.append(
             _small(
-                f"{resource}: {prices.get('label') or 'price'} over the decisions (slots t.. of the window)",
+                f"{resource}: {price} of the current and upcoming slots, mean and max over servers",
                 data,
                 xaxis={"title": {"text": "decision"}},
+                yaxis={"title": {"text": price}},
                 showlegend=True,
-                legend={"orientation": "h"},
+                legend=LEGEND_RIGHT,
             )
         )
     return figures

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webapp.charts.compare import BAR_METRICS
-from webapp.charts.style import PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 
 def sweep_charts(param: str, points: Sequence[tuple[str, Any, Mapping[str, Any]]]) -> list[dict[str, Any]]:
@@ -35,7 +35,7 @@ def sweep_charts(param: str, points: Sequence[tuple[str, Any, Mapping[str, Any]]
                     data,
                     xaxis={"title": {"text": param}},
                     showlegend=True,
-                    legend={"orientation": "h"},
+                    legend=LEGEND_RIGHT,
                 )
             )
     return figures

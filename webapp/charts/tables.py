@@ -97,9 +97,11 @@ def summary_table(rows: Sequence[tuple[int, str, Mapping[str, Any], Mapping[str,
     best: dict[str, float] = {}
     for key, _ in METRIC_COLUMNS:
         values = [v for _, _, _, m in rows if isinstance(v := sort_key(m.get(key)), float)]
-        if len(values) >= 2 and key in LOWER_BETTER:
+        if len(set(values)) < 2:  # one run, or all equal: no value is better than another
+            continue
+        if key in LOWER_BETTER:
             best[key] = min(values)
-        elif len(values) >= 2 and key in HIGHER_BETTER:
+        elif key in HIGHER_BETTER:
             best[key] = max(values)
     table = []
     for run_id, algorithm, params, metrics in rows:

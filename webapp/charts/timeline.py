@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from webapp.charts.style import PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 
 def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
@@ -45,6 +45,7 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "mode": "lines",
                 "line": {"shape": "hv", "color": colour},
                 "name": label,
+                "legendgroup": label,
                 "x": xs,
                 "y": ys,
             }
@@ -56,6 +57,8 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "mode": "lines",
                 "line": {"shape": "hv", "color": colour, "dash": "dot"},
                 "name": label + " (completed)",
+                "legendgroup": label,  # one legend entry per run: the title tells solid from dotted
+                "showlegend": False,
                 "x": xs,
                 "y": ys,
             }
@@ -71,7 +74,7 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "y": ys,
             }
         )
-    common = {"xaxis": {"title": {"text": "slot"}}, "showlegend": True, "legend": {"orientation": "h"}}
+    common = {"xaxis": {"title": {"text": "slot"}}, "showlegend": True, "legend": LEGEND_RIGHT}
     return [
         _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common),
         _small("Suspensions (a started job left without resources), cumulative", suspended, **common),

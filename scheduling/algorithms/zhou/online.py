@@ -298,7 +298,10 @@ class Zhou:
     def report(self) -> Mapping[str, Any]:
         slots = max((s.end for s in self.scheduled.values()), default=1)
         slots = max([slots, *(c[2] + 1 for e in self.price_events for c in e[3])])
-        log = SparsePriceLog(self.resources, self.server_ids, slots, label="delta")
+        # A_online: a job A_maxweight leaves out of a sub-round waits for the next sub-round or round.
+        # Batch (zhou-maxweight) decides each job once: there admitted=false is a rejection.
+        declined = "not scheduled in this sub-round" if type(self) is Zhou else None
+        log = SparsePriceLog(self.resources, self.server_ids, slots, label="delta", declined=declined)
         for t, job_id, admitted, changes in self.price_events:
             log.record_changes(t, job_id, admitted, changes)
         return {

@@ -16,8 +16,15 @@ from scheduling.prices import PriceLog
 
 
 class SparsePriceLog(PriceLog):
-    def __init__(self, resources: Sequence[str], servers: Sequence[str], slots: int, label: str = "price") -> None:
-        super().__init__(resources, servers, slots, label=label)
+    def __init__(
+        self,
+        resources: Sequence[str],
+        servers: Sequence[str],
+        slots: int,
+        label: str = "price",
+        declined: str | None = None,
+    ) -> None:
+        super().__init__(resources, servers, slots, label=label, declined=declined)
         shape = (len(self.resources), slots)
         self._colsum = np.full(shape, self.initial * len(self.servers))
         self._colmax = np.full(shape, self.initial)
