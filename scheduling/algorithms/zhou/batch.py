@@ -32,6 +32,8 @@ from scheduling.model import Instance, Job
 class Batch(Zhou):
     """One batch per arrival slot, deadline ``tau`` slots later (problem (7))."""
 
+    DECLINED = None  # each job is decided once: admitted=false is a rejection (the log's default wording)
+
     def __init__(self, instance: Instance, params: Params, tau: int, greedy: bool) -> None:
         super().__init__(instance, params)
         self.tau = tau

@@ -62,6 +62,10 @@ class Params:
 
 
 class Zhou:
+    # The price log's wording of a decision with admitted=false. A_online: a job A_maxweight leaves
+    # out of a sub-round waits for the next sub-round or round (Batch overrides it).
+    DECLINED: str | None = "not scheduled in this sub-round"
+
     def __init__(self, instance: Instance, params: Params) -> None:
         cluster = instance.cluster
         self.cluster = cluster
@@ -298,10 +302,7 @@ class Zhou:
     def report(self) -> Mapping[str, Any]:
         slots = max((s.end for s in self.scheduled.values()), default=1)
         slots = max([slots, *(c[2] + 1 for e in self.price_events for c in e[3])])
-        # A_online: a job A_maxweight leaves out of a sub-round waits for the next sub-round or round.
-        # Batch (zhou-maxweight) decides each job once: there admitted=false is a rejection.
-        declined = "not scheduled in this sub-round" if type(self) is Zhou else None
-        log = SparsePriceLog(self.resources, self.server_ids, slots, label="delta", declined=declined)
+        log = SparsePriceLog(self.resources, self.server_ids, slots, label="delta", declined=self.DECLINED)
         for t, job_id, admitted, changes in self.price_events:
             log.record_changes(t, job_id, admitted, changes)
         return {
