@@ -64,6 +64,8 @@ def test_a_line_adds_a_second_drf_run_with_its_parameters_and_the_labels_tell_th
     jct = client.get(exp.get_absolute_url() + "?tab=jct").content.decode()
     assert f'<option value="{runs[2].pk}">drf fixed=true</option>' in jct
     assert '"name": "drf fixed=true"' in jct  # a trace of the compare charts
+    runs_table = page.split('<table class="table runs">')[1].split("</table>")[0]
+    assert [c.split("</strong>")[0] for c in runs_table.split("<td><strong>")[1:]] == ["fifo", "drf", "drf fixed=true"]
     listing = client.get(reverse("home")).content.decode()
     assert [b.split(">")[1].split("<")[0] for b in listing.split('<span class="badge done"')[1:]] == [
         "fifo",

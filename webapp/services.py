@@ -468,6 +468,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,
+        "run_rows": [(r, labels[r.pk]) for r in runs],
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
