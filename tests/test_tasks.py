@@ -113,6 +113,44 @@ def test_a_run_is_simulated_at_most_once(tiny_cluster, tiny_trace):
 
 
 @pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_result_that_cannot_be_stored_fails_the_run_with_the_cause(tiny_cluster, tiny_trace, settings):
+    settings.MEDIA_ROOT.mkdir()
+    (settings.MEDIA_ROOT / "results").write_text("a regular file where the results folder should be")
+    run = make_run(tiny_cluster, tiny_trace)
+    with pytest.raises(NotADirectoryError):
+        simulate_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.attempts == 1 and not run.result
+    assert run.error.startswith("internal error: could not store the result: NotADirectoryError:")
+    assert services.recover_runs(force=True)["requeued"] == 0  # nothing is left running
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_result_whose_row_cannot_be_recorded_leaves_no_file(tiny_cluster, tiny_trace, settings, monkeypatch):
+    from django.db.models import QuerySet
+    from django.db.utils import DataError
+
+    run = make_run(tiny_cluster, tiny_trace)
+    update = QuerySet.update
+
+    def refuse_done(qs, **values):
+        if values.get("status") == "done":
+            raise DataError("value too long for type character varying(100)")
+        return update(qs, **values)
+
+    monkeypatch.setattr(QuerySet, "update", refuse_done)
+    with pytest.raises(DataError):
+        simulate_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == (
+        "internal error: could not store the result: DataError: value too long for type character varying(100)"
+    )
+    assert [p for p in settings.MEDIA_ROOT.rglob("*") if p.is_file()] == []  # neither result nor Gantt index
+
+
+@pytest.mark.django_db
 def test_a_run_left_running_past_the_time_limit_is_declared_lost(tiny_cluster, tiny_trace, settings):
     run = make_run(tiny_cluster, tiny_trace)
     long_ago = timezone.now() - timedelta(seconds=settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE + 1)

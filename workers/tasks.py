@@ -175,7 +175,14 @@ def simulate_run(run_id: int) -> str:
     finally:
         beat.done.set()
         beat.join(timeout=10)
-    _retrying(lambda: store.finish(run_id, result))
+    try:
+        _retrying(lambda: store.finish(run_id, result))
+    except TransientStoreError:
+        raise  # retried by Celery (autoretry_for); a run left running is re-queued by the heartbeat rule
+    except Exception as exc:
+        message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
+        _retrying(lambda: store.fail(run_id, message))
+        raise
     return "done"
 
 
