@@ -179,7 +179,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # simulations are long: do not hoard them
 # the second delivery harmless), and a killed child's message goes back to the queue at once.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-# Sending a task gives up quickly when the broker is down: the run is kept and dispatched later.
+# Sending a task gives up quickly when the broker is down or does not answer: the run is kept and
+# dispatched later. The web side's connections (workers.tasks.broker_connection) wait this long to
+# connect and for each reply; the workers' own connections have no read timeout.
 CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("MLSCHED_BROKER_TIMEOUT", "3"))
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

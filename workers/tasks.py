@@ -24,6 +24,7 @@ from celery import group
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils.module_loading import import_string
+from kombu import Connection
 
 from scheduling import registry, results
 from scheduling.engine import Algorithm, Decision, View, simulate
@@ -186,10 +187,20 @@ def simulate_run(run_id: int) -> str:
     return "done"
 
 
+def broker_connection() -> Connection:
+    """A new connection for the web side's use of the broker: connecting and each reply wait at most
+    ``broker_connection_timeout`` (MLSCHED_BROKER_TIMEOUT) seconds, so that a broker that accepts
+    connections but never answers cannot hang a request. Workers do not use it: their connections
+    block on the queue."""
+    timeout = app.conf.broker_connection_timeout
+    return app.connection_for_write(transport_options={"socket_timeout": timeout, "socket_connect_timeout": timeout})
+
+
 def send_runs(run_ids: Iterable[int]) -> None:
     """Send one task per run, as one Celery group (a comparison or a sweep fans out at once).
 
-    Raises kombu's OperationalError when the broker cannot be reached."""
+    Raises kombu's OperationalError when the broker cannot be reached or does not answer."""
     ids = list(run_ids)
     if ids:
-        group(simulate_run.si(i) for i in ids).apply_async()
+        with broker_connection() as connection:
+            group(simulate_run.si(i) for i in ids).apply_async(producer=app.amqp.Producer(connection))
