@@ -11,11 +11,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from django.utils import timezone
 
 from scheduling import registry
 from scheduling.registry import AlgorithmSpec, Feature
 from scheduling.validator import validate
+from tests.conftest import TEST_QUEUE, TEST_REDIS_URL
 from webapp import services
 from webapp.models import Experiment, Run
 from workers.runs import load_instance
@@ -70,6 +72,24 @@ def test_a_run_whose_parameters_cannot_build_the_algorithm_ends_failed_over_redi
     wait_until_finished(run)
     assert run.status == "failed"
     assert "workers_min 5 is above workers_max 2" in run.error
+
+
+@pytest.mark.redis
+def test_a_run_whose_message_the_broker_lost_is_sent_again_and_completes(
+    redis_broker, request, settings, tiny_cluster, tiny_trace
+):
+    run = make_run(tiny_cluster, tiny_trace, "srtf")
+    assert services.enqueue(run.pk)  # no worker yet: the message waits in the queue
+    settings.MLSCHED_REDISPATCH_AFTER = 0
+    assert services.recover_runs(force=True)["resent"] == 0  # its message is there: nothing to do
+    redis.Redis.from_url(TEST_REDIS_URL).delete(TEST_QUEUE)  # lost (a Redis restart without persistence)
+    settings.MLSCHED_REDISPATCH_AFTER = 300
+    assert services.recover_runs(force=True)["resent"] == 0  # sent too recently: maybe still on its way
+    request.getfixturevalue("redis_worker")  # a worker starts and finds the queue empty
+    settings.MLSCHED_REDISPATCH_AFTER = 0
+    assert services.recover_runs(force=True)["resent"] == 1
+    wait_until_finished(run)
+    assert run.status == "done" and run.attempts == 1, run.error
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
   ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated), ``DJANGO_SECURE_COOKIES`` (1 behind HTTPS);
 * ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account), ``MLSCHED_HEARTBEAT``,
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
-  ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
+  ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
 """
@@ -149,6 +149,9 @@ MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
 # Lost-run checks and re-dispatch of runs the broker did not take run at most this often (seconds),
 # from any page or API call that lists runs, and from `manage.py recover_runs`.
 MLSCHED_RECOVER_EVERY = float(os.environ.get("MLSCHED_RECOVER_EVERY", "5"))
+# A run still queued this many seconds after its message reached the broker, while the queue holds no
+# message, lost its message (a Redis restart without persistence): it is sent again.
+MLSCHED_REDISPATCH_AFTER = float(os.environ.get("MLSCHED_REDISPATCH_AFTER", "300"))
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:

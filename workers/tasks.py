@@ -25,6 +25,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils.module_loading import import_string
 from kombu import Connection
+from kombu.exceptions import OperationalError
 
 from scheduling import registry, results
 from scheduling.engine import Algorithm, Decision, View, simulate
@@ -194,6 +195,20 @@ def broker_connection() -> Connection:
     block on the queue."""
     timeout = app.conf.broker_connection_timeout
     return app.connection_for_write(transport_options={"socket_timeout": timeout, "socket_connect_timeout": timeout})
+
+
+def queued_messages() -> int:
+    """How many messages wait in the runs' queue (those a worker has taken are not counted).
+
+    A declare that is not passive: the Redis transport answers a passive one for an empty queue
+    (its list is deleted) with NOT_FOUND. It creates nothing on Redis or the filesystem transport.
+    Raises kombu's OperationalError when the broker cannot be reached or does not answer."""
+    with broker_connection() as connection:
+        try:
+            declared = connection.default_channel.queue_declare(queue=app.conf.task_default_queue)
+        except connection.connection_errors as exc:
+            raise OperationalError(str(exc)) from exc
+    return int(declared.message_count)
 
 
 def send_runs(run_ids: Iterable[int]) -> None:
