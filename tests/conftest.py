@@ -100,8 +100,8 @@ def done_experiment(client, tiny_cluster, tiny_trace, django_capture_on_commit_c
 
 
 @pytest.fixture
-def redis_worker(transactional_db, settings, tmp_path):
-    """A real Celery worker (solo pool, in a thread) consuming the test queue on the local Redis.
+def redis_broker(transactional_db, settings, tmp_path):
+    """The app sends to the test queue on the local Redis (no worker consumes it yet).
 
     The broker settings are the same for every test of a session (and no other test opens a broker
     connection), so the app's pooled connections always point at this broker.
@@ -113,6 +113,11 @@ def redis_worker(transactional_db, settings, tmp_path):
         broker_transport_options={},
         task_default_queue=TEST_QUEUE,
     )
+
+
+@pytest.fixture
+def redis_worker(redis_broker):
+    """A real Celery worker (solo pool, in a thread) consuming the test queue on the local Redis."""
     with start_worker(celery_app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
         yield
 

@@ -11,11 +11,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from django.utils import timezone
 
 from scheduling import registry
 from scheduling.registry import AlgorithmSpec, Feature
 from scheduling.validator import validate
+from tests.conftest import TEST_QUEUE, TEST_REDIS_URL
 from webapp import services
 from webapp.models import Experiment, Run
 from workers.runs import load_instance
@@ -72,6 +74,24 @@ def test_a_run_whose_parameters_cannot_build_the_algorithm_ends_failed_over_redi
     assert "workers_min 5 is above workers_max 2" in run.error
 
 
+@pytest.mark.redis
+def test_a_run_whose_message_the_broker_lost_is_sent_again_and_completes(
+    redis_broker, request, settings, tiny_cluster, tiny_trace
+):
+    run = make_run(tiny_cluster, tiny_trace, "srtf")
+    assert services.enqueue(run.pk)  # no worker yet: the message waits in the queue
+    settings.MLSCHED_REDISPATCH_AFTER = 0
+    assert services.recover_runs(force=True)["resent"] == 0  # its message is there: nothing to do
+    redis.Redis.from_url(TEST_REDIS_URL).delete(TEST_QUEUE)  # lost (a Redis restart without persistence)
+    settings.MLSCHED_REDISPATCH_AFTER = 300
+    assert services.recover_runs(force=True)["resent"] == 0  # sent too recently: maybe still on its way
+    request.getfixturevalue("redis_worker")  # a worker starts and finds the queue empty
+    settings.MLSCHED_REDISPATCH_AFTER = 0
+    assert services.recover_runs(force=True)["resent"] == 1
+    wait_until_finished(run)
+    assert run.status == "done" and run.attempts == 1, run.error
+
+
 # ---------------------------------------------------------------------------------------------
 # Failure paths, calling the task in-process
 
@@ -110,6 +130,44 @@ def test_a_run_is_simulated_at_most_once(tiny_cluster, tiny_trace):
     run = make_run(tiny_cluster, tiny_trace)
     assert simulate_run(run.pk) == "done"
     assert simulate_run(run.pk) == "skipped"
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_result_that_cannot_be_stored_fails_the_run_with_the_cause(tiny_cluster, tiny_trace, settings):
+    settings.MEDIA_ROOT.mkdir()
+    (settings.MEDIA_ROOT / "results").write_text("a regular file where the results folder should be")
+    run = make_run(tiny_cluster, tiny_trace)
+    with pytest.raises(NotADirectoryError):
+        simulate_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.attempts == 1 and not run.result
+    assert run.error.startswith("internal error: could not store the result: NotADirectoryError:")
+    assert services.recover_runs(force=True)["requeued"] == 0  # nothing is left running
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_result_whose_row_cannot_be_recorded_leaves_no_file(tiny_cluster, tiny_trace, settings, monkeypatch):
+    from django.db.models import QuerySet
+    from django.db.utils import DataError
+
+    run = make_run(tiny_cluster, tiny_trace)
+    update = QuerySet.update
+
+    def refuse_done(qs, **values):
+        if values.get("status") == "done":
+            raise DataError("value too long for type character varying(100)")
+        return update(qs, **values)
+
+    monkeypatch.setattr(QuerySet, "update", refuse_done)
+    with pytest.raises(DataError):
+        simulate_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == (
+        "internal error: could not store the result: DataError: value too long for type character varying(100)"
+    )
+    assert [p for p in settings.MEDIA_ROOT.rglob("*") if p.is_file()] == []  # neither result nor Gantt index
 
 
 @pytest.mark.django_db

@@ -9,8 +9,10 @@ redis-server on a free port and never touches the shared one on 6379.
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -97,9 +99,9 @@ class Env:
         assert out.returncode == 0, out.stderr[-3000:]
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    def manage(self, *args):
+    def manage(self, *args, timeout=60):
         out = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True,
-                             text=True, timeout=60, check=False)  # fmt: skip
+                             text=True, timeout=timeout, check=False)  # fmt: skip
         assert out.returncode == 0, out.stderr[-3000:]
         return out.stdout
 
@@ -218,6 +220,50 @@ def test_redis_stopped_while_submitting_keeps_the_experiment_and_runs_it_when_ba
     assert [(r["algorithm"], r["status"], r["problems"]) for r in done["runs"]] == [
         ("fifo", "done", []), ("drf", "done", []), ("srtf", "done", [])
     ]  # fmt: skip
+
+
+@pytest.fixture
+def silent_broker():
+    """The URL of a server that accepts connections and never answers (a hung Redis, a firewall
+    that drops replies): a real socket, served by a thread of the test."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"redis://127.0.0.1:{server.getsockname()[1]}/7"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_broker_that_never_answers_delays_a_submission_and_a_recovery_by_the_broker_timeout_only(
+    tmp_path, postgres_db, silent_broker
+):
+    env = Env(tmp_path, postgres_db, silent_broker)  # MLSCHED_BROKER_TIMEOUT=1
+    env.manage("migrate", "--noinput")
+    sub = env.python(SUBMIT, json.dumps([["fifo", {}], ["drf", {}]]), timeout=30)
+    assert sub["pending"] is True and sub["seconds"] < 5
+    started = time.monotonic()
+    env.manage("recover_runs", timeout=30)  # what a page load does: tries to send them again
+    assert time.monotonic() - started < 10
+    waiting = env.python(STATUS, sub["id"])
+    assert waiting["waiting_for_broker"] and {r["status"] for r in waiting["runs"]} == {"queued"}
 
 
 @pytest.mark.redis

@@ -152,3 +152,29 @@ def test_anonymous_visitors_are_sent_to_sign_in(tiny_cluster, tiny_trace):
         assert response.status_code == 302 and response.url.startswith(reverse("login")), url
     assert anon.get(reverse("login")).status_code == 200
     assert anon.get(reverse("healthz")).json() == {"ok": True}
+
+
+# ---------------------------------------------------------------------------------------------
+# Crafted form posts
+
+
+def test_a_posted_id_that_is_not_a_number_is_a_bad_request(client, user, tiny_cluster, tiny_trace):
+    exp = Experiment.objects.create(name="x", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
+                                    trace_text=tiny_trace, owner=user)  # fmt: skip
+    run = Run.objects.create(experiment=exp, algorithm="fifo")
+    link = ShareLink.objects.create(experiment=exp)
+    token = ApiToken.issue(user)[0]
+    cancel, share = reverse("experiment-cancel", args=[exp.pk]), reverse("experiment-share", args=[exp.pk])
+    for bad in ("abc", "1.5", "-1", " 1", "١"):
+        assert client.post(cancel, {"run": bad}).status_code == 400, bad
+        assert client.post(share, {"revoke": bad}).status_code == 400, bad
+        assert client.post(reverse("account"), {"revoke": bad}).status_code == 400, bad
+    sibling = Experiment.objects.create(name="y", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
+                                        trace_text=tiny_trace, owner=user)  # fmt: skip
+    other = Run.objects.create(experiment=sibling, algorithm="fifo")
+    for missing in (other.pk, 10**30):  # a run of another experiment, an id beyond any integer column
+        assert client.post(cancel, {"run": missing}).status_code == 404, missing
+    assert client.post(share, {"revoke": 10**30}).status_code == 302
+    run.refresh_from_db()
+    link.refresh_from_db()
+    assert run.status == "queued" and link.revoked is None and ApiToken.objects.filter(pk=token.pk).exists()

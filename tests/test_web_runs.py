@@ -72,6 +72,35 @@ def test_when_the_broker_is_down_the_experiment_is_kept_and_dispatched_later(
     assert {r.dispatched for r in exp.runs.all()} == {True}
 
 
+def test_a_queued_run_whose_message_was_lost_is_sent_again_when_the_queue_is_empty(
+    tiny_cluster, tiny_trace, settings, monkeypatch
+):
+    """The rule in brief (tests/test_tasks.py runs it over Redis with a real worker)."""
+    queue = ["a message"]
+    sent = []
+    monkeypatch.setattr(tasks, "queued_messages", lambda: len(queue))
+    monkeypatch.setattr(tasks, "send_runs", sent.extend)
+    exp = Experiment.objects.create(
+        name="t", source="upload", cluster_text=tiny_cluster, trace_name="t.csv", trace_text=tiny_trace
+    )
+    run = Run.objects.create(experiment=exp, algorithm="fifo")  # dispatched, before dispatch times were kept
+    assert services.recover_runs(force=True)["resent"] == 0  # created just now
+    long_ago = timezone.now() - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER + 1)
+    Run.objects.filter(pk=run.pk).update(created=long_ago)
+    assert services.recover_runs(force=True)["resent"] == 0  # a message waits: a worker is behind, not lost
+    queue.clear()
+    assert services.recover_runs(force=True)["resent"] == 1 and sent == [run.pk]
+    assert services.recover_runs(force=True)["resent"] == 0  # sent again just now
+    Run.objects.filter(pk=run.pk).update(dispatched_at=long_ago)
+
+    def broker_down(run_ids):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
+
+    monkeypatch.setattr(tasks, "send_runs", broker_down)
+    assert services.recover_runs(force=True)["resent"] == 0
+    assert services.status(exp)["waiting_for_broker"] is True
+
+
 def test_a_run_whose_heartbeat_stopped_is_requeued_once_then_failed_with_the_reason(
     tiny_cluster, tiny_trace, settings, monkeypatch
 ):
@@ -92,7 +121,8 @@ def test_a_run_whose_heartbeat_stopped_is_requeued_once_then_failed_with_the_rea
     assert run.status == "failed" and run.error.startswith("lost: the worker stopped or was killed during attempt 2")
     # a live heartbeat keeps a run
     Run.objects.filter(pk=run.pk).update(status="running", heartbeat=timezone.now(), started=old)
-    assert services.recover_runs(force=True) == {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0}
+    assert services.recover_runs(force=True) == {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0,
+                                                 "resent": 0}  # fmt: skip
 
 
 def test_database_errors_in_the_run_store_are_transient_and_retried(monkeypatch, tiny_cluster, tiny_trace):

@@ -109,6 +109,7 @@ class Run(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     # Execution bookkeeping (docs/architecture.md, "A run's life").
     dispatched = models.BooleanField(default=True)  # a message for it reached the broker
+    dispatched_at = models.DateTimeField(null=True, blank=True)  # when a message for it last reached the broker
     attempts = models.PositiveIntegerField(default=0)  # claims so far (a lost run is re-queued once)
     heartbeat = models.DateTimeField(null=True, blank=True)  # last sign of life of the worker running it
     progress = models.FloatField(default=0.0)  # (jobs arrived + jobs ended) / (2 x jobs), 0..1

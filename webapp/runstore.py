@@ -89,6 +89,24 @@ def transient(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def _save(name: str, data: bytes) -> str:
+    """Store ``data`` as ``name`` (or a free variant of it); a write that fails half-way (disk full)
+    leaves no partial file."""
+    name = default_storage.get_available_name(name)
+    try:
+        saved: str = default_storage.save(name, ContentFile(data))
+    except BaseException:
+        _delete(name)
+        raise
+    return saved
+
+
+def _delete(*names: str) -> None:
+    for name in names:
+        if default_storage.exists(name):
+            default_storage.delete(name)
+
+
 class DjangoRunStore:
     @transient
     def claim(self, run_id: int) -> RunInput | None:
@@ -119,21 +137,25 @@ class DjangoRunStore:
 
     @transient
     def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
+        """Write the result and its Gantt index, then mark the run done. If anything fails, or the
+        run was declared lost meanwhile (its recorded outcome is kept), no file stays behind."""
         experiment_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
-        name = default_storage.save(f"results/{experiment_id}/run-{run_id}.json.gz", ContentFile(encode_result(result)))
-        updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
-            status=Run.Status.DONE,
-            metrics=result["metrics"],
-            result=name,
-            finished=timezone.now(),
-            progress=1.0,
-            error="",
-        )
-        if not updated:  # declared lost meanwhile: keep the recorded outcome, drop the late result
-            default_storage.delete(name)
-            return
-        # The Gantt index beside the result (a missing index only makes the Gantt page slower).
-        default_storage.save(index_name(name), ContentFile(encode_result(gantt_index(result))))
+        name = _save(f"results/{experiment_id}/run-{run_id}.json.gz", encode_result(result))
+        try:
+            _save(index_name(name), encode_result(gantt_index(result)))
+            updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+                status=Run.Status.DONE,
+                metrics=result["metrics"],
+                result=name,
+                finished=timezone.now(),
+                progress=1.0,
+                error="",
+            )
+        except BaseException:
+            _delete(name, index_name(name))
+            raise
+        if not updated:
+            _delete(name, index_name(name))
 
     @transient
     def fail(self, run_id: int, message: str) -> None:

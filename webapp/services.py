@@ -171,9 +171,10 @@ def dispatch(experiment_id: int, run_ids: Sequence[int]) -> bool:
         tasks.send_runs(run_ids)
     except OperationalError as exc:
         logger.warning("broker unreachable, %d runs of experiment %s wait: %s", len(run_ids), experiment_id, exc)
+        Run.objects.filter(pk__in=run_ids, status=Run.Status.QUEUED).update(dispatched=False)
         Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=True)
         return False
-    Run.objects.filter(pk__in=run_ids).update(dispatched=True)
+    Run.objects.filter(pk__in=run_ids).update(dispatched=True, dispatched_at=timezone.now())
     if not Run.objects.filter(experiment_id=experiment_id, dispatched=False, status=Run.Status.QUEUED).exists():
         Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=False)
     return True
@@ -182,7 +183,6 @@ def dispatch(experiment_id: int, run_ids: Sequence[int]) -> bool:
 def enqueue(run_id: int) -> bool:
     """Send one run (kept for scripts and tests); see ``dispatch``."""
     exp_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
-    Run.objects.filter(pk=run_id).update(dispatched=False)
     return dispatch(exp_id, [run_id])
 
 
@@ -197,7 +197,11 @@ def recover_runs(force: bool = False) -> dict[str, int]:
       has had fewer than MLSCHED_MAX_ATTEMPTS claims, else failed with the reason; a run the user
       asked to cancel is marked cancelled;
     * a running run past the time limit plus grace is failed (the solo pool cannot enforce limits);
-    * queued runs the broker never took (it was down) are sent again.
+    * queued runs the broker never took (it was down) are sent again;
+    * queued runs whose message the broker lost (a Redis restart without persistence, a deleted
+      queue) are sent again: sent more than MLSCHED_REDISPATCH_AFTER seconds ago while the runs'
+      queue holds no message (so a worker merely behind on the queue gets no duplicates). A
+      duplicate is harmless: a worker skips a run that is no longer queued.
     """
     now_mono = time.monotonic()
     with _recover_lock:
@@ -205,7 +209,7 @@ def recover_runs(force: bool = False) -> dict[str, int]:
             return {}
         _last_recover[0] = now_mono
     now = timezone.now()
-    counts = {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0}
+    counts = {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0, "resent": 0}
     stale = now - timedelta(seconds=settings.MLSCHED_HEARTBEAT_TIMEOUT)
     running = Run.objects.filter(status=Run.Status.RUNNING)
     counts["cancelled"] += running.filter(cancel_requested=True, heartbeat__lt=stale).update(
@@ -232,16 +236,40 @@ def recover_runs(force: bool = False) -> dict[str, int]:
         error=f"lost: no result within the {limit} s time limit (the worker stopped or was killed)",
         finished=now,
     )
-    waiting: dict[int, list[int]] = {}
-    for run_id, exp_id in Run.objects.filter(status=Run.Status.QUEUED, dispatched=False).values_list(
-        "pk", "experiment_id"
-    ):
-        waiting.setdefault(exp_id, []).append(run_id)
-    for exp_id, ids in waiting.items():
-        if not dispatch(exp_id, ids):
-            break  # the broker is still down: try again later
-        counts["dispatched"] += len(ids)
+    queued = Run.objects.filter(status=Run.Status.QUEUED)
+    counts["dispatched"] = _send(queued.filter(dispatched=False))
+    sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
+    overdue = queued.filter(dispatched=True).filter(
+        Q(dispatched_at__lt=sent_before) | Q(dispatched_at__isnull=True, created__lt=sent_before)
+    )  # a run sent before dispatch times were recorded counts from its creation
+    if overdue.exists() and _queue_is_empty():
+        counts["resent"] = _send(overdue)
+        if counts["resent"]:
+            logger.warning("%d queued runs had no message in the broker's queue: sent again", counts["resent"])
     return counts
+
+
+def _send(runs: QuerySet[Run]) -> int:
+    """Dispatch ``runs``, one group per experiment; stops when the broker is unreachable (they are
+    tried again at the next recovery). The number of runs sent."""
+    by_experiment: dict[int, list[int]] = {}
+    for run_id, exp_id in runs.values_list("pk", "experiment_id"):
+        by_experiment.setdefault(exp_id, []).append(run_id)
+    sent = 0
+    for exp_id, ids in by_experiment.items():
+        if not dispatch(exp_id, ids):
+            break
+        sent += len(ids)
+    return sent
+
+
+def _queue_is_empty() -> bool:
+    """Whether the runs' queue holds no message (False when the broker cannot tell)."""
+    try:
+        return tasks.queued_messages() == 0
+    except OperationalError as exc:
+        logger.warning("broker unreachable, lost messages not checked: %s", exc)
+        return False
 
 
 def expire_lost_runs() -> int:

@@ -7,7 +7,7 @@
   ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated), ``DJANGO_SECURE_COOKIES`` (1 behind HTTPS);
 * ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account), ``MLSCHED_HEARTBEAT``,
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
-  ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
+  ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
 """
@@ -149,6 +149,9 @@ MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
 # Lost-run checks and re-dispatch of runs the broker did not take run at most this often (seconds),
 # from any page or API call that lists runs, and from `manage.py recover_runs`.
 MLSCHED_RECOVER_EVERY = float(os.environ.get("MLSCHED_RECOVER_EVERY", "5"))
+# A run still queued this many seconds after its message reached the broker, while the queue holds no
+# message, lost its message (a Redis restart without persistence): it is sent again.
+MLSCHED_REDISPATCH_AFTER = float(os.environ.get("MLSCHED_REDISPATCH_AFTER", "300"))
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:
@@ -179,7 +182,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # simulations are long: do not hoard them
 # the second delivery harmless), and a killed child's message goes back to the queue at once.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-# Sending a task gives up quickly when the broker is down: the run is kept and dispatched later.
+# Sending a task gives up quickly when the broker is down or does not answer: the run is kept and
+# dispatched later. The web side's connections (workers.tasks.broker_connection) wait this long to
+# connect and for each reply; the workers' own connections have no read timeout.
 CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("MLSCHED_BROKER_TIMEOUT", "3"))
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

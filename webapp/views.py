@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import BadRequest
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -80,6 +81,14 @@ def _base(exp: Experiment) -> str:
     return reverse("experiment", args=[exp.pk])
 
 
+def _posted_id(request: HttpRequest, name: str) -> int:
+    """The object id posted as ``name``; a 400 when it is not a whole number."""
+    value = request.POST[name]
+    if not value.isascii() or not value.isdigit():
+        raise BadRequest(f"{name} is not an id: {value[:50]!r}")
+    return int(value)
+
+
 @require_GET
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     exp = services.get_experiment(pk, request.user)
@@ -94,7 +103,7 @@ def experiment_status(request: HttpRequest, pk: int) -> JsonResponse:
 @require_POST
 def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     exp = services.get_experiment(pk, request.user, write=True)
-    run = services.get_run(exp, int(request.POST["run"])) if request.POST.get("run") else None
+    run = services.get_run(exp, _posted_id(request, "run")) if request.POST.get("run") else None
     n = services.cancel(exp, run)
     messages.info(request, f"Cancelling {n} run(s): a running simulation stops at its next decision.")
     return redirect(exp)
@@ -110,7 +119,7 @@ def experiment_rerun(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
     exp = services.get_experiment(pk, request.user, write=True)
     if request.POST.get("revoke"):
-        services.revoke(exp, int(request.POST["revoke"]))
+        services.revoke(exp, _posted_id(request, "revoke"))
         messages.info(request, "The share link was revoked: it no longer opens.")
     else:
         services.share(exp)
@@ -249,7 +258,7 @@ def account(request: HttpRequest) -> HttpResponse:
     new_key = None
     if request.method == "POST":
         if request.POST.get("revoke"):
-            ApiToken.objects.filter(pk=int(request.POST["revoke"]), user=request.user).delete()
+            ApiToken.objects.filter(pk=_posted_id(request, "revoke"), user=request.user).delete()
             messages.info(request, "API token revoked.")
         else:
             _, new_key = ApiToken.issue(request.user, request.POST.get("name", "")[:100])

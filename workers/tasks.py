@@ -24,6 +24,8 @@ from celery import group
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils.module_loading import import_string
+from kombu import Connection
+from kombu.exceptions import OperationalError
 
 from scheduling import registry, results
 from scheduling.engine import Algorithm, Decision, View, simulate
@@ -175,14 +177,45 @@ def simulate_run(run_id: int) -> str:
     finally:
         beat.done.set()
         beat.join(timeout=10)
-    _retrying(lambda: store.finish(run_id, result))
+    try:
+        _retrying(lambda: store.finish(run_id, result))
+    except TransientStoreError:
+        raise  # retried by Celery (autoretry_for); a run left running is re-queued by the heartbeat rule
+    except Exception as exc:
+        message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
+        _retrying(lambda: store.fail(run_id, message))
+        raise
     return "done"
+
+
+def broker_connection() -> Connection:
+    """A new connection for the web side's use of the broker: connecting and each reply wait at most
+    ``broker_connection_timeout`` (MLSCHED_BROKER_TIMEOUT) seconds, so that a broker that accepts
+    connections but never answers cannot hang a request. Workers do not use it: their connections
+    block on the queue."""
+    timeout = app.conf.broker_connection_timeout
+    return app.connection_for_write(transport_options={"socket_timeout": timeout, "socket_connect_timeout": timeout})
+
+
+def queued_messages() -> int:
+    """How many messages wait in the runs' queue (those a worker has taken are not counted).
+
+    A declare that is not passive: the Redis transport answers a passive one for an empty queue
+    (its list is deleted) with NOT_FOUND. It creates nothing on Redis or the filesystem transport.
+    Raises kombu's OperationalError when the broker cannot be reached or does not answer."""
+    with broker_connection() as connection:
+        try:
+            declared = connection.default_channel.queue_declare(queue=app.conf.task_default_queue)
+        except connection.connection_errors as exc:
+            raise OperationalError(str(exc)) from exc
+    return int(declared.message_count)
 
 
 def send_runs(run_ids: Iterable[int]) -> None:
     """Send one task per run, as one Celery group (a comparison or a sweep fans out at once).
 
-    Raises kombu's OperationalError when the broker cannot be reached."""
+    Raises kombu's OperationalError when the broker cannot be reached or does not answer."""
     ids = list(run_ids)
     if ids:
-        group(simulate_run.si(i) for i in ids).apply_async()
+        with broker_connection() as connection:
+            group(simulate_run.si(i) for i in ids).apply_async(producer=app.amqp.Producer(connection))
