@@ -119,3 +119,66 @@ def test_a_50_mb_file_is_refused_before_reading(tmp_path):
 def test_a_job_stating_more_gpus_than_the_cluster_holds_is_refused():
     msg = trace_error("job_id,arrival,arch,gpus,batch_time\np,0,pipeline,9,5\n")
     assert "'p'" in msg and "needs 9 workers at once" in msg
+
+
+# ---------------------------------------------------------------------------------------------
+# Magnitude bounds (docs/formats.md, "Bounds"): absurd values are refused on load, named, instead
+# of crashing or exhausting an algorithm later.
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ("x,1e18,1,1,1,6,1", "line 2, job 'x', field 'arrival': '1e18' must be <= 1e+09"),
+        ("x,1e300,1,1,1,6,1", "field 'arrival': '1e300' must be <= 1e+09"),
+        ("x,0,1e18,1,1,6,1", "field 'epochs': '1e18' must be <= 1e+12"),
+        ("x,0,1,2000000,1,6,1", "field 'chunks': '2000000' must be <= 1e+06"),
+        ("x,0,1,1,1e13,6,1", "field 'minibatches': '1e13' must be <= 1e+12"),
+        ("x,0,1000000,1000,10000,6,1", "field 'epochs': epochs x chunks x minibatches = 1e+13 mini-batches"),
+        ("x,0,1,1,1,1e-300,1", "field 'batch_time': '1e-300' must be >= 1e-06"),
+        ("x,0,1,1,1,1e8,1", "field 'batch_time': '1e8' must be <= 1e+07"),
+        ("x,0,1,1,1,6,1e308", "field 'weight': '1e308' must be <= 1e+12"),
+    ],
+)
+def test_values_beyond_the_bounds_are_named(row, expected):
+    assert expected in trace_error(f"job_id,arrival,epochs,chunks,minibatches,batch_time,weight\n{row}\n")
+
+
+@pytest.mark.parametrize(
+    ("job", "expected"),
+    [
+        ({"work": 1e300}, "job 'x', field 'work': 1e+300 must be <= 1e+12"),
+        ({"gpus": 1, "duration": 1e12}, "field 'duration': 1000000000000.0 s is more than 1e+09 slots of 60 s"),
+        ({"iterations": 10**13}, "field 'iterations': 10000000000000 must be <= 1e+12"),
+        ({"upload_delay": {"*": 10**10}}, "field 'upload_delay.*': 10000000000 must be <= 1e+09"),
+        ({"stages": [{"replicas": 10**7}]}, "field 'stages[0].replicas': 10000000 must be <= 1e+06"),
+    ],
+)
+def test_json_values_beyond_the_bounds_are_named(job, expected):
+    assert expected in trace_error(json.dumps([{"job_id": "x", "arrival": 0, **job}]), "json")
+
+
+def test_values_at_the_bounds_load():
+    trace = "job_id,arrival,epochs,chunks,minibatches,batch_time,weight\nx,1000000000,1000000,1000,1000,0.000001,1e12\n"
+    (job,) = instance(trace).jobs
+    assert job.arrival == 10**9 and job.work_required == 10**12 and job.weight == 1e12
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"slot_seconds": 1e-300}, "field 'slot_seconds': 1e-300 must be >= 0.001"),
+        ({"slot_seconds": 1e300}, "field 'slot_seconds': 1e+300 must be <= 1e+07"),
+        ({"horizon": 10**18}, "field 'horizon': 1000000000000000000 must be <= 1e+09"),
+        ({"servers": [{"id": "a", "capacity": {"gpu": 1e300}}]}, "field 'servers[0].capacity.gpu': 1e+300 must be"),
+        ({"servers": [{"id": "a", "count": 10**7, "capacity": {"gpu": 1}}]}, "'servers[0].count': 10000000 must be"),
+        (
+            {"servers": [{"id": f"a{i}", "count": 60_000, "capacity": {"gpu": 1}} for i in range(2)]},
+            "field 'servers[1].count': 120,000 servers so far, more than the 100,000 accepted",
+        ),
+    ],
+)
+def test_cluster_values_beyond_the_bounds_are_named(changes, expected):
+    with pytest.raises(InputError) as exc:
+        parse_cluster(cluster_text(**changes), "c.json")
+    assert str(exc.value).startswith("c.json, ") and expected in str(exc.value)
