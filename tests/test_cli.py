@@ -100,6 +100,19 @@ def test_unknown_algorithm_and_bad_parameter_exit_2(files, tmp_path, capsys):
     assert "unknown algorithm 'nope'" in err and "workers_max" in err
 
 
+@pytest.mark.parametrize(
+    ("algorithm", "param"), [("fifo", "workers_max=inf"), ("fifo", "workers_max=1e400"), ("antman", "quota=nan")]
+)
+def test_a_non_finite_parameter_exits_2(files, tmp_path, capsys, algorithm, param):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    args = ["simulate", "--cluster", str(cluster), "--trace", str(trace), "--out", str(out)]
+    assert main([*args, "--algorithm", algorithm, "--param", param]) == 2
+    key, value = param.split("=")
+    assert f"field 'param {key}': {value!r} is not a finite number" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_the_module_runs_as_a_program(files):
     cluster, trace = files
     proc = subprocess.run(

@@ -98,6 +98,8 @@ def test_without_a_ticked_algorithm_or_a_line_the_form_asks_for_one(client, tiny
         ("drf fixed=maybe", "line 2: drf fixed: 'maybe' is not a bool"),
         ("drf workers_max=0", "line 2: drf workers_max: 0 is below the minimum 1"),
         ("drf workers_max=2.5", "line 2: drf workers_max: '2.5' is not a int"),
+        ("drf workers_max=inf", "line 2: drf workers_max: 'inf' is not a finite number"),
+        ("drf workers_max=1e400", "line 2: drf workers_max: '1e400' is not a finite number"),
         ("drf fixed", "line 2: drf: 'fixed' is not KEY=VALUE"),
         ("drf =true", "line 2: drf: '=true' is not KEY=VALUE"),
         ("drf fixed=", "line 2: drf: 'fixed=' is not KEY=VALUE"),

@@ -10,6 +10,7 @@ field, and nothing is stored.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -409,6 +410,8 @@ def sweep_values(text: str) -> list[str]:
             start, stop, step = (float(x) for x in parts)
         except ValueError:
             raise ValueError(f"{text!r}: start, stop and step must be numbers") from None
+        if not all(math.isfinite(x) for x in (start, stop, step)):
+            raise ValueError(f"{text!r}: start, stop and step must be finite numbers")
         if step <= 0 or stop < start:
             raise ValueError(f"{text!r}: the step must be positive and stop at least start")
         count = int((stop - start) / step + 1e-9) + 1
@@ -419,12 +422,16 @@ def sweep_values(text: str) -> list[str]:
     values = [x.strip() for x in text.replace(";", ",").split(",") if x.strip()]
     if len(values) > MAX_SWEEP_VALUES:
         raise ValueError(f"{len(values)} values, more than {MAX_SWEEP_VALUES}")
+    unique: dict[float, str] = {}  # by value: "1, 1.0, 01" is one value
     for v in values:
         try:
-            float(v)
+            x = float(v)
         except ValueError:
             raise ValueError(f"{v!r} is not a number") from None
-    return list(dict.fromkeys(values))
+        if not math.isfinite(x):
+            raise ValueError(f"{v!r} is not a finite number")
+        unique.setdefault(x, v)
+    return list(unique.values())
 
 
 def default_name(inputs: Inputs) -> str:
