@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -78,6 +79,8 @@ def decode(data: bytes, label: str) -> str:
         ) from exc
     if not text.strip():
         raise InputError("file is empty", file=label)
+    if "\x00" in text:
+        raise InputError("contains a NUL byte", file=label, line=text.count("\n", 0, text.index("\x00")) + 1)
     return text
 
 
@@ -127,7 +130,14 @@ def text(value: Any, field: str) -> str:
         raise InputError("missing value", field=field)
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         raise InputError(f"{_shown(value)} is not a string", field=field)
-    return str(value).strip()
+    return no_nul(str(value).strip(), field)
+
+
+def no_nul(value: str, field: str) -> str:
+    """``value``, unless it holds a NUL character (JSON's "\\u0000"), which no database text column stores."""
+    if "\x00" in value:
+        raise InputError(f"{_shown(value)} contains a NUL character", field=field)
+    return value
 
 
 def choice(value: Any, field: str, options: tuple[str, ...]) -> str:
@@ -148,6 +158,20 @@ def amounts(value: Any, field: str, resources: set[str] | None = None) -> dict[s
     return out
 
 
+def parse_json(content: str, label: str) -> Any:
+    """The JSON document in ``content``, or InputError naming the line of a syntax error."""
+    try:
+        return json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise InputError(
+            f"invalid JSON: a number has more than {sys.get_int_max_str_digits()} digits", file=label
+        ) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", file=label) from None
+
+
 # ---------------------------------------------------------------------------------------------
 # Cluster spec
 
@@ -158,10 +182,7 @@ def load_cluster(path: Path | str, name: str | None = None) -> Cluster:
 
 
 def parse_cluster(content: str, label: str = "cluster.json") -> Cluster:
-    try:
-        doc = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    doc = parse_json(content, label)
     try:
         return cluster_from_dict(doc)
     except InputError as exc:
@@ -371,10 +392,7 @@ def _unflatten(flat: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        doc = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    doc = parse_json(content, label)
     if isinstance(doc, Mapping) and isinstance(doc.get("jobs"), list):
         doc = doc["jobs"]
     if not isinstance(doc, list):
@@ -455,7 +473,7 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             kw["upload_delay"] = _upload_delays(row["upload_delay"], cluster)
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
-                kw[key] = str(row[key])
+                kw[key] = no_nul(str(row[key]), key)
     except InputError as exc:
         raise InputError(exc.problem, job=job_id, field=exc.field) from None
     if "duration" in kw and "gpus" not in kw:

@@ -182,3 +182,45 @@ def test_cluster_values_beyond_the_bounds_are_named(changes, expected):
     with pytest.raises(InputError) as exc:
         parse_cluster(cluster_text(**changes), "c.json")
     assert str(exc.value).startswith("c.json, ") and expected in str(exc.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON that json.loads or float() cannot take, and NUL characters
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "c.json: invalid JSON: nested too deeply"),
+        ('{"slot_seconds": ' + "1" * 5000 + "}", "c.json: invalid JSON: a number has more than 4300 digits"),
+        (
+            cluster_text(slot_seconds=10**400),
+            "field 'slot_seconds': 100000000000000000000000000000... (401 characters) is not a finite number",
+        ),
+    ],
+)
+def test_json_python_cannot_read_is_refused_as_bad_input(text, expected):
+    with pytest.raises(InputError) as exc:
+        parse_cluster(text, "c.json")
+    assert expected in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"jobs": ' + "[" * 100_000 + "]" * 100_000 + "}", "t.json: invalid JSON: nested too deeply"),
+        ('[{"job_id": "x", "arrival": ' + "1" * 5000 + "}]", "t.json: invalid JSON: a number has more than 4300"),
+        ('[{"job_id": "x", "arrival": 0, "epochs": 1' + "0" * 400 + "}]", "job 'x', field 'epochs': 100"),
+        ('[{"job_id": "x\\u0000y", "arrival": 0}]', "field 'job_id': 'x\\x00y' contains a NUL character"),
+        ('[{"job_id": "x", "arrival": 0, "user": "\\u0000"}]', "job 'x', field 'user': '\\x00' contains a NUL"),
+    ],
+)
+def test_json_traces_python_or_a_database_cannot_take_are_refused(text, expected):
+    assert expected in trace_error(text, "json")
+
+
+def test_a_nul_byte_in_a_file_is_refused_naming_its_line(tmp_path):
+    path = tmp_path / "nul.csv"
+    path.write_bytes(b"job_id,arrival\nx,0\ny\x00,1\n")
+    with pytest.raises(InputError, match=r"nul\.csv, line 3: contains a NUL byte"):
+        load_trace(path, parse_cluster(cluster_text()))
