@@ -16,7 +16,7 @@ from typing import Any
 
 from scheduling import api, importers, presets, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
-from scheduling.validator import validate
+from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
 SUMMARY_METRICS = (
     "completed",
@@ -202,11 +202,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     instance = api.load_instance(args.cluster, args.trace)
+    label = str(args.result)
     try:
         doc = results.read(args.result)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the result: {exc}", file=str(args.result)) from None
-    problems = validate(instance, doc)
+    except OSError as exc:
+        raise InputError(f"cannot read the result ({exc.strerror})", file=label) from None
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON
+        raise InputError(f"not a result document (invalid JSON or text: {exc})", file=label) from None
+    problems: list[str] = []
+    try:
+        check_document(instance, doc, problems)
+    except MalformedResult as exc:
+        raise InputError(f"not a result document ({exc})", file=label) from None
+    problems = problems[:PROBLEMS_SHOWN]
     for problem in problems:
         print(problem)
     print("OK: the schedule is valid" if not problems else f"INVALID: {len(problems)} problem(s)")

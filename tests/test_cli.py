@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from scheduling import api
 from scheduling.cli import main
+from scheduling.validator import validate
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
 
@@ -169,3 +171,37 @@ def test_a_50_mb_trace_exits_2_without_being_read(files, tmp_path, capsys):
         f.truncate(50 * 1024 * 1024)
     assert main(["validate", "--cluster", str(files[0]), "--trace", str(big)]) == 2
     assert "big.csv: file is 50.0 MiB, larger than the 32 MiB limit" in capsys.readouterr().err
+
+
+def _null_demand(doc):
+    doc["placements"][0]["demand"] = None
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (lambda doc: b"\xff\xfe{}", "not a result document (invalid JSON or text: 'utf-8' codec can't decode"),
+        (lambda doc: b"[]", "not a result document (expected a JSON object, found list)"),
+        (lambda doc: b'"x"', "not a result document (expected a JSON object, found str)"),
+        (_null_demand, "not a result document (AttributeError: 'NoneType' object has no attribute 'items')"),
+    ],
+)
+def test_check_of_a_malformed_result_exits_2_naming_the_file(files, tmp_path, capsys, content, expected):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    main(["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo", "--out", str(out)])
+    out.write_bytes(content(json.loads(out.read_text())))
+    assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(out)]) == 2
+    assert f"error: {out}: {expected}" in capsys.readouterr().err
+
+
+def test_the_validator_reports_a_malformed_document_as_a_problem(files, tmp_path):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    main(["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo", "--out", str(out)])
+    instance = api.load_instance(cluster, trace)
+    doc = json.loads(out.read_text())
+    doc["placements"][0]["demand"] = None
+    assert validate(instance, doc)[-1].startswith("malformed result: AttributeError")
+    assert validate(instance, []) == ["malformed result: expected a JSON object, found list"]
