@@ -104,6 +104,8 @@ def read_raw(path: Path) -> pd.DataFrame:
             )
     except pd.errors.ParserWarning:
         raise _longer_row(path, label) from None
+    except OSError as exc:  # a folder, no permission
+        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", file=label) from None
     except pd.errors.ParserError as exc:

@@ -62,11 +62,14 @@ def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_IN
     label = name or str(path)
     try:
         size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from exc
-    if size > max_bytes:
-        raise InputError(f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label)
-    return decode(path.read_bytes(), label)
+        if size > max_bytes:
+            raise InputError(
+                f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label
+            )
+        data = path.read_bytes()
+    except OSError as exc:  # missing, a folder, no permission
+        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
+    return decode(data, label)
 
 
 def decode(data: bytes, label: str) -> str:

@@ -205,3 +205,48 @@ def test_the_validator_reports_a_malformed_document_as_a_problem(files, tmp_path
     doc["placements"][0]["demand"] = None
     assert validate(instance, doc)[-1].startswith("malformed result: AttributeError")
     assert validate(instance, []) == ["malformed result: expected a JSON object, found list"]
+
+
+def exit_code(argv: list[str]) -> int | str | None:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse refuses an argument itself
+        return exc.code
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["simulate", "--algorithm", "fifo", "--seed", "-1", "--out", "r.json"], "argument --seed: -1 must be >= 0"),
+        (
+            ["simulate", "--algorithm", "fifo", "--horizon", "-3", "--out", "r.json"],
+            "argument --horizon: -3 must be >= 1",
+        ),
+        (["simulate", "--algorithm", "fifo", "--horizon", "1e18", "--out", "r.json"], "'1e18' is not a whole number"),
+        (["simulate", "--algorithm", "fifo", "--out", "folder"], "folder, field '--out': is a folder"),
+        (
+            ["simulate", "--algorithm", "fifo", "--out", "file/r.json"],
+            "file, field '--out': cannot write (File exists)",
+        ),
+        (["compare", "--algorithms", "fifo", "--out", "file"], "file, field '--out': exists and is not a folder"),
+        (["compare", "--algorithms", "fifo", "--horizon", "0", "--out", "cmp"], "argument --horizon: 0 must be >= 1"),
+        (["generate", "--preset", "demo", "--out", "file"], "file, field '--out': exists and is not a folder"),
+        (["generate", "--preset", "demo", "--seed", "-1", "--out", "g"], "argument --seed: -1 must be >= 0"),
+        (["import", "--format", "generic-gpu", "--input", "t.csv", "--seed", "-1", "--out", "o.csv"], "--seed: -1"),
+        (["import", "--format", "generic-gpu", "--input", "folder", "--out", "o.csv"], "cannot read the file"),
+        (["validate", "--cluster", "folder"], "folder: cannot read the file (Is a directory)"),
+        (["validate", "--trace", "folder"], "folder: cannot read the file (Is a directory)"),
+    ],
+)
+def test_bad_arguments_and_paths_exit_2_with_a_message(files, tmp_path, monkeypatch, capsys, command, expected):
+    cluster, trace = files
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("in the way\n")
+    (tmp_path / "t.csv").write_text("job_id,submit_time,num_gpus,duration\na,0,1,60\n")
+    inputs = {"--cluster": str(cluster), "--trace": str(trace)}
+    if command[0] in ("simulate", "compare", "validate"):
+        command = [*command, *(x for k, v in inputs.items() if k not in command for x in (k, v))]
+    assert exit_code(command) == 2
+    assert expected in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json", "file", "folder", "t.csv", "trace.csv"]
