@@ -218,6 +218,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     instance = api.load_instance(args.cluster, args.trace)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    if not names:
+        raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")
     for name in names:
         registry.get(name)  # fail on an unknown name before running anything
     params: dict[str, dict[str, str]] = {n: {} for n in names}
@@ -226,6 +228,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not dot or algo not in params:
             raise InputError(f"{key!r} must be ALGORITHM.KEY with an algorithm from --algorithms", field="--param")
         params[algo][name] = value
+    for name in names:
+        registry.get(name).parse_params(params[name])  # every bad parameter before any run or file
     _out_folder(args.out)
     with _writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)

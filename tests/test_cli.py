@@ -250,3 +250,17 @@ def test_bad_arguments_and_paths_exit_2_with_a_message(files, tmp_path, monkeypa
     assert exit_code(command) == 2
     assert expected in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json", "file", "folder", "t.csv", "trace.csv"]
+
+
+def test_compare_checks_every_parameter_before_running_or_writing_anything(files, tmp_path, capsys):
+    cluster, trace = files
+    out = tmp_path / "cmp"
+    args = ["compare", "--cluster", str(cluster), "--trace", str(trace), "--out", str(out)]
+    assert main([*args, "--algorithms", "fifo,drf", "--param", "drf.bogus=1"]) == 2
+    assert "field 'param bogus': unknown parameter for drf" in capsys.readouterr().err
+    assert main([*args, "--algorithms", "fifo,drf", "--param", "drf.workers_max=inf"]) == 2
+    assert "field 'param workers_max': 'inf' is not a finite number" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*args, "--algorithms", " , "]) == 2
+    assert "field '--algorithms': ' , ' names no algorithm" in capsys.readouterr().err
+    assert not out.exists()
