@@ -255,7 +255,9 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
         if "capacity" not in s:
             raise InputError("missing capacity", field=f"{f}.capacity")
         capacity = amounts(s["capacity"], f"{f}.capacity", resources)
-        unlimited = bool(s.get("unlimited", False))
+        unlimited = s.get("unlimited", False)
+        if not isinstance(unlimited, bool):
+            raise InputError(f"{_shown(unlimited)} is not true or false", field=f"{f}.unlimited")
         if not capacity and not unlimited:
             raise InputError("capacity is empty", field=f"{f}.capacity")
         count = integer(s.get("count", 1), f"{f}.count", minimum=1, maximum=MAX_SERVERS)
@@ -358,6 +360,9 @@ def _csv_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     except (StopIteration, csv.Error) as exc:
         raise InputError(f"cannot read the CSV header ({exc})", file=label, line=1) from None
     header = [h.strip() for h in header]
+    named = [h for h in header if h]  # empty names (trailing commas) are refused only if a row fills them
+    if duplicate := next((h for i, h in enumerate(named) if h in named[:i]), None):
+        raise InputError(f"duplicate column {duplicate!r}", file=label, line=1, field=duplicate)
     for required in ("job_id", "arrival"):
         if required not in header:
             raise InputError(

@@ -224,3 +224,18 @@ def test_a_nul_byte_in_a_file_is_refused_naming_its_line(tmp_path):
     path.write_bytes(b"job_id,arrival\nx,0\ny\x00,1\n")
     with pytest.raises(InputError, match=r"nul\.csv, line 3: contains a NUL byte"):
         load_trace(path, parse_cluster(cluster_text()))
+
+
+@pytest.mark.parametrize("value", ["false", "true", 0, 1, None])
+def test_unlimited_must_be_a_json_boolean(value):
+    servers = [{"id": "a", "unlimited": value, "capacity": {"gpu": 1}}]
+    with pytest.raises(InputError, match=r"c\.json, field 'servers\[0\]\.unlimited': .* is not true or false"):
+        parse_cluster(cluster_text(servers=servers), "c.json")
+    servers[0]["unlimited"] = False
+    assert not parse_cluster(cluster_text(servers=servers)).servers[0].unlimited
+
+
+def test_a_duplicate_column_is_refused_naming_it():
+    msg = trace_error("job_id,arrival,arrival\nx,0,5\n")
+    assert msg == "t.csv, line 1, field 'arrival': duplicate column 'arrival'"
+    assert instance("job_id,arrival,,\nx,3,,\n").job("x").arrival == 3  # trailing commas, as before

@@ -47,11 +47,30 @@ def too_many_rows(text: str, name: str) -> str | None:
 MIB = 2**20
 
 
+class FlagInput(forms.CheckboxInput):
+    """A checkbox whose posted value is kept as sent (False when absent: unticked)."""
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        return data.get(name, False)
+
+
+class FlagField(forms.BooleanField):
+    """A boolean parameter's checkbox. The value stays as posted ("on" from a browser; "true", "no",
+    ... from the API) for ``Param.parse`` to judge, which refuses what it does not recognise as an
+    "Also run" line does: Django's BooleanField and CheckboxInput take any value but "false" and "0",
+    "maybe" included, as true."""
+
+    widget = FlagInput
+
+    def to_python(self, value: Any) -> Any:
+        return value
+
+
 def param_field(param: registry.Param) -> forms.Field:
     """A form field for one declared parameter; values are checked by ``Param.parse`` in ``clean``."""
     common: dict[str, Any] = {"required": False, "label": param.name, "help_text": param.help, "initial": param.default}
     if param.type is bool:
-        return forms.BooleanField(**common)
+        return FlagField(**common)
     if param.choices:
         return forms.ChoiceField(choices=[(c, c) for c in param.choices], **common)
     if param.type in (int, float):
