@@ -38,7 +38,8 @@ MAX_INPUT_BYTES = 32 * 1024 * 1024
 
 # Magnitude bounds (docs/formats.md, "Bounds"): far above anything the presets, the papers or real
 # traces use (the whole Philly trace imported with 1-s slots spans ~10^7 slots and its largest job
-# ~10^8 mini-batches), low enough that no algorithm meets an overflow or an absurd loop.
+# ~10^8 mini-batches), low enough that no computation overflows. (Time and memory may still grow
+# with them: zhou's price arrays hold one column per slot spanned.)
 MAX_AMOUNT = 1e12
 """Largest number of any kind unless a tighter bound applies: capacities, demands, MB, GB, Gbps,
 weights, utilities."""
