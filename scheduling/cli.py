@@ -10,13 +10,15 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from scheduling import api, importers, presets, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
-from scheduling.validator import validate
+from scheduling.loaders import MAX_SLOTS
+from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
 SUMMARY_METRICS = (
     "completed",
@@ -58,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write a preset's cluster.json and trace to a folder")
     g.add_argument("--preset", required=True, choices=sorted(presets.PRESETS))
     g.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=_whole(0), default=0)
     g.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
     g.add_argument("--out", required=True, type=Path)
     g.set_defaults(handler=cmd_generate)
@@ -67,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--format", required=True, choices=sorted(importers.FORMATS))
     i.add_argument("--input", required=True, type=Path)
     i.add_argument("--out", required=True, type=Path, help="trace .csv/.json, or cluster .json for node-list")
-    i.add_argument("--seed", type=int, default=0)
+    i.add_argument("--seed", type=_whole(0), default=0)
     i.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN", help="column mapping, repeatable")
     i.add_argument("--slot-seconds", type=float, default=None, help="slot length (default: per format)")
     i.add_argument("--start", default=None, help="keep jobs submitted at/after this time (seconds or datetime)")
@@ -79,8 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     _instance_args(s)
     s.add_argument("--algorithm", required=True)
     s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--horizon", type=int, default=None, help="stop at this slot (default: the cluster's)")
+    s.add_argument("--seed", type=_whole(0), default=0)
+    s.add_argument(
+        "--horizon", type=_whole(1, MAX_SLOTS), default=None, help="stop at this slot (default: the cluster's)"
+    )
     s.add_argument("--out", required=True, type=Path)
     s.set_defaults(handler=cmd_simulate)
 
@@ -88,8 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     _instance_args(c)
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--horizon", type=int, default=None)
+    c.add_argument("--seed", type=_whole(0), default=0)
+    c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     c.add_argument("--out", required=True, type=Path)
     c.set_defaults(handler=cmd_compare)
 
@@ -98,6 +102,23 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--result", required=True, type=Path)
     k.set_defaults(handler=cmd_check)
     return p
+
+
+def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``minimum`` to ``maximum`` (argparse exits 2 otherwise)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} must be >= {minimum}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{value} must be <= {maximum:,}")
+        return value
+
+    return parse
 
 
 def _instance_args(p: argparse.ArgumentParser) -> None:
@@ -140,8 +161,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _out_folder(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise InputError("exists and is not a folder", file=str(path), field="--out")
+
+
+def _out_file(path: Path) -> None:
+    if path.is_dir():
+        raise InputError("is a folder: give the name of the file to write", file=str(path), field="--out")
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """An OSError while writing ``path`` (no permission, a file in the way) is bad input naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror})", file=str(exc.filename or path), field="--out") from None
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
-    written = presets.generate(args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out)
+    _out_folder(args.out)
+    with _writing(args.out):
+        written = presets.generate(args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out)
     for path in written:
         print(path)
     return 0
@@ -164,9 +206,11 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    _out_file(args.out)
     instance = api.load_instance(args.cluster, args.trace)
     doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
-    results.write(doc, args.out)
+    with _writing(args.out):
+        results.write(doc, args.out)
     _print_metrics(args.algorithm, doc["metrics"])
     return 0
 
@@ -174,6 +218,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     instance = api.load_instance(args.cluster, args.trace)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    if not names:
+        raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")
     for name in names:
         registry.get(name)  # fail on an unknown name before running anything
     params: dict[str, dict[str, str]] = {n: {} for n in names}
@@ -182,7 +228,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not dot or algo not in params:
             raise InputError(f"{key!r} must be ALGORITHM.KEY with an algorithm from --algorithms", field="--param")
         params[algo][name] = value
-    args.out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        registry.get(name).parse_params(params[name])  # every bad parameter before any run or file
+    _out_folder(args.out)
+    with _writing(args.out):
+        args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     for name in names:
         try:
@@ -190,10 +240,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         except UnsupportedInstance as exc:
             print(f"{name}: skipped: {exc}", file=sys.stderr)
             continue
-        results.write(doc, args.out / f"{name}.json")
+        with _writing(args.out):
+            results.write(doc, args.out / f"{name}.json")
         rows.append({"algorithm": name, **{k: doc["metrics"][k] for k in SUMMARY_METRICS}})
         _print_metrics(name, doc["metrics"])
-    with (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
+    with _writing(args.out), (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS])
         writer.writeheader()
         writer.writerows(rows)
@@ -202,11 +253,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     instance = api.load_instance(args.cluster, args.trace)
+    label = str(args.result)
     try:
         doc = results.read(args.result)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read the result: {exc}", file=str(args.result)) from None
-    problems = validate(instance, doc)
+    except OSError as exc:
+        raise InputError(f"cannot read the result ({exc.strerror})", file=label) from None
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON
+        raise InputError(f"not a result document (invalid JSON or text: {exc})", file=label) from None
+    problems: list[str] = []
+    try:
+        check_document(instance, doc, problems)
+    except MalformedResult as exc:
+        raise InputError(f"not a result document ({exc})", file=label) from None
+    problems = problems[:PROBLEMS_SHOWN]
     for problem in problems:
         print(problem)
     print("OK: the schedule is valid" if not problems else f"INVALID: {len(problems)} problem(s)")

@@ -21,6 +21,7 @@ import math
 import os
 import re
 import secrets
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,12 +95,24 @@ def read_raw(path: Path) -> pd.DataFrame:
     if size > MAX_RAW_BYTES:
         raise InputError(f"file is {size / 2**20:.0f} MiB, larger than the {MAX_RAW_BYTES >> 20} MiB limit", file=label)
     try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig")
+        with warnings.catch_warnings():
+            # index_col=False: never take a first column as the index (pandas does when a row has one
+            # more field than the header, shifting every column); rows with extra fields only warn.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            table = pd.read_csv(
+                path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig", index_col=False
+            )
+    except pd.errors.ParserWarning:
+        raise _longer_row(path, label) from None
+    except OSError as exc:  # a folder, no permission
+        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
     except pd.errors.EmptyDataError:
         raise InputError("file is empty", file=label) from None
     except pd.errors.ParserError as exc:
         found = re.search(r"line (\d+)", str(exc))
-        raise InputError(f"malformed CSV ({exc})", file=label, line=int(found.group(1)) if found else None) from None
+        raise InputError(
+            f"malformed CSV ({str(exc).strip()})", file=label, line=int(found.group(1)) if found else None
+        ) from None
     except UnicodeDecodeError:
         decode(path.read_bytes(), label)  # raises, naming the line of the first bad byte
         raise
@@ -107,6 +120,17 @@ def read_raw(path: Path) -> pd.DataFrame:
     if table.empty:
         raise InputError("the file has a header but no rows", file=label, line=2)
     return table.apply(lambda col: col.str.strip())
+
+
+def _longer_row(path: Path, label: str) -> InputError:
+    """The error for the first row with more fields than the header."""
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        width = len(next(reader))
+        for row in reader:
+            if len(row) > width:
+                return InputError(f"{len(row)} values for {width} columns", file=label, line=reader.line_num)
+    return InputError(f"a row has more values than the {width} columns", file=label)
 
 
 def resolve_columns(

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -35,6 +36,26 @@ from scheduling.model import (
 MAX_INPUT_BYTES = 32 * 1024 * 1024
 """Largest cluster spec or trace accepted (uploads included); raw imports have their own limit."""
 
+# Magnitude bounds (docs/formats.md, "Bounds"): far above anything the presets, the papers or real
+# traces use (the whole Philly trace imported with 1-s slots spans ~10^7 slots and its largest job
+# ~10^8 mini-batches), low enough that no computation overflows. (Time and memory may still grow
+# with them: zhou's price arrays hold one column per slot spanned.)
+MAX_AMOUNT = 1e12
+"""Largest number of any kind unless a tighter bound applies: capacities, demands, MB, GB, Gbps,
+weights, utilities."""
+MAX_SLOTS = 10**9
+"""Largest slot count: arrivals, horizons, upload delays, durations in slots."""
+MAX_WORK = 10**12
+"""Largest amount of work of a job (mini-batches or slots), and so of epochs, mini-batches and iterations."""
+MAX_WORKERS = 10**6
+"""Largest chunks (the worker limit), GPUs and stage replicas of a job."""
+MAX_SERVERS = 100_000
+"""Largest number of servers after expanding ``count``."""
+SLOT_SECONDS = (1e-3, 1e7)
+"""Shortest and longest slot, seconds."""
+STEP_SECONDS = (1e-6, 1e7)
+"""Shortest and longest mini-batch time and PS update time, seconds."""
+
 
 def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_INPUT_BYTES) -> str:
     """A whole input file as text, refusing empty, oversized and non-UTF-8 files."""
@@ -42,11 +63,14 @@ def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_IN
     label = name or str(path)
     try:
         size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from exc
-    if size > max_bytes:
-        raise InputError(f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label)
-    return decode(path.read_bytes(), label)
+        if size > max_bytes:
+            raise InputError(
+                f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label
+            )
+        data = path.read_bytes()
+    except OSError as exc:  # missing, a folder, no permission
+        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
+    return decode(data, label)
 
 
 def decode(data: bytes, label: str) -> str:
@@ -59,6 +83,8 @@ def decode(data: bytes, label: str) -> str:
         ) from exc
     if not text.strip():
         raise InputError("file is empty", file=label)
+    if "\x00" in text:
+        raise InputError("contains a NUL byte", file=label, line=text.count("\n", 0, text.index("\x00")) + 1)
     return text
 
 
@@ -66,26 +92,40 @@ def decode(data: bytes, label: str) -> str:
 # Small typed readers for one field; they raise InputError without the file, which callers add.
 
 
-def number(value: Any, field: str, *, minimum: float | None = 0.0, strict: bool = False) -> float:
+def number(
+    value: Any, field: str, *, minimum: float | None = 0.0, strict: bool = False, maximum: float = MAX_AMOUNT
+) -> float:
+    """A finite number >= ``minimum`` (> with ``strict``; None: any sign) and at most ``maximum`` in magnitude."""
     if isinstance(value, bool) or value is None or value == "":
-        raise InputError("missing number" if value in (None, "") else f"{value!r} is not a number", field=field)
+        raise InputError("missing number" if value in (None, "") else f"{_shown(value)} is not a number", field=field)
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{value!r} is not a number", field=field) from None
+        raise InputError(f"{_shown(value)} is not a number", field=field) from None
+    except OverflowError:  # a JSON integer beyond the float range
+        raise InputError(f"{_shown(value)} is not a finite number", field=field) from None
     if not math.isfinite(x):
-        raise InputError(f"{value!r} is not a finite number", field=field)
+        raise InputError(f"{_shown(value)} is not a finite number", field=field)
     if minimum is not None and (x <= minimum if strict else x < minimum):
-        raise InputError(f"{value!r} must be {'>' if strict else '>='} {minimum:g}", field=field)
+        raise InputError(f"{_shown(value)} must be {'>' if strict else '>='} {minimum:g}", field=field)
+    if abs(x) > maximum:
+        bound = f"<= {maximum:g}" if x > 0 else f">= {-maximum:g}"
+        raise InputError(f"{_shown(value)} must be {bound}", field=field)
     return x
 
 
-def integer(value: Any, field: str, *, minimum: int = 0) -> int:
-    x = number(value, field, minimum=None)
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut short: a value with thousands of digits is named, not printed."""
+    shown = repr(value)
+    return shown if len(shown) <= 40 else f"{shown[:30]}... ({len(shown)} characters)"
+
+
+def integer(value: Any, field: str, *, minimum: int = 0, maximum: float = MAX_AMOUNT) -> int:
+    x = number(value, field, minimum=None, maximum=maximum)
     if x != int(x):
-        raise InputError(f"{value!r} is not a whole number", field=field)
+        raise InputError(f"{_shown(value)} is not a whole number", field=field)
     if x < minimum:
-        raise InputError(f"{value!r} must be >= {minimum}", field=field)
+        raise InputError(f"{_shown(value)} must be >= {minimum}", field=field)
     return int(x)
 
 
@@ -93,8 +133,15 @@ def text(value: Any, field: str) -> str:
     if value is None or (isinstance(value, str) and not value.strip()):
         raise InputError("missing value", field=field)
     if not isinstance(value, (str, int)) or isinstance(value, bool):
-        raise InputError(f"{value!r} is not a string", field=field)
-    return str(value).strip()
+        raise InputError(f"{_shown(value)} is not a string", field=field)
+    return no_nul(str(value).strip(), field)
+
+
+def no_nul(value: str, field: str) -> str:
+    """``value``, unless it holds a NUL character (JSON's "\\u0000"), which no database text column stores."""
+    if "\x00" in value:
+        raise InputError(f"{_shown(value)} contains a NUL character", field=field)
+    return value
 
 
 def choice(value: Any, field: str, options: tuple[str, ...]) -> str:
@@ -115,6 +162,20 @@ def amounts(value: Any, field: str, resources: set[str] | None = None) -> dict[s
     return out
 
 
+def parse_json(content: str, label: str) -> Any:
+    """The JSON document in ``content``, or InputError naming the line of a syntax error."""
+    try:
+        return json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise InputError(
+            f"invalid JSON: a number has more than {sys.get_int_max_str_digits()} digits", file=label
+        ) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", file=label) from None
+
+
 # ---------------------------------------------------------------------------------------------
 # Cluster spec
 
@@ -125,10 +186,7 @@ def load_cluster(path: Path | str, name: str | None = None) -> Cluster:
 
 
 def parse_cluster(content: str, label: str = "cluster.json") -> Cluster:
-    try:
-        doc = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    doc = parse_json(content, label)
     try:
         return cluster_from_dict(doc)
     except InputError as exc:
@@ -141,7 +199,7 @@ def cluster_from_dict(doc: Any) -> Cluster:
     for key in ("slot_seconds", "resources", "servers"):
         if key not in doc:
             raise InputError("missing", field=key)
-    slot = number(doc["slot_seconds"], "slot_seconds", strict=True)
+    slot = number(doc["slot_seconds"], "slot_seconds", minimum=SLOT_SECONDS[0], maximum=SLOT_SECONDS[1])
     resources = _resources(doc["resources"])
     names = {r.name for r in resources}
     servers = _servers(doc["servers"], names, slot)
@@ -157,7 +215,7 @@ def cluster_from_dict(doc: Any) -> Cluster:
         servers=servers,
         worker_types=worker_types,
         ps_types=ps_types,
-        horizon=None if horizon is None else integer(horizon, "horizon", minimum=1),
+        horizon=None if horizon is None else integer(horizon, "horizon", minimum=1, maximum=MAX_SLOTS),
         network=frozen_amounts({str(k): number(v, f"network.{k}", minimum=None) for k, v in network.items()}),
     )
 
@@ -189,6 +247,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
     if not isinstance(value, list) or not value:
         raise InputError("expected a non-empty list of servers", field="servers")
     out: list[Server] = []
+    total = 0
     for i, s in enumerate(value):
         f = f"servers[{i}]"
         if not isinstance(s, Mapping):
@@ -197,10 +256,15 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
         if "capacity" not in s:
             raise InputError("missing capacity", field=f"{f}.capacity")
         capacity = amounts(s["capacity"], f"{f}.capacity", resources)
-        unlimited = bool(s.get("unlimited", False))
+        unlimited = s.get("unlimited", False)
+        if not isinstance(unlimited, bool):
+            raise InputError(f"{_shown(unlimited)} is not true or false", field=f"{f}.unlimited")
         if not capacity and not unlimited:
             raise InputError("capacity is empty", field=f"{f}.capacity")
-        count = integer(s.get("count", 1), f"{f}.count", minimum=1)
+        count = integer(s.get("count", 1), f"{f}.count", minimum=1, maximum=MAX_SERVERS)
+        total += count
+        if total > MAX_SERVERS:
+            raise InputError(f"{total:,} servers so far, more than the {MAX_SERVERS:,} accepted", field=f"{f}.count")
         nic = s.get("nic_bw_gbps")
         storage = s.get("storage_gb")
         intra = s.get("intra_bw_gbps")
@@ -212,7 +276,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
                     pool=choice(s.get("pool", "any"), f"{f}.pool", POOLS),
                     site=choice(s.get("site", "cloud"), f"{f}.site", SITES),
                     unlimited=unlimited,
-                    upload_delay=integer(s.get("upload_delay", 0), f"{f}.upload_delay"),
+                    upload_delay=integer(s.get("upload_delay", 0), f"{f}.upload_delay", maximum=MAX_SLOTS),
                     intra_bw=None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot),
                     nic_bw=None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot),
                     gpu_model=None if s.get("gpu_model") is None else str(s["gpu_model"]),
@@ -297,6 +361,9 @@ def _csv_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     except (StopIteration, csv.Error) as exc:
         raise InputError(f"cannot read the CSV header ({exc})", file=label, line=1) from None
     header = [h.strip() for h in header]
+    named = [h for h in header if h]  # empty names (trailing commas) are refused only if a row fills them
+    if duplicate := next((h for i, h in enumerate(named) if h in named[:i]), None):
+        raise InputError(f"duplicate column {duplicate!r}", file=label, line=1, field=duplicate)
     for required in ("job_id", "arrival"):
         if required not in header:
             raise InputError(
@@ -334,10 +401,7 @@ def _unflatten(flat: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        doc = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
+    doc = parse_json(content, label)
     if isinstance(doc, Mapping) and isinstance(doc.get("jobs"), list):
         doc = doc["jobs"]
     if not isinstance(doc, list):
@@ -359,9 +423,14 @@ def _per_type(value: Any, field: str, known: set[str], slot: float) -> dict[str,
                 raise InputError(
                     f"unknown type {k!r} (cluster defines: {', '.join(sorted(known)) or 'none'})", field=f"{field}.{k}"
                 )
-            out[str(k)] = number(v, f"{field}.{k}", strict=True) / slot
+            out[str(k)] = _step(v, f"{field}.{k}") / slot
         return out
-    return {"*": number(value, field, strict=True) / slot}
+    return {"*": _step(value, field) / slot}
+
+
+def _step(value: Any, field: str) -> float:
+    """A mini-batch or update time, seconds."""
+    return number(value, field, minimum=STEP_SECONDS[0], maximum=STEP_SECONDS[1])
 
 
 def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
@@ -374,7 +443,7 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
         if key not in known_columns:
             raise InputError(f"unknown field (known: {', '.join(sorted(known_columns))})", job=job_id, field=key)
     try:
-        kw: dict[str, Any] = {"job_id": job_id, "arrival": integer(row.get("arrival"), "arrival")}
+        kw: dict[str, Any] = {"job_id": job_id, "arrival": integer(row.get("arrival"), "arrival", maximum=MAX_SLOTS)}
         if "arch" in row:
             kw["arch"] = choice(row["arch"], "arch", ARCHITECTURES)
         if "weight" in row:
@@ -382,7 +451,7 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
         kw["utility"] = _utility(row)
         for key in ("epochs", "chunks", "minibatches"):
             if key in row:
-                kw[key] = integer(row[key], key, minimum=1)
+                kw[key] = integer(row[key], key, minimum=1, maximum=MAX_WORKERS if key == "chunks" else MAX_WORK)
         if "batch_time" in row:
             kw["batch_time"] = frozen_amounts(
                 _per_type(row["batch_time"], "batch_time", {t.id for t in cluster.worker_types}, slot)
@@ -397,14 +466,14 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             if key in row:
                 kw[key] = frozen_amounts(amounts(row[key], key, resources))
         if "gpus" in row:
-            kw["gpus"] = integer(row["gpus"], "gpus", minimum=1)
+            kw["gpus"] = integer(row["gpus"], "gpus", minimum=1, maximum=MAX_WORKERS)
         if "duration" in row:
-            kw["duration"] = max(1, math.ceil(number(row["duration"], "duration", strict=True) / slot - 1e-9))
+            kw["duration"] = _duration(row["duration"], slot)
         for key in ("iterations", "predicted_iterations"):
             if key in row:
-                kw[key] = integer(row[key], key)
+                kw[key] = integer(row[key], key, maximum=MAX_WORK)
         if "work" in row:
-            kw["work"] = number(row["work"], "work", strict=True)
+            kw["work"] = number(row["work"], "work", strict=True, maximum=MAX_WORK)
         if "stages" in row:
             kw["stages"] = _stages(row["stages"], slot)
         if "chunk_gb" in row:
@@ -413,18 +482,33 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             kw["upload_delay"] = _upload_delays(row["upload_delay"], cluster)
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
-                kw[key] = str(row[key])
+                kw[key] = no_nul(str(row[key]), key)
     except InputError as exc:
         raise InputError(exc.problem, job=job_id, field=exc.field) from None
     if "duration" in kw and "gpus" not in kw:
         raise InputError("a job with a recorded duration also needs gpus", job=job_id, field="gpus")
-    return Job(**kw)
+    job = Job(**kw)
+    if job.work_required > MAX_WORK:
+        raise InputError(
+            f"epochs x chunks x minibatches = {job.work_required:g} mini-batches, more than {MAX_WORK:g}",
+            job=job_id,
+            field="epochs",
+        )
+    return job
+
+
+def _duration(value: Any, slot: float) -> int:
+    """A recorded run time in seconds -> whole slots, rounded up (at least 1)."""
+    slots = max(1, math.ceil(number(value, "duration", strict=True, maximum=math.inf) / slot - 1e-9))
+    if slots > MAX_SLOTS:
+        raise InputError(f"{_shown(value)} s is more than {MAX_SLOTS:g} slots of {slot:g} s", field="duration")
+    return slots
 
 
 def _upload_delays(value: Any, cluster: Cluster) -> Mapping[str, int]:
     """Delta_js in whole slots: one number for every server ("*"), or server id / site / "*" -> slots."""
     if not isinstance(value, Mapping):
-        return MappingProxyType({"*": integer(value, "upload_delay")})
+        return MappingProxyType({"*": integer(value, "upload_delay", maximum=MAX_SLOTS)})
     known = {s.id for s in cluster.servers} | set(SITES) | {"*"}
     out = {}
     for k, v in value.items():
@@ -433,7 +517,7 @@ def _upload_delays(value: Any, cluster: Cluster) -> Mapping[str, int]:
                 f"unknown server {k!r} (a server id of the cluster, a site {' or '.join(SITES)}, or *)",
                 field=f"upload_delay.{k}",
             )
-        out[str(k)] = integer(v, f"upload_delay.{k}")
+        out[str(k)] = integer(v, f"upload_delay.{k}", maximum=MAX_SLOTS)
     return MappingProxyType(out)
 
 
@@ -458,9 +542,9 @@ def _stages(value: Any, slot: float) -> tuple[Stage, ...]:
             raise InputError("expected an object", field=f)
         out.append(
             Stage(
-                replicas=integer(s.get("replicas", 1), f"{f}.replicas", minimum=1),
-                forward=number(s.get("forward", 0), f"{f}.forward") / slot,
-                backward=number(s.get("backward", 0), f"{f}.backward") / slot,
+                replicas=integer(s.get("replicas", 1), f"{f}.replicas", minimum=1, maximum=MAX_WORKERS),
+                forward=number(s.get("forward", 0), f"{f}.forward", maximum=STEP_SECONDS[1]) / slot,
+                backward=number(s.get("backward", 0), f"{f}.backward", maximum=STEP_SECONDS[1]) / slot,
                 activation_in=number(s.get("activation_in", 0), f"{f}.activation_in"),
                 activation_out=number(s.get("activation_out", 0), f"{f}.activation_out"),
                 params=number(s.get("params", 0), f"{f}.params"),

@@ -6,6 +6,7 @@ an instance lacking a feature is rejected with a message saying which and why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,16 +46,19 @@ class Param:
                 else:
                     raise ValueError
             elif self.type is int:
-                f = float(raw)
-                if f != int(f):
+                value = float(raw)
+                if value.is_integer():
+                    value = int(value)
+                elif math.isfinite(value):
                     raise ValueError
-                value = int(f)
             elif self.type is float:
                 value = float(raw)
             else:
                 value = str(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise InputError(f"{raw!r} is not a {self.type.__name__}", field=field_name) from None
+        if isinstance(value, float) and not math.isfinite(value):  # NaN passes every range check
+            raise InputError(f"{raw!r} is not a finite number", field=field_name)
         if self.min is not None and value < self.min:
             raise InputError(f"{value!r} is below the minimum {self.min:g}", field=field_name)
         if self.max is not None and value > self.max:

@@ -39,14 +39,32 @@ RESERVATION_RULES = ("zhou", "zhou-maxweight", "jain-greedy")
 (13d)); on a cluster that declares ``network.ps_bandwidth_reservation`` every algorithm must."""
 
 
-def validate(instance: Instance, doc: Mapping[str, Any], limit: int = 50) -> list[str]:
-    """Problems found in ``doc`` (empty if the schedule is valid); at most ``limit`` of them."""
+PROBLEMS_SHOWN = 50
+
+
+class MalformedResult(ValueError):
+    """The document is not a result document: not a JSON object, or a field missing or of the wrong type."""
+
+
+def validate(instance: Instance, doc: Any, limit: int = PROBLEMS_SHOWN) -> list[str]:
+    """Problems found in ``doc`` (empty if the schedule is valid); at most ``limit`` of them. A
+    malformed document ends the list with a "malformed result: ..." problem."""
     problems: list[str] = []
     try:
-        _validate(instance, doc, problems)
-    except (KeyError, TypeError, ValueError) as exc:
-        problems.append(f"malformed result: {type(exc).__name__}: {exc}")
+        check_document(instance, doc, problems)
+    except MalformedResult as exc:
+        problems.append(f"malformed result: {exc}")
     return problems[:limit]
+
+
+def check_document(instance: Instance, doc: Any, problems: list[str]) -> None:
+    """Append the problems of ``doc`` to ``problems``; MalformedResult if it is not a result document."""
+    if not isinstance(doc, Mapping):
+        raise MalformedResult(f"expected a JSON object, found {type(doc).__name__}")
+    try:
+        _validate(instance, doc, problems)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise MalformedResult(f"{type(exc).__name__}: {exc}") from None
 
 
 def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:

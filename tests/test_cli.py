@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from scheduling import api
 from scheduling.cli import main
+from scheduling.validator import validate
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
 
@@ -100,6 +102,19 @@ def test_unknown_algorithm_and_bad_parameter_exit_2(files, tmp_path, capsys):
     assert "unknown algorithm 'nope'" in err and "workers_max" in err
 
 
+@pytest.mark.parametrize(
+    ("algorithm", "param"), [("fifo", "workers_max=inf"), ("fifo", "workers_max=1e400"), ("antman", "quota=nan")]
+)
+def test_a_non_finite_parameter_exits_2(files, tmp_path, capsys, algorithm, param):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    args = ["simulate", "--cluster", str(cluster), "--trace", str(trace), "--out", str(out)]
+    assert main([*args, "--algorithm", algorithm, "--param", param]) == 2
+    key, value = param.split("=")
+    assert f"field 'param {key}': {value!r} is not a finite number" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_the_module_runs_as_a_program(files):
     cluster, trace = files
     proc = subprocess.run(
@@ -156,3 +171,96 @@ def test_a_50_mb_trace_exits_2_without_being_read(files, tmp_path, capsys):
         f.truncate(50 * 1024 * 1024)
     assert main(["validate", "--cluster", str(files[0]), "--trace", str(big)]) == 2
     assert "big.csv: file is 50.0 MiB, larger than the 32 MiB limit" in capsys.readouterr().err
+
+
+def _null_demand(doc):
+    doc["placements"][0]["demand"] = None
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (lambda doc: b"\xff\xfe{}", "not a result document (invalid JSON or text: 'utf-8' codec can't decode"),
+        (lambda doc: b"[]", "not a result document (expected a JSON object, found list)"),
+        (lambda doc: b'"x"', "not a result document (expected a JSON object, found str)"),
+        (_null_demand, "not a result document (AttributeError: 'NoneType' object has no attribute 'items')"),
+    ],
+)
+def test_check_of_a_malformed_result_exits_2_naming_the_file(files, tmp_path, capsys, content, expected):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    main(["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo", "--out", str(out)])
+    out.write_bytes(content(json.loads(out.read_text())))
+    assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(out)]) == 2
+    assert f"error: {out}: {expected}" in capsys.readouterr().err
+
+
+def test_the_validator_reports_a_malformed_document_as_a_problem(files, tmp_path):
+    cluster, trace = files
+    out = tmp_path / "r.json"
+    main(["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo", "--out", str(out)])
+    instance = api.load_instance(cluster, trace)
+    doc = json.loads(out.read_text())
+    doc["placements"][0]["demand"] = None
+    assert validate(instance, doc)[-1].startswith("malformed result: AttributeError")
+    assert validate(instance, []) == ["malformed result: expected a JSON object, found list"]
+
+
+def exit_code(argv: list[str]) -> int | str | None:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse refuses an argument itself
+        return exc.code
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (["simulate", "--algorithm", "fifo", "--seed", "-1", "--out", "r.json"], "argument --seed: -1 must be >= 0"),
+        (
+            ["simulate", "--algorithm", "fifo", "--horizon", "-3", "--out", "r.json"],
+            "argument --horizon: -3 must be >= 1",
+        ),
+        (["simulate", "--algorithm", "fifo", "--horizon", "1e18", "--out", "r.json"], "'1e18' is not a whole number"),
+        (["simulate", "--algorithm", "fifo", "--out", "folder"], "folder, field '--out': is a folder"),
+        (
+            ["simulate", "--algorithm", "fifo", "--out", "file/r.json"],
+            "file, field '--out': cannot write (File exists)",
+        ),
+        (["compare", "--algorithms", "fifo", "--out", "file"], "file, field '--out': exists and is not a folder"),
+        (["compare", "--algorithms", "fifo", "--horizon", "0", "--out", "cmp"], "argument --horizon: 0 must be >= 1"),
+        (["generate", "--preset", "demo", "--out", "file"], "file, field '--out': exists and is not a folder"),
+        (["generate", "--preset", "demo", "--seed", "-1", "--out", "g"], "argument --seed: -1 must be >= 0"),
+        (["import", "--format", "generic-gpu", "--input", "t.csv", "--seed", "-1", "--out", "o.csv"], "--seed: -1"),
+        (["import", "--format", "generic-gpu", "--input", "folder", "--out", "o.csv"], "cannot read the file"),
+        (["validate", "--cluster", "folder"], "folder: cannot read the file (Is a directory)"),
+        (["validate", "--trace", "folder"], "folder: cannot read the file (Is a directory)"),
+    ],
+)
+def test_bad_arguments_and_paths_exit_2_with_a_message(files, tmp_path, monkeypatch, capsys, command, expected):
+    cluster, trace = files
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("in the way\n")
+    (tmp_path / "t.csv").write_text("job_id,submit_time,num_gpus,duration\na,0,1,60\n")
+    inputs = {"--cluster": str(cluster), "--trace": str(trace)}
+    if command[0] in ("simulate", "compare", "validate"):
+        command = [*command, *(x for k, v in inputs.items() if k not in command for x in (k, v))]
+    assert exit_code(command) == 2
+    assert expected in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.json", "file", "folder", "t.csv", "trace.csv"]
+
+
+def test_compare_checks_every_parameter_before_running_or_writing_anything(files, tmp_path, capsys):
+    cluster, trace = files
+    out = tmp_path / "cmp"
+    args = ["compare", "--cluster", str(cluster), "--trace", str(trace), "--out", str(out)]
+    assert main([*args, "--algorithms", "fifo,drf", "--param", "drf.bogus=1"]) == 2
+    assert "field 'param bogus': unknown parameter for drf" in capsys.readouterr().err
+    assert main([*args, "--algorithms", "fifo,drf", "--param", "drf.workers_max=inf"]) == 2
+    assert "field 'param workers_max': 'inf' is not a finite number" in capsys.readouterr().err
+    assert not out.exists()
+    assert main([*args, "--algorithms", " , "]) == 2
+    assert "field '--algorithms': ' , ' names no algorithm" in capsys.readouterr().err
+    assert not out.exists()

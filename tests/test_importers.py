@@ -181,6 +181,11 @@ def test_a_datetime_window_on_numeric_submit_times_is_refused(tmp_path: Path) ->
         ("job_id,submit_time,num_gpus,duration\nx,2020-01-01,1,60\ny,soon,1,60\n", 3, "submit_time"),
         ("job_id,submit_time,num_gpus,duration\nx,0,1,60\nx,5,1,60\n", 3, "job_id"),
         ("job_id,submit_time,num_gpus,duration\nx,0,1,60\ny,5,1,60,extra,more\n", 3, None),
+        # Extra values on the first row (pandas took the surplus first columns as the index and
+        # shifted the rest: job "1" with 9 GPUs) and trailing commas: named, nothing written.
+        ("job_id,submit_time,num_gpus,duration\na,0,1,60,9,9\n", 2, None),
+        ("job_id,submit_time,num_gpus,duration\na,0,1,60,9\nb,0,1,60\n", 2, None),
+        ("job_id,submit_time,num_gpus,duration\na,0,1,60,\nb,0,1,60,\n", 2, None),
     ],
 )
 def test_bad_input_names_the_line_and_column_and_writes_nothing(
@@ -195,6 +200,8 @@ def test_bad_input_names_the_line_and_column_and_writes_nothing(
     assert err.value.line == line
     if field is not None:
         assert err.value.field == field
+    else:
+        assert "values for 4 columns" in err.value.problem or "Expected 4 fields" in err.value.problem
     assert leftovers(out_dir) == []
 
 

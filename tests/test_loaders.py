@@ -119,3 +119,123 @@ def test_a_50_mb_file_is_refused_before_reading(tmp_path):
 def test_a_job_stating_more_gpus_than_the_cluster_holds_is_refused():
     msg = trace_error("job_id,arrival,arch,gpus,batch_time\np,0,pipeline,9,5\n")
     assert "'p'" in msg and "needs 9 workers at once" in msg
+
+
+# ---------------------------------------------------------------------------------------------
+# Magnitude bounds (docs/formats.md, "Bounds"): absurd values are refused on load, named, instead
+# of crashing or exhausting an algorithm later.
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ("x,1e18,1,1,1,6,1", "line 2, job 'x', field 'arrival': '1e18' must be <= 1e+09"),
+        ("x,1e300,1,1,1,6,1", "field 'arrival': '1e300' must be <= 1e+09"),
+        ("x,0,1e18,1,1,6,1", "field 'epochs': '1e18' must be <= 1e+12"),
+        ("x,0,1,2000000,1,6,1", "field 'chunks': '2000000' must be <= 1e+06"),
+        ("x,0,1,1,1e13,6,1", "field 'minibatches': '1e13' must be <= 1e+12"),
+        ("x,0,1000000,1000,10000,6,1", "field 'epochs': epochs x chunks x minibatches = 1e+13 mini-batches"),
+        ("x,0,1,1,1,1e-300,1", "field 'batch_time': '1e-300' must be >= 1e-06"),
+        ("x,0,1,1,1,1e8,1", "field 'batch_time': '1e8' must be <= 1e+07"),
+        ("x,0,1,1,1,6,1e308", "field 'weight': '1e308' must be <= 1e+12"),
+    ],
+)
+def test_values_beyond_the_bounds_are_named(row, expected):
+    assert expected in trace_error(f"job_id,arrival,epochs,chunks,minibatches,batch_time,weight\n{row}\n")
+
+
+@pytest.mark.parametrize(
+    ("job", "expected"),
+    [
+        ({"work": 1e300}, "job 'x', field 'work': 1e+300 must be <= 1e+12"),
+        ({"gpus": 1, "duration": 1e12}, "field 'duration': 1000000000000.0 s is more than 1e+09 slots of 60 s"),
+        ({"iterations": 10**13}, "field 'iterations': 10000000000000 must be <= 1e+12"),
+        ({"upload_delay": {"*": 10**10}}, "field 'upload_delay.*': 10000000000 must be <= 1e+09"),
+        ({"stages": [{"replicas": 10**7}]}, "field 'stages[0].replicas': 10000000 must be <= 1e+06"),
+    ],
+)
+def test_json_values_beyond_the_bounds_are_named(job, expected):
+    assert expected in trace_error(json.dumps([{"job_id": "x", "arrival": 0, **job}]), "json")
+
+
+def test_values_at_the_bounds_load():
+    trace = "job_id,arrival,epochs,chunks,minibatches,batch_time,weight\nx,1000000000,1000000,1000,1000,0.000001,1e12\n"
+    (job,) = instance(trace).jobs
+    assert job.arrival == 10**9 and job.work_required == 10**12 and job.weight == 1e12
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"slot_seconds": 1e-300}, "field 'slot_seconds': 1e-300 must be >= 0.001"),
+        ({"slot_seconds": 1e300}, "field 'slot_seconds': 1e+300 must be <= 1e+07"),
+        ({"horizon": 10**18}, "field 'horizon': 1000000000000000000 must be <= 1e+09"),
+        ({"servers": [{"id": "a", "capacity": {"gpu": 1e300}}]}, "field 'servers[0].capacity.gpu': 1e+300 must be"),
+        ({"servers": [{"id": "a", "count": 10**7, "capacity": {"gpu": 1}}]}, "'servers[0].count': 10000000 must be"),
+        (
+            {"servers": [{"id": f"a{i}", "count": 60_000, "capacity": {"gpu": 1}} for i in range(2)]},
+            "field 'servers[1].count': 120,000 servers so far, more than the 100,000 accepted",
+        ),
+    ],
+)
+def test_cluster_values_beyond_the_bounds_are_named(changes, expected):
+    with pytest.raises(InputError) as exc:
+        parse_cluster(cluster_text(**changes), "c.json")
+    assert str(exc.value).startswith("c.json, ") and expected in str(exc.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON that json.loads or float() cannot take, and NUL characters
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "c.json: invalid JSON: nested too deeply"),
+        ('{"slot_seconds": ' + "1" * 5000 + "}", "c.json: invalid JSON: a number has more than 4300 digits"),
+        (
+            cluster_text(slot_seconds=10**400),
+            "field 'slot_seconds': 100000000000000000000000000000... (401 characters) is not a finite number",
+        ),
+    ],
+)
+def test_json_python_cannot_read_is_refused_as_bad_input(text, expected):
+    with pytest.raises(InputError) as exc:
+        parse_cluster(text, "c.json")
+    assert expected in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"jobs": ' + "[" * 100_000 + "]" * 100_000 + "}", "t.json: invalid JSON: nested too deeply"),
+        ('[{"job_id": "x", "arrival": ' + "1" * 5000 + "}]", "t.json: invalid JSON: a number has more than 4300"),
+        ('[{"job_id": "x", "arrival": 0, "epochs": 1' + "0" * 400 + "}]", "job 'x', field 'epochs': 100"),
+        ('[{"job_id": "x\\u0000y", "arrival": 0}]', "field 'job_id': 'x\\x00y' contains a NUL character"),
+        ('[{"job_id": "x", "arrival": 0, "user": "\\u0000"}]', "job 'x', field 'user': '\\x00' contains a NUL"),
+    ],
+)
+def test_json_traces_python_or_a_database_cannot_take_are_refused(text, expected):
+    assert expected in trace_error(text, "json")
+
+
+def test_a_nul_byte_in_a_file_is_refused_naming_its_line(tmp_path):
+    path = tmp_path / "nul.csv"
+    path.write_bytes(b"job_id,arrival\nx,0\ny\x00,1\n")
+    with pytest.raises(InputError, match=r"nul\.csv, line 3: contains a NUL byte"):
+        load_trace(path, parse_cluster(cluster_text()))
+
+
+@pytest.mark.parametrize("value", ["false", "true", 0, 1, None])
+def test_unlimited_must_be_a_json_boolean(value):
+    servers = [{"id": "a", "unlimited": value, "capacity": {"gpu": 1}}]
+    with pytest.raises(InputError, match=r"c\.json, field 'servers\[0\]\.unlimited': .* is not true or false"):
+        parse_cluster(cluster_text(servers=servers), "c.json")
+    servers[0]["unlimited"] = False
+    assert not parse_cluster(cluster_text(servers=servers)).servers[0].unlimited
+
+
+def test_a_duplicate_column_is_refused_naming_it():
+    msg = trace_error("job_id,arrival,arrival\nx,0,5\n")
+    assert msg == "t.csv, line 1, field 'arrival': duplicate column 'arrival'"
+    assert instance("job_id,arrival,,\nx,3,,\n").job("x").arrival == 3  # trailing commas, as before

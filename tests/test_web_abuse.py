@@ -178,3 +178,52 @@ def test_a_posted_id_that_is_not_a_number_is_a_bad_request(client, user, tiny_cl
     run.refresh_from_db()
     link.refresh_from_db()
     assert run.status == "queued" and link.revoked is None and ApiToken.objects.filter(pk=token.pk).exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs Python's json module or PostgreSQL cannot take are form errors, not server errors
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("cluster", "trace", "trace_name", "field", "expected"),
+    [
+        (DEEP, None, "trace.csv", "cluster_file", "cluster.json: invalid JSON: nested too deeply"),
+        (None, DEEP, "trace.json", "trace_file", "trace.json: invalid JSON: nested too deeply"),
+        (
+            None,
+            b"job_id,arrival\nj1,0\nj\x002,1\n",
+            "trace.csv",
+            "trace_file",
+            "trace.csv, line 3: contains a NUL byte",
+        ),
+        (None, '[{"job_id": "j\\u0000", "arrival": 0}]', "trace.json", "trace_file", "contains a NUL character"),
+    ],
+)
+def test_json_python_cannot_read_and_nul_characters_are_form_and_api_errors(
+    client, user, tiny_cluster, tiny_trace, cluster, trace, trace_name, field, expected
+):
+    data = upload_data(cluster or tiny_cluster, trace or tiny_trace, trace_name)
+    response = client.post(NEW, data)
+    assert response.status_code == 200
+    assert expected in " ".join(response.context["form"].errors[field])
+    api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user)[1]}")
+    response = api.post("/api/experiments/", upload_data(cluster or tiny_cluster, trace or tiny_trace, trace_name))
+    assert response.status_code == 400 and expected in response.json()["fields"][field][0]
+    assert Experiment.objects.count() == 0
+
+
+def test_json_python_cannot_read_and_nul_bytes_are_dataset_form_errors(client, tiny_cluster):
+    def post(kind, name, text, **extra):
+        upload = SimpleUploadedFile(name, text.encode() if isinstance(text, str) else text)
+        return client.post(reverse("datasets"), {"kind": kind, "file": upload, **extra}).content.decode()
+
+    assert "c.json: invalid JSON: nested too deeply" in post("cluster", "c.json", DEEP)
+    post("cluster", "tiny.json", tiny_cluster)
+    cluster = Dataset.objects.get().pk
+    assert "t.json: invalid JSON: nested too deeply" in post("trace", "t.json", DEEP, cluster=cluster)
+    assert "t.csv, line 3: contains a NUL byte" in post(
+        "trace", "t.csv", b"job_id,arrival\nj1,0\nj\x00,1\n", cluster=cluster
+    )
+    assert Dataset.objects.count() == 1

@@ -111,3 +111,13 @@ def test_raw_production_files_are_imported_into_the_library(client):
     response = client.post(reverse("datasets"), {"kind": "import-nodes", "file": SimpleUploadedFile("bad.csv", bad)})
     assert "bad.csv, line 2" in " ".join(response.context["form"].errors["file"])
     assert Dataset.objects.count() == 2
+
+
+def test_an_upload_joins_the_library_once_per_name_and_content(client, tiny_cluster, tiny_trace):
+    edited = tiny_trace.replace("j2,1,", "j2,2,")  # the same size, other content
+    assert len(edited) == len(tiny_trace) and edited != tiny_trace
+    for trace in (tiny_trace, edited, tiny_trace):
+        assert client.post(NEW, upload_data(tiny_cluster, trace)).status_code == 302
+    traces = Dataset.objects.filter(kind="trace").order_by("id")
+    assert [d.text for d in traces] == [tiny_trace, edited]
+    assert Dataset.objects.filter(kind="cluster").count() == 1

@@ -4,11 +4,13 @@ the chart of a metric against the swept value, the refusals) and one-click prese
 import json
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from scheduling import registry
 from tests.webhelpers import upload_data
-from webapp.models import Experiment
+from webapp.forms import sweep_values
+from webapp.models import ApiToken, Experiment
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -63,6 +65,9 @@ def test_a_sweep_runs_each_algorithm_once_per_value_and_charts_the_metric_agains
         ("1, x", "'x' is not a number"),
         ("0", "below the minimum"),
         ("3:1:1", "stop at least start"),
+        ("1, inf", "'inf' is not a finite number"),
+        ("1, nan", "'nan' is not a finite number"),
+        ("1:inf:1", "'1:inf:1': start, stop and step must be finite numbers"),
     ],
 )
 def test_a_bad_sweep_is_refused_and_nothing_is_stored(client, tiny_cluster, tiny_trace, values, message):
@@ -94,3 +99,22 @@ def test_one_click_presets_run_every_algorithm_that_supports_them(client, user, 
     assert [r.algorithm for r in exp.runs.all()] == [name for name, _ in example("demo").runs]
     assert {r.status for r in exp.runs.all()} == {"done"}
     assert client.post(reverse("experiment-preset"), {"preset": "nope"}).status_code == 404
+
+
+def test_sweep_values_equal_as_numbers_are_one_value():
+    assert sweep_values("1, 1.0, 01, 2") == ["1", "2"]
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "nan"])
+def test_a_non_finite_parameter_is_refused_by_the_form_and_the_api(client, user, tiny_cluster, tiny_trace, value):
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], fifo__workers_max=value)
+    response = client.post(NEW, data)
+    assert response.status_code == 200
+    assert f"fifo: {value!r} is not a finite number" in response.context["form"].errors["fifo__workers_max"]
+    api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user)[1]}")
+    response = api.post(
+        "/api/experiments/", upload_data(tiny_cluster, tiny_trace, algorithms=["antman"], antman__quota=value)
+    )
+    assert response.status_code == 400
+    assert response.json()["fields"]["antman__quota"] == [f"antman: {value!r} is not a finite number"]
+    assert Experiment.objects.count() == 0

@@ -100,6 +100,8 @@ def test_without_a_ticked_algorithm_or_a_line_the_form_asks_for_one(client, tiny
         ("drf fixed=maybe", "line 2: drf fixed: 'maybe' is not a bool"),
         ("drf workers_max=0", "line 2: drf workers_max: 0 is below the minimum 1"),
         ("drf workers_max=2.5", "line 2: drf workers_max: '2.5' is not a int"),
+        ("drf workers_max=inf", "line 2: drf workers_max: 'inf' is not a finite number"),
+        ("drf workers_max=1e400", "line 2: drf workers_max: '1e400' is not a finite number"),
         ("drf fixed", "line 2: drf: 'fixed' is not KEY=VALUE"),
         ("drf =true", "line 2: drf: '=true' is not KEY=VALUE"),
         ("drf fixed=", "line 2: drf: 'fixed=' is not KEY=VALUE"),
@@ -312,3 +314,19 @@ def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(
         "drf fixed=true workers_max=2",
     ]
     assert labels == {r.pk: services.run_label(r, exp) for r in runs}
+
+
+@pytest.mark.parametrize(("value", "stored"), [("on", True), ("true", True), ("no", False), ("maybe", None)])
+def test_a_boolean_parameter_field_takes_the_registry_values_and_refuses_others(
+    client, user, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks, value, stored
+):
+    data = upload_data(tiny_cluster, tiny_trace, fifo__backfill=value)
+    if stored is None:
+        assert refused(client, data)["fifo__backfill"] == ["fifo: 'maybe' is not a bool"]
+        api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user)[1]}")
+        response = api.post("/api/experiments/", upload_data(tiny_cluster, tiny_trace, fifo__backfill=value))
+        assert response.status_code == 400
+        assert response.json()["fields"] == {"fifo__backfill": ["fifo: 'maybe' is not a bool"]}
+        return
+    exp = post_done(client, data, django_capture_on_commit_callbacks)
+    assert exp.runs.get().params["backfill"] is stored

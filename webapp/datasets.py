@@ -139,8 +139,11 @@ def remember_uploads(user: Any, form: Any) -> None:
         (Dataset.Kind.CLUSTER, inputs.cluster_name, inputs.cluster_text),
         (Dataset.Kind.TRACE, inputs.trace_name, inputs.trace_text),
     ):
-        if not Dataset.objects.filter(owner=user, kind=kind, name=name, size=len(text.encode("utf-8"))).exists():
-            Dataset.objects.create(owner=user, kind=kind, name=name, text=text, size=len(text.encode("utf-8")))
+        size = len(text.encode("utf-8"))
+        # The size narrows the rows whose text the database compares: an edited file of the same
+        # size is new content and is kept.
+        if not Dataset.objects.filter(owner=user, kind=kind, name=name, size=size, text=text).exists():
+            Dataset.objects.create(owner=user, kind=kind, name=name, text=text, size=size)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ field, and nothing is stored.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -46,11 +47,30 @@ def too_many_rows(text: str, name: str) -> str | None:
 MIB = 2**20
 
 
+class FlagInput(forms.CheckboxInput):
+    """A checkbox whose posted value is kept as sent (False when absent: unticked)."""
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        return data.get(name, False)
+
+
+class FlagField(forms.BooleanField):
+    """A boolean parameter's checkbox. The value stays as posted ("on" from a browser; "true", "no",
+    ... from the API) for ``Param.parse`` to judge, which refuses what it does not recognise as an
+    "Also run" line does: Django's BooleanField and CheckboxInput take any value but "false" and "0",
+    "maybe" included, as true."""
+
+    widget = FlagInput
+
+    def to_python(self, value: Any) -> Any:
+        return value
+
+
 def param_field(param: registry.Param) -> forms.Field:
     """A form field for one declared parameter; values are checked by ``Param.parse`` in ``clean``."""
     common: dict[str, Any] = {"required": False, "label": param.name, "help_text": param.help, "initial": param.default}
     if param.type is bool:
-        return forms.BooleanField(**common)
+        return FlagField(**common)
     if param.choices:
         return forms.ChoiceField(choices=[(c, c) for c in param.choices], **common)
     if param.type in (int, float):
@@ -409,6 +429,8 @@ def sweep_values(text: str) -> list[str]:
             start, stop, step = (float(x) for x in parts)
         except ValueError:
             raise ValueError(f"{text!r}: start, stop and step must be numbers") from None
+        if not all(math.isfinite(x) for x in (start, stop, step)):
+            raise ValueError(f"{text!r}: start, stop and step must be finite numbers")
         if step <= 0 or stop < start:
             raise ValueError(f"{text!r}: the step must be positive and stop at least start")
         count = int((stop - start) / step + 1e-9) + 1
@@ -419,12 +441,16 @@ def sweep_values(text: str) -> list[str]:
     values = [x.strip() for x in text.replace(";", ",").split(",") if x.strip()]
     if len(values) > MAX_SWEEP_VALUES:
         raise ValueError(f"{len(values)} values, more than {MAX_SWEEP_VALUES}")
+    unique: dict[float, str] = {}  # by value: "1, 1.0, 01" is one value
     for v in values:
         try:
-            float(v)
+            x = float(v)
         except ValueError:
             raise ValueError(f"{v!r} is not a number") from None
-    return list(dict.fromkeys(values))
+        if not math.isfinite(x):
+            raise ValueError(f"{v!r} is not a finite number")
+        unique.setdefault(x, v)
+    return list(unique.values())
 
 
 def default_name(inputs: Inputs) -> str:
