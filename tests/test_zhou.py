@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from scheduling import api, presets, registry
-from scheduling.algorithms.zhou import fast, mincost
+from scheduling.algorithms.zhou import fast, mincost, online
 from scheduling.algorithms.zhou.duals import TOL, Duals, Plan, price
 from scheduling.algorithms.zhou.online import _is_round, _next_round
 from scheduling.algorithms.zhou.pricelog import SparsePriceLog
 from scheduling.algorithms.zhou.spec import Option, job_spec
+from scheduling.errors import InputError
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
 from scheduling.model import Cluster, Instance, Job
 from scheduling.prices import PriceLog
@@ -432,3 +433,20 @@ def test_numpy_block_caps_from_per_slot_counts_are_fit_counts_of_window_minima(s
         assert np.array_equal(tables.wmin_cols(length, cols), tables.wmin(length, starts)[..., cols])
         tables._min.clear()
         assert np.array_equal(tables.wmin_cols(length, cols), tables.wmin(length, starts)[..., cols])
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "params", "slots"), [("zhou", {}, "1,048,576"), ("zhou-maxweight", {"tau": 100_000}, "100,000")]
+)
+def test_a_sub_round_beyond_the_price_array_bound_is_refused_with_its_size(
+    algorithm: str, params: dict, slots: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A late arrival (zhou's next round is 2^20 slots) or a large tau: an error naming the
+    sub-round, not an exhausted memory. The bound is lowered so that tiny instances reach it
+    (2 servers x 2 resources x 100,000 slots > 200,000 entries)."""
+    monkeypatch.setattr(online, "MAX_PRICE_CELLS", 200_000)
+    inst = tiny_instance(arrivals=(0, 3, 1_000_000))
+    with pytest.raises(InputError, match=f"a sub-round of {slots} slots on 2 servers") as caught:
+        api.run(inst, algorithm, params)
+    assert "more than the 200,000 this implementation allows" in caught.value.problem
+    assert api.run(tiny_instance(arrivals=(0, 3, 1_000)), algorithm, {"tau": 300} if params else {})["metrics"]

@@ -29,10 +29,17 @@ from scheduling.algorithms.zhou.duals import Duals, Plan
 from scheduling.algorithms.zhou.pricelog import SparsePriceLog
 from scheduling.algorithms.zhou.spec import JobSpec, job_spec
 from scheduling.engine import Decision, View
+from scheduling.errors import InputError
 from scheduling.model import Instance, Job
 from scheduling.speed import Allocation
 
 Solver = Callable[[JobSpec, Duals, int], Plan | None]
+
+
+# Entries of one sub-round's price array (resources x servers x slots): a sub-round of 4,444 slots on
+# 150 servers with 3 resources (the paper's T: 100-300). With the fast path's tables a run whose
+# rounds reached 4,096 slots there peaked at 0.6 GB; without the bound a late arrival exhausts memory.
+MAX_PRICE_CELLS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -264,6 +271,18 @@ class Zhou:
         return jobs  # arrival order (the engine's (arrival, job id) order)
 
     def _base(self, start: int | None, slots: int) -> np.ndarray:
+        """The committed load (resources x servers x ``slots`` from slot ``start``; None: none), the
+        start of a sub-round's prices: refused beyond MAX_PRICE_CELLS entries (a clear error, not
+        an exhausted memory, for traces spanning far more slots than the paper's T = 300)."""
+        cells = len(self.resources) * len(self.server_ids) * slots
+        if cells > MAX_PRICE_CELLS:
+            raise InputError(
+                f"a sub-round of {slots:,} slots on {len(self.server_ids):,} servers needs prices for {cells:,} "
+                f"(resource, server, slot) entries, more than the {MAX_PRICE_CELLS:,} this implementation "
+                "allows (the doubling rounds of zhou follow the latest arrival and the longest job, the "
+                "batch algorithms' sub-round is tau): use longer slots (slot_seconds) or a smaller tau",
+                field="trace",
+            )
         base = np.zeros((len(self.resources), len(self.server_ids), slots))
         if start is None:
             return base
@@ -292,7 +311,7 @@ class Zhou:
             self.worker_ok,
             self.ps_ok,
             self.lam,
-            np.zeros((len(self.resources), len(self.server_ids), tau)),
+            self._base(None, tau),
         )
         if tau - 1 < spec.longest():
             return False
