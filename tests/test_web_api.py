@@ -100,3 +100,27 @@ def test_api_keys_are_shown_once_and_stored_only_as_digests(client, user):
     assert Client(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/experiments/").status_code == 401
     client.post(reverse("account"), {"revoke": token.pk})
     assert Client(HTTP_AUTHORIZATION=f"Token {key}").get("/api/experiments/").status_code == 401
+
+
+def test_a_boolean_parameter_the_api_leaves_out_takes_its_default_an_unticked_box_is_false(
+    client, token, tiny_cluster, tiny_trace, monkeypatch
+):
+    from django.test import Client
+
+    fifo = registry.get("fifo")
+    spec = registry.AlgorithmSpec(
+        "flagged",
+        "-",
+        "-",
+        "-",
+        factory=lambda instance, params, rng: fifo.build(instance, fifo.parse_params({}), 0),
+        params=(registry.Param("flag", bool, True, "a flag on by default"),),
+    )
+    monkeypatch.setitem(registry.REGISTRY, "flagged", spec)
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    for extra, expected in (({}, True), ({"flagged__flag": "0"}, False), ({"flagged__flag": "yes"}, True)):
+        response = api.post("/api/experiments/", upload_data(tiny_cluster, tiny_trace, algorithms=["flagged"], **extra))
+        assert response.status_code == 201, response.content
+        assert Experiment.objects.get(pk=response.json()["id"]).runs.get().params == {"flag": expected}, extra
+    page = client.post(reverse("experiment-new"), upload_data(tiny_cluster, tiny_trace, algorithms=["flagged"]))
+    assert page.status_code == 302 and Experiment.objects.latest("pk").runs.get().params == {"flag": False}

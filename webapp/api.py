@@ -66,7 +66,7 @@ def experiments(request: HttpRequest) -> HttpResponse:
             for e in services.list_experiments(request.user)
         ]  # fmt: skip
         return JsonResponse({"experiments": items})
-    form = ExperimentForm(request.POST, request.FILES, user=request.user)
+    form = ExperimentForm(request.POST, request.FILES, user=request.user, absent_flags_default=True)
     if not form.is_valid():
         errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
         return error(400, "invalid experiment: nothing was stored", fields=errors)

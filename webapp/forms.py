@@ -48,10 +48,13 @@ MIB = 2**20
 
 
 class FlagInput(forms.CheckboxInput):
-    """A checkbox whose posted value is kept as sent (False when absent: unticked)."""
+    """A checkbox whose posted value is kept as sent; absent: ``absent`` (False, unticked, for the
+    page's form; None, the parameter's default, for the JSON API)."""
+
+    absent: Any = False
 
     def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
-        return data.get(name, False)
+        return data.get(name, self.absent)
 
 
 class FlagField(forms.BooleanField):
@@ -137,7 +140,9 @@ class ExperimentForm(forms.Form):
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
 
-    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any = None, absent_flags_default: bool = False, **kwargs: Any) -> None:
+        """``absent_flags_default``: a boolean parameter not posted takes its default (the JSON API)
+        instead of false (a browser posts nothing for an unticked checkbox)."""
         super().__init__(*args, **kwargs)
         self.user = user
         mine = Dataset.objects.filter(owner=user.pk) if user is not None and user.pk else Dataset.objects.none()
@@ -154,6 +159,8 @@ class ExperimentForm(forms.Form):
             for param in spec.params:
                 key = f"{name}{SEP}{param.name}"
                 self.fields[key] = param_field(param)
+                if absent_flags_default and param.type is bool:
+                    self.fields[key].widget.absent = None  # type: ignore[attr-defined]
                 self.param_fields[name].append(key)
         self.inputs: Inputs | None = None
         self.chosen: Chosen = []
