@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from scheduling import registry
 from tests.webhelpers import upload_data
+from webapp import charts
 from webapp.forms import sweep_values
 from webapp.models import ApiToken, Experiment
 
@@ -55,6 +56,17 @@ def test_a_sweep_runs_each_algorithm_once_per_value_and_charts_the_metric_agains
     assert figure["data"][0]["x"] == [1, 2, 3]
     fifo = {r.params["workers_max"]: r.metrics["avg_jct"] for r in exp.runs.filter(algorithm="fifo")}
     assert figure["data"][0]["y"] == [fifo[1], fifo[2], fifo[3]]
+    assert "total utility against" not in page  # the trace has no utility columns
+
+
+def test_a_sweep_on_a_trace_with_utilities_charts_total_utility():
+    with_utilities = {"avg_jct": 3.0, "total_utility": 40.0, "timeliness": {}}
+    titles = [f["layout"]["title"]["text"] for f in charts.sweep_charts("x", [("fifo", 1, with_utilities)])]
+    assert "total utility against x" in titles
+    without = {k: v for k, v in with_utilities.items() if k != "timeliness"}
+    assert "total utility against x" not in [
+        f["layout"]["title"]["text"] for f in charts.sweep_charts("x", [("fifo", 1, without)])
+    ]
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,15 @@ from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 
 def sweep_charts(param: str, points: Sequence[tuple[str, Any, Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """``points``: (algorithm, swept value, metrics) of each done run."""
+    """``points``: (line label, swept value, metrics) of each done run. Total utility is charted only
+    for traces with utility columns (their results carry the ``timeliness`` metric); otherwise every
+    completed job earns the default 0.5 and the chart restates the completed jobs."""
     algorithms = list(dict.fromkeys(a for a, _, _ in points))
+    utilities = any("timeliness" in m for _, _, m in points)
     figures = []
     for key, title in (*BAR_METRICS, ("makespan", "makespan (slots)"), ("completed", "completed jobs")):
+        if key == "total_utility" and not utilities:
+            continue
         data = []
         for i, algorithm in enumerate(algorithms):
             pts = sorted((v, m.get(key)) for a, v, m in points if a == algorithm and m.get(key) is not None)
