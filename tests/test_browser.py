@@ -189,6 +189,7 @@ def test_a_run_that_finishes_first_shows_its_links_and_loses_its_cancel_button(p
     expect(second.locator("button.cancel")).to_have_count(1)
     expect(second.locator("[data-links]")).to_be_hidden()
     assert page.evaluate("window.notReloaded") is True and page.locator("#metrics").count() == 0
+    expect(page.locator("#no-results")).to_contain_text("1 of 2 runs done: show their results")
 
     page.click("#cancel-all")  # the second run stops at its next decision; then the page reloads
     page.wait_for_selector("#metrics", timeout=30_000)

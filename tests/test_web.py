@@ -3,6 +3,14 @@
 import gzip
 import html
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -78,6 +86,38 @@ def test_plotly_js_is_served_gzipped_to_browsers_that_accept_it():
     assert packed["Content-Encoding"] == "gzip"
     compressed = b"".join(packed.streaming_content)
     assert len(compressed) < len(body) / 2 and gzip.decompress(compressed) == body
+
+
+def test_make_runs_server_sends_plotly_js_gzipped(tmp_path):
+    """`make run` serves with runserver in DEBUG, whose own static handler would answer
+    /static/ before WhiteNoise: whitenoise.runserver_nostatic leaves it to WhiteNoise."""
+    call_command("vendor_plotly", verbosity=0)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "MLSCHED_VAR_DIR": str(tmp_path), "DJANGO_DEBUG": "1"}  # as bin/run-local
+    env.pop("DATABASE_URL", None)
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=Path(__file__).resolve().parent.parent, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/static/vendor/plotly.min.js", headers={"Accept-Encoding": "gzip"}
+        )
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    encoding, body = response.headers.get("Content-Encoding"), response.read()
+                break
+            except urllib.error.URLError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("runserver did not answer")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert encoding == "gzip" and len(gzip.decompress(body)) > 2 * len(body)
 
 
 def test_the_form_offers_every_algorithm_with_fields_from_its_declared_parameters(client):

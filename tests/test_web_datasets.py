@@ -6,7 +6,10 @@ import json
 import pytest
 from django.urls import reverse
 
+from scheduling import presets
+from scheduling.loaders import parse_cluster, parse_trace
 from tests.webhelpers import upload_data
+from webapp import datasets
 from webapp.models import Dataset, Experiment
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
@@ -121,3 +124,14 @@ def test_an_upload_joins_the_library_once_per_name_and_content(client, tiny_clus
     traces = Dataset.objects.filter(kind="trace").order_by("id")
     assert [d.text for d in traces] == [tiny_trace, edited]
     assert Dataset.objects.filter(kind="cluster").count() == 1
+
+
+def test_the_gpu_demand_of_a_job_with_its_own_worker_demand_is_counted():
+    """OASiS traces give each job its own worker demand (worker_demand.gpu), which the preview's
+    GPU histogram used to ignore (every job at 0 GPUs)."""
+    files = presets.build("oasis", jobs=10, seed=2)
+    cluster = parse_cluster(files.cluster)
+    jobs = parse_trace(files.trace, cluster, files.trace_name)
+    assert all(j.worker_demand is not None for j in jobs)
+    demands = [datasets.gpu_demand(j, cluster) for j in jobs]
+    assert demands == [j.max_workers() * j.worker_demand["gpu"] for j in jobs] and max(demands) > 0

@@ -248,6 +248,9 @@ def test_labels_name_the_parameters_that_differ_and_fall_back_to_the_id(user):
         ("drf", {**DRF, "fixed": True, "workers_max": 4}),  # the same again: told apart by id
         ("zhou", registry.get("zhou").parse_params({"F": "0.5"})),
         ("zhou", registry.get("zhou").parse_params({"tie": "loop"})),
+        ("zhou", registry.get("zhou").parse_params({"F": "0.001"})),
+        ("zhou", registry.get("zhou").parse_params({"F": "0.004"})),
+        ("zhou", registry.get("zhou").parse_params({"T": "1000"})),
         ("fifo", registry.get("fifo").parse_params({"workers_max": 2})),
     ]
     runs = [Run.objects.create(experiment=exp, algorithm=a, params=p, seed=0) for a, p in params]
@@ -257,8 +260,11 @@ def test_labels_name_the_parameters_that_differ_and_fall_back_to_the_id(user):
         "drf fixed=true",
         f"drf fixed=true workers_max=4 #{runs[2].pk}",
         f"drf fixed=true workers_max=4 #{runs[3].pk}",
-        "zhou F=0.50",
+        "zhou F=0.5",
         "zhou tie=loop",
+        "zhou F=0.001",  # values as an "Also run" line writes them, not rounded for a table
+        "zhou F=0.004",
+        "zhou T=1000",
         "fifo",  # the only fifo run: named by its algorithm whatever its parameters
     ]
 

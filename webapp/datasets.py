@@ -166,10 +166,12 @@ def cluster_summary(cluster: Cluster) -> dict[str, Any]:
 
 
 def gpu_demand(job: Job, cluster: Cluster) -> float:
-    """GPUs a job asks for: its ``gpus`` column, else its maximum workers x the smallest GPU demand
-    of a worker type (0 when worker types need no GPU)."""
+    """GPUs a job asks for: its ``gpus`` column, else its maximum workers x its own worker demand
+    (OASiS traces) or the smallest GPU demand of a worker type (0 when workers need no GPU)."""
     if job.gpus is not None:
         return float(job.gpus)
+    if job.worker_demand is not None:
+        return job.max_workers() * float(job.worker_demand.get("gpu", 0.0))
     per = min((t.demand.get("gpu", 0.0) for t in cluster.worker_types), default=0.0)
     return job.max_workers() * per
 

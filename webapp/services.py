@@ -414,10 +414,12 @@ def _defaults(algorithm: str) -> dict[str, Any]:
 
 
 def _label_value(value: Any) -> str:
-    """A parameter value as the "Also run" lines write it: true/false, else as tables show it."""
+    """A parameter value as an "Also run" line writes it: true/false, numbers in full (0.001, 1000)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return charts.format_value(value)
+    if isinstance(value, float):
+        return f"{value:.12g}"
+    return str(value)
 
 
 def status(exp: Experiment) -> dict[str, Any]:

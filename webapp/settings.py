@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "whitenoise.runserver_nostatic",  # runserver (make run) leaves /static/ to WhiteNoise: gzip, cache headers
     "django.contrib.staticfiles",
     "webapp",
 ]

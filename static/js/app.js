@@ -68,6 +68,17 @@
           });
           const note = document.getElementById("broker-note");
           if (note) note.hidden = !status.waiting_for_broker;
+          // The tab was drawn before any run was done: say that some are now, and offer them.
+          const empty = document.getElementById("no-results");
+          const done = status.runs.filter(function (r) { return r.status === "done"; }).length;
+          if (empty && done > 0 && !status.finished) {
+            empty.textContent = done + " of " + status.runs.length + " runs done: ";
+            const again = document.createElement("a");
+            again.href = window.location.href;
+            again.textContent = "show their results";
+            empty.appendChild(again);
+            empty.appendChild(document.createTextNode(" (the page reloads by itself when every run is done)."));
+          }
           if (status.finished) window.location.reload();
           else window.setTimeout(poll, 1000);
         })
@@ -172,7 +183,7 @@
         reversescale: true, zmin: 0, zmax: top[r], colorbar: { title: { text: priceName } },
         hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],
         { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 20, r: 20, t: 20, b: 40 },
-          xaxis: { title: { text: "slot" } }, yaxis: { autorange: "reversed", automargin: true } }, config).then(function () {
+          xaxis: { title: { text: "slot" } }, yaxis: { title: { text: "server" }, autorange: "reversed", automargin: true } }, config).then(function () {
         target.dataset.decision = String(k);
       });
       const url = new URL(window.location.href);

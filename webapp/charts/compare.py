@@ -126,6 +126,7 @@ def metric_bars(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                         "hovertemplate": "%{x}: %{y:,.2f}<extra></extra>",
                     }
                 ],
+                xaxis={"automargin": True},  # long run labels (sweeps, variants) stay whole
             )
         )
     return figures
@@ -148,7 +149,7 @@ def jct_box(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         for i, (label, doc) in enumerate(runs)
     ]
     every = [y for trace in data for y in trace["y"]]
-    return _small("JCT per completed job (box)", data, yaxis=log_axis("JCT (slots)", every))
+    return _small("JCT per completed job (box)", data, yaxis=log_axis("JCT (slots)", every), xaxis={"automargin": True})
 
 
 def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:

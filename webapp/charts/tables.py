@@ -21,7 +21,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("admission_rate", "admission rate"),  # OASiS: optional, results of traces with utilities
     ("timeliness", "JCT − target (mean ± std)"),  # OASiS Fig. 4: per job class, optional
     ("preemptions", "preemptions"),
-    ("utilization", "utilization"),
+    ("utilization", "utilisation"),
 )
 
 
