@@ -53,6 +53,8 @@ def test_a_dataset_preview_shows_servers_jobs_and_histograms(client, tiny_cluste
     cluster = Dataset.objects.get()
     page = client.get(cluster.get_absolute_url()).content.decode()
     assert "2 servers" in page and "gpu" in page
+    form = client.get(reverse("datasets")).content.decode()  # the only cluster spec is chosen already
+    assert f'<option value="{cluster.pk}" selected>' in form
     response = client.post(
         reverse("datasets"),
         {"kind": "trace", "cluster": cluster.pk, "file": SimpleUploadedFile("t.csv", tiny_trace.encode())},

@@ -72,6 +72,8 @@ class DatasetForm(forms.Form):
         self.user = user
         clusters = Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER)
         self.fields["cluster"].queryset = clusters  # type: ignore[attr-defined]
+        if len(only := list(clusters[:2])) == 1:
+            self.fields["cluster"].initial = only[0].pk  # the one cluster spec there is: chosen already
         self.text = ""
         self.name = ""
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
