@@ -116,6 +116,7 @@ def test_the_gantt_tab_keeps_its_state_in_the_url(client, done_experiment):
     [
         ("abc", "", "From slot 'abc' is not a number"),
         ("", "-5", "to -5 is not a slot"),
+        ("abc", "-5", "From slot 'abc' is not a number; to -5 is not a slot (a number >= 0): showing"),
         ("8", "3", "The window ends (slot 3) before it starts (slot 8)"),
     ],
 )

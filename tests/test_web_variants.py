@@ -182,6 +182,9 @@ def test_a_sweep_sweeps_every_line_like_a_ticked_algorithm(
         "drf fixed=true workers_max=1",
         "drf fixed=true workers_max=2",
     ]
+    listing = client.get(reverse("home")).content.decode()
+    assert '<span class="badge done" title="done 2">drf ×2</span>' in listing
+    assert '<span class="badge done" title="done 2">drf fixed=true ×2</span>' in listing
     response = client.get(exp.get_absolute_url())
     lines = {(t["name"], tuple(t["x"])) for f in response.context["figures"] for t in f["figure"]["data"]}
     assert lines == {("drf", (1, 2)), ("drf fixed=true", (1, 2))}  # one line per variant, in every chart
@@ -336,3 +339,15 @@ def test_a_boolean_parameter_field_takes_the_registry_values_and_refuses_others(
         return
     exp = post_done(client, data, django_capture_on_commit_callbacks)
     assert exp.runs.get().params["backfill"] is stored
+
+
+def test_a_list_badge_of_several_runs_shows_the_status_that_needs_attention_and_the_counts(client, user):
+    exp = Experiment.objects.create(owner=user, name="x", cluster_text="{}", trace_text="", kind="sweep")
+    exp.sweep = {"param": "workers_max", "values": [1, 2, 3]}
+    exp.save()
+    fifo = registry.get("fifo").parse_params({})
+    for value, status, error in ((1, "done", ""), (2, "failed", "boom"), (3, "running", "")):
+        Run.objects.create(experiment=exp, algorithm="fifo", params={**fifo, "workers_max": value}, status=status,
+                           error=error)  # fmt: skip
+    listing = client.get(reverse("home")).content.decode()
+    assert '<span class="badge failed" title="done 1, failed 1, running 1: boom">fifo ×3</span>' in listing

@@ -108,15 +108,30 @@ def get_dataset(pk: int, user: Any) -> Dataset:
     return ds
 
 
+# The status a badge of several runs shows: the first of these that any of them has.
+BADGE_STATUS = (Run.Status.FAILED, Run.Status.RUNNING, Run.Status.QUEUED, Run.Status.CANCELLED, Run.Status.DONE)
+
+
 def list_experiments(user: Any) -> list[Experiment]:
-    """The experiments ``user`` sees, each with ``run_badges``: (run, the label of its algorithm
-    variant, e.g. "drf fixed=true"; a sweep's swept value left out)."""
+    """The experiments ``user`` sees, each with ``run_badges``: one per algorithm variant (its label,
+    e.g. "drf fixed=true"; a sweep's runs of one variant share it, "drf ×3"), as (status, text,
+    title): the status that needs attention first, and each status with its count."""
     recover_runs()
     experiments = list(visible_experiments(user).prefetch_related("runs"))
     for exp in experiments:
         runs = list(exp.runs.all())
         labels = run_labels(exp, runs, series=True)
-        exp.run_badges = [(r, labels[r.pk]) for r in runs]  # type: ignore[attr-defined]
+        groups: dict[str, list[Run]] = {}
+        for r in runs:
+            groups.setdefault(labels[r.pk], []).append(r)
+        badges = []
+        for label, members in groups.items():
+            counts = Counter(r.status for r in members)
+            status = next(s for s in BADGE_STATUS if counts[s])
+            title = ", ".join(f"{s} {n}" if len(members) > 1 else s for s, n in counts.items())
+            errors = [r.error for r in members if r.error]
+            badges.append((status, label if len(members) == 1 else f"{label} ×{len(members)}", title, errors[:1]))
+        exp.run_badges = badges  # type: ignore[attr-defined]
     return experiments
 
 
@@ -462,22 +477,26 @@ TABS = (
 
 def _window(t0: str | None, t1: str | None) -> tuple[tuple[float | None, float | None], str]:
     """The Gantt tab's time window [t0, t1) from the query (blank: open), or the whole time and a
-    message saying what is wrong with it."""
+    message naming what is wrong with it (each bad bound)."""
     bounds: list[float | None] = []
+    problems = []
     for name, raw in (("From slot", t0), ("to", t1)):
-        if not raw:
-            bounds.append(None)
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            return (None, None), f"{name} {raw!r} is not a number: showing the whole time."
-        if not math.isfinite(value) or value < 0:
-            return (None, None), f"{name} {raw} is not a slot (a number >= 0): showing the whole time."
+        value = None
+        if raw:
+            try:
+                value = float(raw)
+            except ValueError:
+                problems.append(f"{name} {raw!r} is not a number")
+            else:
+                if not math.isfinite(value) or value < 0:
+                    problems.append(f"{name} {raw} is not a slot (a number >= 0)")
+                    value = None
         bounds.append(value)
     lo, hi = bounds
-    if lo is not None and hi is not None and hi <= lo:
-        return (None, None), f"The window ends (slot {hi:g}) before it starts (slot {lo:g}): showing the whole time."
+    if not problems and lo is not None and hi is not None and hi <= lo:
+        problems.append(f"The window ends (slot {hi:g}) before it starts (slot {lo:g})")
+    if problems:
+        return (None, None), "; ".join(problems) + ": showing the whole time."
     return (lo, hi), ""
 
 
