@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from scheduling import registry
 from tests.webhelpers import upload_data
-from webapp import services
 from webapp.forms import MAX_RUNS
+from webapp.labels import run_label, run_labels
 from webapp.models import ApiToken, Experiment, Run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
@@ -80,7 +80,7 @@ def test_lines_alone_choose_the_runs_and_blank_lines_are_skipped(
     data = upload_data(tiny_cluster, tiny_trace, algorithms=[], extra_runs="\n  drf  workers_max=2 \n\ndrf\n")
     exp = post_done(client, data, django_capture_on_commit_callbacks)
     assert [(r.algorithm, r.params) for r in exp.runs.all()] == [("drf", {**DRF, "workers_max": 2}), ("drf", DRF)]
-    labels = [services.run_label(r, exp) for r in exp.runs.all()]
+    labels = [run_label(r, exp) for r in exp.runs.all()]
     assert labels == ["drf workers_max=2", "drf"]
 
 
@@ -258,7 +258,7 @@ def test_labels_name_the_parameters_that_differ_and_fall_back_to_the_id(user):
     ]
     runs = [Run.objects.create(experiment=exp, algorithm=a, params=p, seed=0) for a, p in params]
     exp = Experiment.objects.prefetch_related("runs").get(pk=exp.pk)
-    assert [services.run_label(r, exp) for r in runs] == [
+    assert [run_label(r, exp) for r in runs] == [
         "drf",
         "drf fixed=true",
         f"drf fixed=true workers_max=4 #{runs[2].pk}",
@@ -296,7 +296,7 @@ def test_the_one_click_zhou_preset_creates_both_drf_runs(client):
     assert response.url == exp.get_absolute_url()
     drf = [r for r in exp.runs.all() if r.algorithm == "drf"]
     assert [r.params["fixed"] for r in drf] == [False, True]
-    assert [services.run_label(r, exp) for r in drf] == ["drf", "drf fixed=true"]
+    assert [run_label(r, exp) for r in drf] == ["drf", "drf fixed=true"]
     assert "drf fixed=true" in client.get(NEW).content.decode()  # the one-click help names the variant
 
 
@@ -314,7 +314,7 @@ def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(
             Run.objects.create(experiment=exp, algorithm="drf", params={**DRF, "fixed": fixed, "workers_max": value})
     exp = Experiment.objects.get(pk=exp.pk)  # runs not prefetched
     with django_assert_num_queries(1):
-        labels = services.run_labels(exp)
+        labels = run_labels(exp)
     runs = list(exp.runs.all())
     assert len(labels) == MAX_RUNS and [labels[r.pk] for r in runs[58:62]] == [
         "drf workers_max=59",
@@ -322,7 +322,7 @@ def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(
         "drf fixed=true workers_max=1",
         "drf fixed=true workers_max=2",
     ]
-    assert labels == {r.pk: services.run_label(r, exp) for r in runs}
+    assert labels == {r.pk: run_label(r, exp) for r in runs}
 
 
 @pytest.mark.parametrize(("value", "stored"), [("on", True), ("true", True), ("no", False), ("maybe", None)])

@@ -51,7 +51,9 @@ class FlagInput(forms.CheckboxInput):
     """A checkbox whose posted value is kept as sent; absent: ``absent`` (False, unticked, for the
     page's form; None, the parameter's default, for the JSON API)."""
 
-    absent: Any = False
+    def __init__(self, absent: Any = False) -> None:
+        super().__init__()
+        self.absent = absent
 
     def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
         return data.get(name, self.absent)
@@ -69,11 +71,12 @@ class FlagField(forms.BooleanField):
         return value
 
 
-def param_field(param: registry.Param) -> forms.Field:
-    """A form field for one declared parameter; values are checked by ``Param.parse`` in ``clean``."""
+def param_field(param: registry.Param, absent_flag: Any = False) -> forms.Field:
+    """A form field for one declared parameter; values are checked by ``Param.parse`` in ``clean``.
+    ``absent_flag``: a boolean parameter's value when it is not posted (see FlagInput)."""
     common: dict[str, Any] = {"required": False, "label": param.name, "help_text": param.help, "initial": param.default}
     if param.type is bool:
-        return FlagField(**common)
+        return FlagField(widget=FlagInput(absent_flag), **common)
     if param.choices:
         return forms.ChoiceField(choices=[(c, c) for c in param.choices], **common)
     if param.type in (int, float):
@@ -158,9 +161,7 @@ class ExperimentForm(forms.Form):
             self.param_fields[name] = []
             for param in spec.params:
                 key = f"{name}{SEP}{param.name}"
-                self.fields[key] = param_field(param)
-                if absent_flags_default and param.type is bool:
-                    self.fields[key].widget.absent = None  # type: ignore[attr-defined]
+                self.fields[key] = param_field(param, None if absent_flags_default else False)
                 self.param_fields[name].append(key)
         self.inputs: Inputs | None = None
         self.chosen: Chosen = []

@@ -15,7 +15,6 @@ import math
 import threading
 import time
 import zipfile
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -32,8 +31,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
-from scheduling import registry
 from webapp import charts
+from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
 from workers import tasks
@@ -108,30 +107,12 @@ def get_dataset(pk: int, user: Any) -> Dataset:
     return ds
 
 
-# The status a badge of several runs shows: the first of these that any of them has.
-BADGE_STATUS = (Run.Status.FAILED, Run.Status.RUNNING, Run.Status.QUEUED, Run.Status.CANCELLED, Run.Status.DONE)
-
-
 def list_experiments(user: Any) -> list[Experiment]:
-    """The experiments ``user`` sees, each with ``run_badges``: one per algorithm variant (its label,
-    e.g. "drf fixed=true"; a sweep's runs of one variant share it, "drf ×3"), as (status, text,
-    title): the status that needs attention first, and each status with its count."""
+    """The experiments ``user`` sees, each with ``run_badges`` (``labels.run_badges``)."""
     recover_runs()
     experiments = list(visible_experiments(user).prefetch_related("runs"))
     for exp in experiments:
-        runs = list(exp.runs.all())
-        labels = run_labels(exp, runs, series=True)
-        groups: dict[str, list[Run]] = {}
-        for r in runs:
-            groups.setdefault(labels[r.pk], []).append(r)
-        badges = []
-        for label, members in groups.items():
-            counts = Counter(r.status for r in members)
-            status = next(s for s in BADGE_STATUS if counts[s])
-            title = ", ".join(f"{s} {n}" if len(members) > 1 else s for s, n in counts.items())
-            errors = [r.error for r in members if r.error]
-            badges.append((status, label if len(members) == 1 else f"{label} ×{len(members)}", title, errors[:1]))
-        exp.run_badges = badges  # type: ignore[attr-defined]
+        exp.run_badges = run_badges(exp, list(exp.runs.all()))  # type: ignore[attr-defined]
     return experiments
 
 
@@ -370,71 +351,6 @@ def result_bytes(run: Run) -> bytes:
 
 # ---------------------------------------------------------------------------------------------
 # Status and pages
-
-
-def run_label(run: Run, exp: Experiment) -> str:
-    """How a run is named in charts and tables: its algorithm; when the experiment has several runs
-    of that algorithm, the parameters that differ among them (a run's value only where it is not the
-    default: "drf" and "drf fixed=true"); in a sweep, then the swept value ("drf workers_max=4").
-    Unique within the experiment: runs the parameters do not tell apart get their id ("drf #12").
-    For every run of an experiment at once, ``run_labels``."""
-    runs = list(exp.runs.all())
-    if run.pk not in {r.pk for r in runs}:
-        runs.append(run)
-    return run_labels(exp, runs)[run.pk]
-
-
-def run_labels(exp: Experiment, runs: Sequence[Run] | None = None, *, series: bool = False) -> dict[int, str]:
-    """``run_label`` of each of ``runs`` (default: the experiment's), by run id, in one pass: each
-    algorithm's runs are compared once, so a page of 120 runs costs no query per run (with the
-    runs prefetched, none) and time linear in the runs. ``series``: the label of the line a run
-    belongs to in a sweep's charts instead (no swept value; runs of one line share it)."""
-    runs = list(exp.runs.all()) if runs is None else runs
-    swept = exp.sweep.get("param") if exp.kind == Experiment.Kind.SWEEP else None
-    by_algorithm: dict[str, list[Run]] = {}
-    for r in runs:
-        by_algorithm.setdefault(r.algorithm, []).append(r)
-    labels: dict[int, str] = {}
-    for algorithm, siblings in by_algorithm.items():
-        varied = _varied(siblings, swept)
-        defaults = _defaults(algorithm)
-        base = {r.pk: _base_label(r, varied, defaults, None if series else swept) for r in siblings}
-        counts = Counter(base.values())
-        if series:
-            labels.update(base)
-        else:
-            labels.update({pk: f"{label} #{pk}" if counts[label] > 1 else label for pk, label in base.items()})
-    return labels
-
-
-def _varied(runs: Sequence[Run], swept: str | None) -> list[str]:
-    """The parameters (the swept one aside) that take more than one value among ``runs``, sorted."""
-    keys = sorted({k for r in runs for k in r.params if k != swept})
-    return [k for k in keys if len({json.dumps(r.params.get(k), default=str) for r in runs}) > 1]
-
-
-def _base_label(run: Run, varied: Sequence[str], defaults: Mapping[str, Any], swept: str | None) -> str:
-    """The algorithm, the varied parameters where not at their default, and the swept value."""
-    missing = object()
-    parts = [f"{k}={_label_value(run.params.get(k))}" for k in varied if run.params.get(k) != defaults.get(k, missing)]
-    if swept is not None and swept in run.params:
-        parts.append(f"{swept}={charts.format_value(run.params[swept])}")
-    return " ".join([run.algorithm, *parts])
-
-
-def _defaults(algorithm: str) -> dict[str, Any]:
-    """The registry's default parameters of ``algorithm`` ({} for one no longer registered)."""
-    spec = registry.all_specs().get(algorithm)
-    return spec.parse_params({}) if spec is not None else {}
-
-
-def _label_value(value: Any) -> str:
-    """A parameter value as an "Also run" line writes it: true/false, numbers in full (0.001, 1000)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.12g}"
-    return str(value)
 
 
 def status(exp: Experiment) -> dict[str, Any]:
