@@ -24,8 +24,8 @@ import time
 import numpy as np
 from oasis_common import preset_instance, small_instance
 
-from scheduling.algorithms.oasis import Oasis
-from scheduling.algorithms.oasis_dp import best_schedule_fast, best_schedule_transcribed
+from scheduling.algorithms.oasis.dp import best_schedule_fast, best_schedule_transcribed
+from scheduling.algorithms.oasis.online import Oasis
 
 
 def pct(xs: list[float], q: float) -> float:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from scheduling import api, presets, registry, results
-from scheduling.algorithms.edge_cloud import EdgeCloud
-from scheduling.algorithms.edge_greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge, start_slot
+from scheduling.algorithms.edge.greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge, start_slot
+from scheduling.algorithms.edge.online import EdgeCloud
 from scheduling.engine import simulate
 from scheduling.errors import UnsupportedInstance
 from scheduling.loaders import cluster_from_dict, job_from_row
@@ -303,7 +303,7 @@ def test_edge_cloud_refuses_clusters_without_edge_servers(tmp_path: Path) -> Non
 
 def test_the_lp_bound_of_one_chunk_on_one_worker_is_its_fractional_flow_time() -> None:
     # One chunk of 2 slots, edge delay 1: trained in slots 1 and 2, f = (2 + 3) / 2 = 2.5; JCT = 3.
-    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+    from scheduling.algorithms.edge.lp import fractional_flow_time, lp_lower_bound
 
     inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0, "chunks": 1, "minibatches": 2}], cloud_delay=10)
     assert lp_lower_bound(inst) == pytest.approx(2.5)
@@ -313,7 +313,7 @@ def test_the_lp_bound_of_one_chunk_on_one_worker_is_its_fractional_flow_time() -
 
 
 def test_the_lp_bound_is_below_every_schedules_fractional_flow_time(tmp_path: Path) -> None:
-    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+    from scheduling.algorithms.edge.lp import fractional_flow_time, lp_lower_bound
 
     inst = edge_instance(tmp_path, jobs=6, seed=3)
     bound = lp_lower_bound(inst)
@@ -323,7 +323,7 @@ def test_the_lp_bound_is_below_every_schedules_fractional_flow_time(tmp_path: Pa
 
 
 def test_speed_augmentation_multiplies_the_processing_capacity(tmp_path: Path) -> None:
-    from scheduling.algorithms.edge_lp import speed_augmented
+    from scheduling.algorithms.edge.lp import speed_augmented
 
     inst = edge_instance(tmp_path, jobs=3)
     fast = speed_augmented(inst, 0.5)

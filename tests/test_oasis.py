@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from scheduling import api, presets, registry
-from scheduling.algorithms.oasis import Oasis, check_constraints, estimate_bounds, price
-from scheduling.algorithms.oasis_dp import (
+from scheduling.algorithms.oasis.dp import (
     INF,
     Book,
     JobShape,
@@ -23,6 +22,7 @@ from scheduling.algorithms.oasis_dp import (
     slot_table,
     unit_costs,
 )
+from scheduling.algorithms.oasis.online import Oasis, check_constraints, estimate_bounds, price
 from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
 from scheduling.model import Instance, Utility
@@ -356,7 +356,7 @@ def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:
 
 
 def test_dorm_milp_limits_resizes_and_honours_fairness() -> None:
-    from scheduling.algorithms.oasis_baselines import Dorm
+    from scheduling.algorithms.oasis.baselines import Dorm
     from scheduling.engine import JobView
 
     rng = np.random.default_rng(9)
@@ -523,8 +523,8 @@ def test_history_bounds_are_the_replays_at_the_chosen_scale_and_ratio_scale_appl
     assert scaled.calibration is not None and scaled.calibration.scale == cal.scale
     assert scaled.bounds.l1 == pytest.approx(algo.bounds.l1 * 10)
     # the replay's utility is what Alg. 1 earns on it: replaying at the chosen scale gives the grid's value
-    from scheduling.algorithms.oasis import book_schedule
-    from scheduling.algorithms.oasis_history import replay_utility
+    from scheduling.algorithms.oasis.history import replay_utility
+    from scheduling.algorithms.oasis.online import book_schedule
 
     util, admitted = replay_utility(cal.replay_shapes, algo.book.cap_w, algo.book.cap_p, 24, algo.bounds, book_schedule)
     assert (util, admitted) == next((u, a) for s, u, a in cal.grid if s == cal.scale)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, make_tiresias
-from scheduling.algorithms.edge_cloud import EDGE_CLOUD_MODEL, job_type
+from scheduling.algorithms.edge.online import EDGE_CLOUD_MODEL, job_type
 from scheduling.algorithms.priority import ListScheduler
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, View

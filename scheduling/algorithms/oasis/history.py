@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.oasis_dp import Book, JobShape, best_schedule_fast
+from scheduling.algorithms.oasis.dp import Book, JobShape, best_schedule_fast
 
 COARSE_GRID = tuple(10.0**-k for k in range(0, 13, 2))  # 1, 1e-2, ..., 1e-12
 REFINE_STEPS = (10.0, 10.0**0.5)  # then the best x/÷ 10, then x/÷ 10^0.5

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.common import OWN_DEMAND_TYPE
-from scheduling.algorithms.oasis_dp import (
+from scheduling.algorithms.oasis.dp import (
     EPS,
     Book,
     JobShape,
@@ -33,7 +33,7 @@ from scheduling.algorithms.oasis_dp import (
     best_schedule_fast,
     best_schedule_transcribed,
 )
-from scheduling.algorithms.oasis_history import Calibration, calibrate
+from scheduling.algorithms.oasis.history import Calibration, calibrate
 from scheduling.engine import Decision, View
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job, Server

@@ -28,7 +28,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from scheduling.algorithms.common import OWN_DEMAND_TYPE
-from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.oasis.online import OASIS_MODEL, per_worker_rate
 from scheduling.engine import Decision, View
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register

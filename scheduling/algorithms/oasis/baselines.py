@@ -24,7 +24,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from scheduling.algorithms.baselines import check_worker_range
 from scheduling.algorithms.common import OWN_DEMAND_TYPE, Config, keep, place, planned_rate
-from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.oasis.online import OASIS_MODEL, per_worker_rate
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
