@@ -2,10 +2,16 @@
 
 Each entry declares its parameters (type, default, range, help) and the model features it needs;
 an instance lacking a feature is rejected with a message saying which and why.
+
+The registry is lazy: an entry may name its factory as ``"module:function"``, imported when the
+algorithm is first built, so that listing the algorithms (CLI, forms, docs) or running one of them
+imports no other algorithm's module (nor SciPy, scikit-learn, ...). The paper packages declare their
+entries in light modules (``oasis/spec.py``, ``edge/spec.py``, ``asrpt/spec.py``, ``zhou/__init__.py``).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -96,7 +102,7 @@ class AlgorithmSpec:
     summary: str  # one line
     semantics: str  # exact behaviour: worker/PS counts and types, when it re-decides, preemption
     reference: str  # paper and section
-    factory: Factory
+    factory: Factory | str  # or "module:function", imported at the first build (see the module docstring)
     params: tuple[Param, ...] = ()
     needs: tuple[Feature, ...] = ()
     kind: str = "baseline"  # "paper" | "baseline" | "reference"
@@ -128,7 +134,16 @@ class AlgorithmSpec:
         why = self.unsupported(instance)
         if why:
             raise UnsupportedInstance(why)
-        return self.factory(instance, params, np.random.default_rng(seed))
+        return self.make(instance, params, np.random.default_rng(seed))
+
+    @property
+    def make(self) -> Factory:
+        """The factory, imported first if the entry names it as "module:function"."""
+        if not isinstance(self.factory, str):
+            return self.factory
+        module, _, name = self.factory.partition(":")
+        factory: Factory = getattr(importlib.import_module(module), name)
+        return factory
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,24 +1,35 @@
-"""Registry entries: asrpt and the Sec. V-A baselines spjf, spwf, wcs-duration, wcs-workload, wcs-subtime."""
+"""Registry entries: asrpt and the Sec. V-A baselines spjf, spwf, wcs-duration, wcs-workload, wcs-subtime.
+
+The factories and the feature check import the algorithm modules when called, so that listing the
+algorithms (or running another one) does not import them (scheduling.registry)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scheduling.algorithms.asrpt.cluster import profiles, unsupported_reason
-from scheduling.algorithms.asrpt.predictors import PREDICTORS, predict
-from scheduling.algorithms.asrpt.scheduler import Asrpt, PredictedList
+from scheduling.algorithms.asrpt.predictors import PREDICTORS
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 
+if TYPE_CHECKING:
+    from scheduling.algorithms.asrpt.scheduler import Asrpt, PredictedList
+
 REFERENCE = "Luo et al., Prediction-Assisted Online Distributed DL Workload Scheduling in GPU Clusters"
+
+
+def _unsupported(instance: Instance) -> str | None:
+    from scheduling.algorithms.asrpt.cluster import unsupported_reason
+
+    return unsupported_reason(instance)
+
 
 STAGE_JOBS = Feature(
     "stage-jobs",
     "pipeline jobs with stages (or rigid jobs on one-GPU workers) that fit the cluster's GPUs",
-    unsupported_reason,
+    _unsupported,
 )
 
 PREDICTION_PARAMS = (
@@ -47,18 +58,25 @@ SHARED_SEMANTICS = (
 
 
 def _prepared(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> tuple[Any, Any]:
+    from scheduling.algorithms.asrpt.cluster import profiles
+    from scheduling.algorithms.asrpt.predictors import predict
+
     pred = predict(instance.jobs, params["predictor"], params["history"], rng)
     report = {"prediction": {"predictor": params["predictor"], **pred.errors(instance.jobs)}}
     return profiles(instance, pred.values, params["allreduce"]), report
 
 
 def make_asrpt(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Asrpt:
+    from scheduling.algorithms.asrpt.scheduler import Asrpt
+
     profs, report = _prepared(instance, params, rng)
     return Asrpt(instance, profs, params["comm_heavy"], params["tau"], params["release"], report)
 
 
 def _list_factory(key: str, backfill: bool) -> Any:
     def make(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> PredictedList:
+        from scheduling.algorithms.asrpt.scheduler import PredictedList
+
         profs, report = _prepared(instance, params, rng)
         return PredictedList(instance, profs, key, backfill, params["selection"], report)
 

@@ -12,13 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, make_tiresias
-from scheduling.algorithms.edge.online import EDGE_CLOUD_MODEL, job_type
+from scheduling.algorithms.baselines import make_tiresias
+from scheduling.algorithms.edge.online import job_type
 from scheduling.algorithms.priority import ListScheduler
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, View
 from scheduling.model import Instance, Job, Server
-from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, chunk_slots, demand_of
 
 
@@ -44,31 +43,6 @@ class UploadGated:
 def make_tiresias_l(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> UploadGated:
     inner = make_tiresias(instance, params, rng)
     return UploadGated(instance, inner)
-
-
-register(
-    AlgorithmSpec(
-        name="tiresias-l",
-        summary="Tiresias-L: 2D-LAS on attained GPU-time, all-or-nothing, whole-job suspend/resume.",
-        semantics=(
-            "The `tiresias` baseline (queues by attained GPU-time, FIFO by first start within a queue, "
-            "fixed worker count per job drawn in [workers_min, workers_max], one PS, all-or-nothing "
-            "placement, whole-job preemption; a resumed job may land on other servers, i.e. its data "
-            "migrates for free) on the edge-cloud model, where a job becomes schedulable once its data "
-            "can be on the nearest server, r_j + min_s Delta_js (optimistic for the baseline: it may then "
-            "be placed on any server, including the cloud, without waiting for that server's own "
-            "upload delay). Thresholds default to 100 and 1000 GPU-hours, for one-hour slots."
-        ),
-        reference="Gu et al., Tiresias (NSDI'19); edge-cloud paper (seeds/003) Sec. V-A baseline Tiresias-L",
-        factory=make_tiresias_l,
-        check=check_worker_range,
-        params=(
-            *WORKER_PARAMS,
-            Param("queue_thresholds", str, "360000,3600000", "Queue limits in GPU-seconds, comma-separated."),
-        ),
-        needs=(EDGE_CLOUD_MODEL,),
-    )
-)
 
 
 @dataclasses.dataclass
@@ -156,28 +130,3 @@ class BatchSche:
 
 def make_batchsche(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> BatchSche:
     return BatchSche(instance, params["workers_max"], params["cloud_price"])
-
-
-register(
-    AlgorithmSpec(
-        name="batchsche",
-        summary="BatchSche: batches of waiting jobs, each placed at least resource cost (edge or cloud).",
-        semantics=(
-            "When no job of the current batch is left, every arrived unfinished job forms the next batch. "
-            "Each job of the batch, in arrival order, gets min(D_j, workers_max) workers of its type and "
-            "one PS, either all on the cloud or all on edge servers (first fit, only if they fit now), "
-            "whichever costs less: price x workers x (upload delay + run time), with edge price 1 and "
-            "cloud price `cloud_price` (the cloud is cheap, as the paper notes). It starts once its data "
-            "is uploaded (r_j + the largest upload delay of its servers) and keeps its placement until it "
-            "completes (no preemption). A simplification of the TCC paper's cost-minimising batch "
-            "schedule: the worker count is fixed instead of optimised."
-        ),
-        reference="Edge-cloud paper (seeds/003) Sec. V-A baseline BatchSche ([11], Zhou et al.)",
-        factory=make_batchsche,
-        params=(
-            Param("workers_max", int, 30, "Most workers per job (capped at D_j).", min=1, max=1000),
-            Param("cloud_price", float, 0.5, "Price of a cloud worker-slot relative to an edge one.", min=0.0),
-        ),
-        needs=(EDGE_CLOUD_MODEL,),
-    )
-)

@@ -17,14 +17,12 @@ import numpy as np
 
 from scheduling.algorithms.common import worker_types_for
 from scheduling.algorithms.edge.greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge
+from scheduling.algorithms.edge.spec import PS_SLOT
 from scheduling.engine import Decision, View
 from scheduling.model import Cluster, Instance, Job
-from scheduling.registry import AlgorithmSpec, Feature, Param, register
-from scheduling.speed import Allocation, chunk_slots, is_edge_cloud, processing_capacity
+from scheduling.speed import Allocation, chunk_slots, processing_capacity
 from scheduling.storage import has_storage
 from scheduling.storage import limits as storage_limits
-
-PS_SLOT = "ps_slot"
 
 
 @dataclass
@@ -320,72 +318,5 @@ class EdgeCloud:
 math_inf = float("inf")
 
 
-def _edge_cloud_missing(instance: Instance) -> str | None:
-    cluster = instance.cluster
-    if not is_edge_cloud(cluster):
-        return "the cluster has no server with site 'edge'"
-    if not any(s.site == "cloud" and s.unlimited for s in cluster.servers):
-        return "the cluster has no unlimited cloud server"
-    if len(cluster.ps_types) != 1 or cluster.ps_types[0].demand.keys() != {PS_SLOT}:
-        return f"the cluster must have exactly one PS type demanding only {PS_SLOT!r}"
-    for wt in cluster.worker_types:
-        if any(a not in (0, 1) for a in wt.demand.values()):
-            return f"worker type {wt.id!r} must demand one unit of each of its worker_slot resources"
-    for job in instance.jobs:
-        if job.arch != "ps" or job.rigid or job.work is not None:
-            return f"job {job.job_id!r} is not an elastic PS job (arch 'ps', no gpus/duration/work)"
-    return None
-
-
-EDGE_CLOUD_MODEL = Feature(
-    "edge-cloud",
-    "an edge-cloud cluster with worker_slot resources (edge servers, an unlimited cloud, PS jobs)",
-    _edge_cloud_missing,
-)
-
-
 def make_edge_cloud(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> EdgeCloud:
     return EdgeCloud(instance, rng, edge_only=params["edge_only"], storage=params["storage"])
-
-
-register(
-    AlgorithmSpec(
-        name="edge-cloud",
-        kind="paper",
-        summary="A_online: per-chunk greedy dispatch (eq. (5)), HAPRF worker queues, worker-level preemption.",
-        semantics=(
-            "At each arrival slot, each chunk of each arriving job (in arrival, then job-id order) goes to "
-            "the qualified edge worker (its type is the job's one worker type) or the cloud with the "
-            "smallest Q_jdsw of eq. (5); ties go to the first worker in cluster order, the cloud only "
-            "when strictly smaller. Chunk processing times are whole slots, ceil(E_j B_j / n_j) with n_j "
-            "of eq. (1); zeta_j = 1 (no gradient traffic) only when the first chunk goes to the cloud, "
-            "in which case every chunk does (Alg. 2 lines 12-16); after a first edge dispatch the cloud's "
-            "Q is recomputed with zeta_j = 0 (lines 17-20; the pseudo-code calls CALCULATEQ with d = d1, "
-            "which would set zeta_j = 1 again; we follow the text). Each edge worker trains, in every "
-            "slot, the first chunk of its queue (HAPRF: larger gamma_jd = n_j/(E_j D_j B_j) first, ties "
-            "by dispatch order) whose data has arrived (r_j + upload delay of the server); a displaced "
-            "running chunk is a worker-level preemption (report: chunk_preemptions; the job is listed in "
-            "Decision.preempted when it keeps other workers). Cloud chunks start at r_j + the cloud's "
-            "upload delay and are never preempted. Chunks never change worker. A_ps gives each running "
-            "job one PS: the same as in the previous segment if it ran continuously, else a random one "
-            "(seeded), weighted by free PS slots, on the edge for zeta_j = 0 jobs (a cloud PS only if "
-            "every edge PS is taken: report ps_fallbacks_to_cloud) and in the cloud for zeta_j = 1. "
-            "edge_only=true is A_online-E: no cloud candidate (a job whose worker type exists on no edge "
-            "server still goes to the cloud: edge_only_fallbacks_to_cloud). Upload delays are per "
-            "job and server: the job's `upload_delay` for that server (or its site), else the server's. "
-            "storage=true is Sec. VI's extension: a chunk (u_j = chunk_gb) is dispatched only to servers whose "
-            "storage (U_s = storage_gb) has room for it next to the chunks stored there, which stay from "
-            "the job's arrival until their training ends; when no edge server has room the chunk goes to "
-            "the cloud (also under edge_only: storage_fallbacks_to_cloud). On an instance with storage "
-            "limits the result lists every chunk stored on a limited server (result field storage), "
-            "whatever the parameter, and the validator checks it against U_s."
-        ),
-        reference="Edge-cloud paper (seeds/003) Sec. IV, Algs. 1-5, eqs. (1), (5)",
-        factory=make_edge_cloud,
-        params=(
-            Param("edge_only", bool, False, "A_online-E: dispatch to edge servers only."),
-            Param("storage", bool, False, "Sec. VI: dispatch a chunk only to a server with storage room for it."),
-        ),
-        needs=(EDGE_CLOUD_MODEL,),
-    )
-)

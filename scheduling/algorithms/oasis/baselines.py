@@ -20,16 +20,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from scheduling.algorithms.baselines import check_worker_range
 from scheduling.algorithms.common import OWN_DEMAND_TYPE, Config, keep, place, planned_rate
-from scheduling.algorithms.oasis.online import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.oasis.online import per_worker_rate
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Cluster, Instance, Job
-from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
 
 
@@ -260,6 +258,8 @@ class Dorm:
             row = np.zeros(nv)
             row[2 * n :] = 1.0
             add(row, float(limit))
+        from scipy.optimize import Bounds, LinearConstraint, milp  # SciPy loads only when Dorm solves
+
         bounds = Bounds(
             np.concatenate([lower, np.zeros(n), np.zeros(len(running))]),
             np.concatenate([upper, upper, np.ones(len(running))]),
@@ -308,84 +308,3 @@ class Dorm:
 
     def report(self) -> Mapping[str, Any]:
         return {"dorm": {"solves": self.solves, "fairness_dropped": self.fallbacks}}
-
-
-WORKER_PARAMS = (
-    Param("workers_min", int, 1, "Fewest workers a job is given (drawn per job).", min=1, max=1000),
-    Param("workers_max", int, 30, "Most workers a job is given (drawn per job; capped at N_i).", min=1, max=1000),
-    Param("ps", int, 1, "Parameter servers per job (rrh: with ps_rule=fixed).", min=1, max=100),
-)
-
-register(
-    AlgorithmSpec(
-        name="rrh",
-        summary="Risk-reward heuristic: utility-aware admission and continue/pause, fixed workers/PSs.",
-        semantics=(
-            "Each job gets a fixed configuration as in fifo (workers drawn in [workers_min, "
-            "workers_max], capped at N_i; PSs ceil(workers b_i/B_i), the fewest that satisfy the model's "
-            "PS bandwidth constraint (6) and (7), or `ps` PSs with `ps_rule=fixed`). At its arrival a "
-            "job is admitted iff its utility if started now (JCT = its duration on that "
-            "configuration) minus the delay cost exceeds `threshold`; the delay cost is the utility "
-            "the admitted unfinished jobs lose if each completes later by the new job's duration "
-            "times its dominant share. At every "
-            "arrival and completion each admitted unfinished job scores its future utility "
-            "(completion at now + remaining duration) minus the delay cost it inflicts on the others "
-            "(remaining duration times dominant share); a running job with a positive score continues "
-            "on its servers, one with a non-positive score pauses; waiting and paused jobs with "
-            "positive scores start (resume) in score order when their configuration fits, placed "
-            "round-robin over the servers of each pool. With `pause=final` a paused job never "
-            "resumes (nor counts in the others' delay cost). Rejected jobs never run."
-        ),
-        reference="OASiS Sec. V-A scheme (iii); Irwin et al., HPDC'04 [38]",
-        factory=Rrh,
-        check=check_worker_range,
-        params=(
-            *WORKER_PARAMS,
-            Param(
-                "ps_rule",
-                str,
-                "bandwidth",
-                "PSs per job: ceil(workers b_i/B_i), the fewest that honour (6)-(7) (bandwidth), or `ps` (fixed).",
-                choices=("bandwidth", "fixed"),
-            ),
-            Param("threshold", float, 0.0, "Admission threshold on utility minus delay cost."),
-            Param(
-                "pause",
-                str,
-                "resume",
-                "A paused job may resume at a later arrival/completion (resume) or never (final).",
-                choices=("resume", "final"),
-            ),
-        ),
-        needs=(OASIS_MODEL,),
-    )
-)
-
-register(
-    AlgorithmSpec(
-        name="dorm",
-        summary="Dorm: every job admitted; workers/PSs re-solved by a utilisation MILP at arrivals and completions.",
-        semantics=(
-            "At every arrival and completion a MILP (HiGHS) chooses the workers n_i <= N_i and PSs "
-            "m_i of every unfinished job, maximising the summed share of worker-pool and PS-pool "
-            "capacity in use, subject to aggregate pool capacities, (6) m_i B_i >= n_i b_i, (7) "
-            "m_i <= n_i, fairness n_i >= floor(`fairness` x min(N_i, workers of an equal dominant "
-            "share 1/J)), and adjustment overhead: at most ceil(`adjust` x running jobs) running "
-            "jobs change their worker count. If fairness makes it infeasible it is dropped for that "
-            "solve. A job whose count is unchanged keeps its servers; the others are placed "
-            "round-robin, shrinking a job one worker at a time when the per-server capacities do "
-            "not hold it. All jobs are admitted; a job may wait with 0 workers."
-        ),
-        reference="OASiS Sec. V-A scheme (iv); Sun et al., Dorm, SoCC'17 [18]",
-        factory=Dorm,
-        params=(
-            Param(
-                "fairness", float, 0.5, "Share of the equal-dominant-share worker count each job gets.", min=0, max=1
-            ),
-            Param("adjust", float, 0.5, "Share of running jobs whose worker count may change per solve.", min=0, max=1),
-            Param("time_limit", float, 2.0, "HiGHS time limit per solve, seconds.", min=0.01),
-            Param("mip_gap", float, 0.01, "HiGHS relative MIP gap at which a solve stops.", min=0.0, max=1.0),
-        ),
-        needs=(OASIS_MODEL,),
-    )
-)

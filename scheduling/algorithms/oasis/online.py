@@ -34,37 +34,12 @@ from scheduling.algorithms.oasis.dp import (
     best_schedule_transcribed,
 )
 from scheduling.algorithms.oasis.history import Calibration, calibrate
+from scheduling.algorithms.oasis.spec import HISTORY_MIN_JOBS, HISTORY_SHARE, UTILITY_FLOOR
 from scheduling.engine import Decision, View
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job, Server
 from scheduling.prices import PriceLog
-from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import Allocation, rate
-
-
-def _missing(instance: Instance) -> str | None:
-    cluster = instance.cluster
-    if cluster.horizon is None:
-        return "the cluster has no horizon T (prices and utilities are defined over slots 1..T)"
-    pools = {s.pool for s in cluster.servers}
-    if "any" in pools or not {"worker", "ps"} <= pools:
-        return "every server must be in pool worker or pool ps, with at least one of each (Sec. III-A)"
-    if any(s.unlimited for s in cluster.servers):
-        return "unlimited servers have no capacity to price"
-    for job in instance.jobs:
-        wd, pd = job.worker_demand, job.ps_demand
-        if job.rigid or job.arch != "ps" or wd is None or pd is None:
-            return f"job {job.job_id!r} is not a PS job with per-job worker_demand and ps_demand"
-        if wd.get("bw", 0.0) <= 0 or pd.get("bw", 0.0) <= 0:
-            return f"job {job.job_id!r} lacks a positive worker and PS bandwidth (bw: b_i and B_i)"
-    return None
-
-
-OASIS_MODEL = Feature(
-    "oasis-model",
-    "separate worker/PS server pools, a horizon T and PS jobs with per-job worker and PS demands (bw > 0)",
-    _missing,
-)
 
 
 def per_worker_rate(cluster: Cluster, job: Job) -> float:
@@ -195,9 +170,6 @@ def book_schedule(book: Book, b: Bounds, shape: JobShape, plan: Schedule) -> Non
         book.q[ks, :, t] = price(b.l2, b.u2, book.v[ks, :, t], book.cap_p[ks])  # line 10
 
 
-UTILITY_FLOOR = 1e-2
-HISTORY_SHARE = 1 / 3  # W = T/3: the history window (docs/algorithms-oasis.md section 4a; tuned on seeds 100-102)
-HISTORY_MIN_JOBS = 20  # fewer jobs in the window: no history, bounds=trace
 TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
 
 
@@ -353,83 +325,3 @@ def check_constraints(instance: Instance, doc: Mapping[str, Any]) -> list[str]:
 
 def make_oasis(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Oasis:
     return Oasis(instance, params)
-
-
-register(
-    AlgorithmSpec(
-        name="oasis",
-        kind="paper",
-        summary="OASiS: admit a job iff its utility beats its priced resources; per-slot worker/PS scaling.",
-        semantics=(
-            "At each arrival (Alg. 1) the job's best schedule is computed by Alg. 2: every completion "
-            "slot is tried, the workload (work units) is spread over the slots by dynamic programming "
-            "(DP_COST) and each slot's workers go greedily to the cheapest worker servers and its PSs "
-            "(ceil(workers b_i/B_i), constraints (6)-(7)) to the cheapest PS servers (COST_t). The job "
-            "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
-            "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
-            "U and L of (23)-(26) need every job, so by default (`bounds=history`) they are estimated "
-            "from the past: the jobs arriving in the first `history_share` x T slots are resampled into a "
-            "synthetic past period of the same length and arrival rate, U and L are computed on it, OASiS "
-            "is run on it for a grid of scales on U/L (1 to 1e-12) and the best scale is used from slot 0 "
-            "(with fewer than `history_min_jobs` jobs in the window: `bounds=trace`). `bounds=trace` takes U "
-            "and L from the trace's jobs arriving before `bounds_window` (0: the whole trace, the paper's "
-            "actual values). `ratio_scale` multiplies U/L on top of either by dividing L "
-            "(`scale_moves=L`) or multiplying U (`scale_moves=U`) (Fig. 6). `dp=transcription` runs the literal "
-            "O(T W^2) recursion (small instances only)."
-        ),
-        reference="Bao et al., OASiS, INFOCOM'18, Algs. 1-2, eqs. (22)-(26) (seeds/001)",
-        factory=make_oasis,
-        params=(
-            Param("ratio_scale", float, 1.0, "Factor on the estimated U/L (Fig. 6).", min=1e-12),
-            Param("scale_moves", str, "L", "Which bound ratio_scale moves.", choices=("L", "U")),
-            Param(
-                "utility_floor",
-                float,
-                UTILITY_FLOOR,
-                "Floor on f_i(T - a_i) in (25)-(26), as a share of the priority gamma_1 (0: as written).",
-                min=0.0,
-                max=1.0,
-            ),
-            Param(
-                "eta",
-                str,
-                "bound",
-                "1/eta_1, 1/eta_2 of (25)-(26): the largest value Sec. IV-B allows (bound) or 1 (one).",
-                choices=("bound", "one"),
-            ),
-            Param(
-                "bounds",
-                str,
-                "history",
-                "Where U and L of (23)-(26) come from: a history replay of the first history_share x T slots, "
-                "scale on U/L chosen there (history), or the trace's jobs before bounds_window (trace).",
-                choices=("history", "trace"),
-            ),
-            Param(
-                "history_share",
-                float,
-                HISTORY_SHARE,
-                "bounds=history: the window is the first share x T slots of the trace.",
-                min=0.01,
-                max=1.0,
-            ),
-            Param(
-                "history_min_jobs",
-                int,
-                HISTORY_MIN_JOBS,
-                "bounds=history: fewer jobs in the window fall back to bounds=trace.",
-                min=1,
-            ),
-            Param("history_seed", int, 0, "bounds=history: replay seed (0: a hash of the window's jobs).", min=0),
-            Param(
-                "bounds_window",
-                int,
-                0,
-                "bounds=trace: estimate U and L from jobs arriving before this slot (0: all).",
-                min=0,
-            ),
-            Param("dp", str, "fast", "Alg. 2 implementation.", choices=("fast", "transcription")),
-        ),
-        needs=(OASIS_MODEL,),
-    )
-)

@@ -24,29 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from scheduling.algorithms.common import OWN_DEMAND_TYPE
-from scheduling.algorithms.oasis.online import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.oasis.online import per_worker_rate
 from scheduling.engine import Decision, View
 from scheduling.model import Instance
-from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import Allocation
-
-MAX_VARIABLES = 50_000
-
-
-def _too_big(instance: Instance) -> str | None:
-    horizon = instance.cluster.horizon or 0
-    servers = sum(1 for s in instance.cluster.servers if s.pool in ("worker", "ps"))
-    size = sum(max(0, horizon - j.arrival) * (servers + 1) for j in instance.jobs)
-    if size > MAX_VARIABLES:
-        return f"the ILP would have {size:,} integer variables (jobs x slots x servers), above {MAX_VARIABLES:,}"
-    return None
-
-
-SMALL = Feature("small-instance", "a small instance (about 10 jobs, 10 slots, a few servers)", _too_big)
 
 
 class OfflineOpt:
@@ -119,6 +102,9 @@ class OfflineOpt:
                                 entries.append((cols[(kind, i, h, t)], a))
                         if entries:
                             row(entries, -np.inf, float(server.capacity.get(r, 0.0)))
+        from scipy import sparse  # SciPy loads only when the ILP is solved
+        from scipy.optimize import Bounds, LinearConstraint, milp
+
         matrix = sparse.csr_matrix((data, (row_idx, col_idx)), shape=(len(lo), n))
         started = time.perf_counter()
         result = milp(
@@ -166,24 +152,3 @@ class OfflineOpt:
                 "seconds": self.seconds,
             }
         }
-
-
-register(
-    AlgorithmSpec(
-        name="offline-opt",
-        kind="reference",
-        summary="Exact offline optimum of OASiS's problem (1) as an ILP (HiGHS); small instances only.",
-        semantics=(
-            "Knows every job in advance and solves problem (1) exactly: admission x_i, workers "
-            "y_iht and PSs z_ikt per server and slot, completion slot by binaries e_it, with "
-            "constraints (2)-(10) (work counted in whole worker-slots). The solution is replayed "
-            "through the engine. With `time_limit` reached the best solution found is used and "
-            "the result's offline_opt field gives the bound and gap. Size grows as jobs x servers "
-            "x slots: meant for about 10 jobs, 10 slots and a few servers (Fig. 5)."
-        ),
-        reference="Bao et al., OASiS, INFOCOM'18, problem (1), Fig. 5 (seeds/001)",
-        factory=OfflineOpt,
-        params=(Param("time_limit", float, 60.0, "HiGHS time limit, seconds.", min=0.1),),
-        needs=(OASIS_MODEL, SMALL),
-    )
-)

@@ -2,21 +2,25 @@
 
 ``online`` holds A_online / A_dual / A_maxweight, ``mincost`` the transcription of the per-job
 subroutines (Algs. 4-7), ``fast`` their numpy version, ``batch`` the offline batch problem (7) of
-Fig. 8; this module registers ``zhou``, ``zhou-maxweight`` and ``jain-greedy``.
+Fig. 8; this module registers ``zhou``, ``zhou-maxweight`` and ``jain-greedy``, whose factories
+import ``online`` and ``batch`` when called (the registry is lazy: listing the algorithms, or running
+another one, does not import them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scheduling.algorithms.zhou.batch import Batch
-from scheduling.algorithms.zhou.online import Params, Zhou
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import is_edge_cloud
+
+if TYPE_CHECKING:
+    from scheduling.algorithms.zhou.batch import Batch
+    from scheduling.algorithms.zhou.online import Params, Zhou
 
 
 def _missing(instance: Instance) -> str | None:
@@ -39,19 +43,27 @@ ZHOU_MODEL = Feature("zhou-model", "elastic PS/all-reduce jobs on typed workers 
 def _params(params: Mapping[str, Any], **fixed: Any) -> Params:
     """The registry's parameters as ``Params``: a parameter the algorithm does not declare (the batch
     algorithms declare only some of ``zhou``'s) takes its default in ``ZHOU_PARAMS``; ``fixed`` overrides."""
+    from scheduling.algorithms.zhou.online import Params
+
     values = {p.name: params.get(p.name, p.default) for p in ZHOU_PARAMS}
     return Params(**{**values, **fixed})
 
 
 def make_zhou(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Zhou:
+    from scheduling.algorithms.zhou.online import Zhou
+
     return Zhou(instance, _params(params))
 
 
 def make_maxweight(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Batch:
+    from scheduling.algorithms.zhou.batch import Batch
+
     return Batch(instance, _params(params), params["tau"], greedy=False)
 
 
 def make_jain(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Batch:
+    from scheduling.algorithms.zhou.batch import Batch
+
     # The greedy's rule is the earliest-completing schedule: tie=completion whatever zhou's default.
     return Batch(instance, _params(params, tie="completion"), params["tau"], greedy=True)
 

@@ -1,0 +1,83 @@
+"""Wall time of short CLI commands (start-up dominated): `--help`, `algorithms --json` and
+`simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process.
+
+Usage: python bench/cli_startup.py [--repeat 15] [--root DIR ...]
+
+Each --root is a checkout of this repository (default: this one); giving two (e.g. a checkout of
+an earlier commit and this one) measures them side by side, interleaved run by run, so that load
+from other processes falls on both alike. Prints the median and min per command and root as a
+Markdown table; record it in bench/RESULTS.md with the machine, date and load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def commands(data: Path) -> dict[str, list[str]]:
+    return {
+        "--help": ["--help"],
+        "algorithms --json": ["algorithms", "--json"],
+        "simulate --algorithm fifo (20 jobs)": [
+            "simulate",
+            "--cluster",
+            str(data / "cluster.json"),
+            "--trace",
+            str(data / "trace.csv"),
+            "--algorithm",
+            "fifo",
+            "--out",
+            str(data / "result.json"),
+        ],
+    }
+
+
+def timed(root: Path, argv: list[str]) -> float:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "scheduling", *argv], cwd=root, env=env, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--root", action="append", type=Path, default=[])
+    args = ap.parse_args()
+    roots = [r.resolve() for r in args.root] or [HERE]
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp)
+        subprocess.run(
+            [sys.executable, "-m", "scheduling", "generate", "--preset", "demo", "--jobs", "20", "--out", tmp],
+            cwd=roots[-1],
+            env={**os.environ, "PYTHONPATH": str(roots[-1])},
+            check=True,
+            capture_output=True,
+        )
+        cmds = commands(data)
+        times: dict[tuple[str, Path], list[float]] = {(c, r): [] for c in cmds for r in roots}
+        for root in roots:  # warm the file cache and the bytecode caches
+            for argv in cmds.values():
+                timed(root, argv)
+        for _ in range(args.repeat):
+            for name, argv in cmds.items():
+                for root in roots:
+                    times[(name, root)].append(timed(root, argv))
+    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    print("| command | root | median s | min s |")
+    print("|---|---|---|---|")
+    for (name, root), values in times.items():
+        print(f"| `{name}` | {root} | {statistics.median(values):.3f} | {min(values):.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""The CLI loads only what a command uses: the lazy registry (scheduling/registry.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduling import registry
+from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
+
+HEAVY = ("scipy", "sklearn", "pandas", "highspy")
+PAPER_MODULES = (
+    "scheduling.algorithms.oasis.online",
+    "scheduling.algorithms.oasis.baselines",
+    "scheduling.algorithms.oasis.opt",
+    "scheduling.algorithms.edge.online",
+    "scheduling.algorithms.edge.baselines",
+    "scheduling.algorithms.zhou.online",
+    "scheduling.algorithms.zhou.batch",
+    "scheduling.algorithms.asrpt.scheduler",
+)
+
+# Runs the CLI in a fresh interpreter, then prints the names of every module it imported.
+PROBE = """
+import json, sys
+from scheduling.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_by(*argv: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120, check=False
+    )
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+def top_level(modules: set[str]) -> set[str]:
+    return {m.partition(".")[0] for m in modules}
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("algorithms",), ("algorithms", "--json")])
+def test_help_and_the_algorithm_listing_load_no_scipy_sklearn_or_pandas(argv):
+    assert not top_level(loaded_by(*argv)) & set(HEAVY)
+
+
+def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: Path):
+    cluster, trace, out = tmp_path / "cluster.json", tmp_path / "trace.csv", tmp_path / "r.json"
+    cluster.write_text(json.dumps(TINY_CLUSTER))
+    trace.write_text(RIGID_TRACE)
+    modules = loaded_by(
+        "simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo", "--out", str(out)
+    )
+    assert json.loads(out.read_text())["algorithm"] == "fifo"  # the run did happen
+    assert not top_level(modules) & set(HEAVY)
+    assert not modules & set(PAPER_MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(registry.all_specs()))
+def test_every_registry_entry_names_a_factory_that_imports(name):
+    assert callable(registry.get(name).make)
+
+
+def test_a_lazily_named_factory_is_imported_when_the_algorithm_is_built():
+    spec = registry.get("oasis")
+    assert spec.factory == "scheduling.algorithms.oasis.online:make_oasis"
+    from scheduling.algorithms.oasis.online import make_oasis
+
+    assert spec.make is make_oasis
