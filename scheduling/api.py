@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ from scheduling.engine import simulate
 from scheduling.errors import ScheduleError
 from scheduling.loaders import load_cluster, load_trace
 from scheduling.model import Instance
+from scheduling.progress import Tracked
 from scheduling.validator import validate
 
 
@@ -25,15 +26,21 @@ def run(
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
     horizon: int | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """Simulate, build the result document and validate it; ScheduleError if it is invalid.
 
     ``params`` may hold raw strings (CLI, forms); they are parsed against the registry entry.
+    ``progress``, if given, is called with the fraction done before each decision (scheduling.progress).
     """
     spec = registry.get(algorithm)
     parsed = spec.parse_params(params or {})
     algo = spec.build(instance, parsed, seed)
+    if progress is not None:
+        algo = Tracked(algo, instance, progress)
     outcome = simulate(instance, algo, horizon=horizon)
+    if progress is not None:
+        progress(1.0)  # the simulation is over (the last decision came before the last jobs ended)
     doc = results.build(instance, outcome, algorithm, parsed, seed)
     problems = validate(instance, doc)
     if problems:

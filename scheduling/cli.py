@@ -2,6 +2,10 @@
 
 Exit codes: 0 success; 1 an invalid schedule (``check``) or an internal error; 2 bad input or an
 instance the algorithm does not support, with a message naming the file, line/field and problem.
+
+``simulate`` and ``compare`` show a progress bar with the estimated time left on stderr while each
+algorithm simulates, only when stderr is a terminal (scheduling.progress measures it; the bar is
+cleared when the run ends, so the output is the same as without a terminal).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from scheduling import api, importers, presets, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.loaders import MAX_SLOTS
 from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
+
+BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {elapsed} elapsed, {remaining} left"
 
 SUMMARY_METRICS = (
     "completed",
@@ -208,7 +214,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
     instance = api.load_instance(args.cluster, args.trace)
-    doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
+    params = _pairs(args.param, "--param")
+    with _progress_bar(args.algorithm) as progress:
+        doc = api.run(instance, args.algorithm, params, args.seed, args.horizon, progress)
     with _writing(args.out):
         results.write(doc, args.out)
     _print_metrics(args.algorithm, doc["metrics"])
@@ -236,7 +244,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for name in names:
         try:
-            doc = api.run(instance, name, params[name], args.seed, args.horizon)
+            with _progress_bar(name) as progress:
+                doc = api.run(instance, name, params[name], args.seed, args.horizon, progress)
         except UnsupportedInstance as exc:
             print(f"{name}: skipped: {exc}", file=sys.stderr)
             continue
@@ -249,6 +258,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
         writer.writeheader()
         writer.writerows(rows)
     return 0
+
+
+@contextmanager
+def _progress_bar(label: str) -> Iterator[Callable[[float], None] | None]:
+    """A progress callback drawing a bar on stderr if stderr is a terminal, else None (no bar)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm  # imported only for a terminal
+
+    with tqdm(total=1.0, desc=label, file=sys.stderr, leave=False, bar_format=BAR_FORMAT, mininterval=0.2) as bar:
+
+        def update(fraction: float) -> None:
+            bar.update(fraction - bar.n)  # drawn at most every 0.2 s
+
+        yield update
+        bar.refresh()  # the final state, before the bar is cleared
 
 
 def cmd_check(args: argparse.Namespace) -> int:

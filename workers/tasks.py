@@ -13,7 +13,6 @@ asked to cancel. The algorithm is wrapped so that its next decision after such a
 
 from __future__ import annotations
 
-import bisect
 import logging
 import threading
 import time
@@ -31,6 +30,7 @@ from scheduling import registry, results
 from scheduling.engine import Algorithm, Decision, View, simulate
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.model import Instance
+from scheduling.progress import Tracked
 from scheduling.validator import validate
 from workers.celery import app
 from workers.runs import RunStore, TransientStoreError, load_instance
@@ -62,31 +62,21 @@ class Control:
         self.reason: str | None = None
 
 
-class Watched:
-    """An algorithm wrapper: records progress and stops when asked to.
-
-    Progress is (jobs arrived + jobs finished or rejected) / (2 x jobs): arrivals alone reach 1 early
-    when a trace is submitted in a batch; finishes alone stay at 0 while the first jobs train."""
+class Watched(Tracked):
+    """An algorithm wrapper: records progress (scheduling.progress, as the CLI's bar shows it) and
+    stops when asked to."""
 
     def __init__(self, inner: Algorithm, instance: Instance, control: Control) -> None:
-        self.inner = inner
-        self.arrivals = sorted(j.arrival for j in instance.jobs)
+        super().__init__(inner, instance, self._record)
         self.control = control
+
+    def _record(self, fraction: float) -> None:
+        self.control.progress = fraction
 
     def decide(self, view: View) -> Decision:
         if self.control.stop.is_set():
             raise RunStopped(self.control.reason or "cancel")
-        if self.arrivals:
-            arrived = bisect.bisect_right(self.arrivals, view.t)
-            ended = arrived - len(view.jobs)
-            self.control.progress = (arrived + ended) / (2 * len(self.arrivals))
-        return self.inner.decide(view)
-
-    def report(self) -> Mapping[str, Any]:
-        return self.inner.report()
-
-    def __getattr__(self, name: str) -> Any:  # anything else an algorithm exposes
-        return getattr(self.inner, name)
+        return super().decide(view)
 
 
 class Heartbeat(threading.Thread):
