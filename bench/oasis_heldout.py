@@ -1,6 +1,6 @@
 """OASiS: the bounds=history default with a history that does not overlap the scheduled trace.
 
-`bounds=history` (oasis_history.py) takes its window from the start of the trace it then
+`bounds=history` (scheduling/algorithms/oasis/history.py) takes its window from the start of the trace it then
 schedules, so at slot 0 it has seen the jobs of slots [0, T/3). Here the window comes instead from
 a *different* trace of the same generator (preset oasis at seed + 1000: another period of the same
 cluster type and load, a true "past experience"); nothing of the scheduled trace is read before

@@ -30,10 +30,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduling.errors import InputError
+from scheduling.lazy import LazyModule
 from scheduling.loaders import cluster_from_dict, decode
 
 if TYPE_CHECKING:
     import pandas as pd
+else:
+    pd = LazyModule("pandas")  # imported at its first use: the CLI starts without pandas
 
 FORMATS: dict[str, str] = {
     "generic-gpu": "job_id, submit_time, num_gpus, duration (+ user, group, status, model) -> job trace",
@@ -89,8 +92,6 @@ def run(
 
 def read_raw(path: Path) -> pd.DataFrame:
     """The whole raw CSV as text cells (header names stripped), or InputError."""
-    import pandas as pd  # pandas loads only when a trace is imported (python -m scheduling starts faster)
-
     label = str(path)
     try:
         size = path.stat().st_size
@@ -178,8 +179,6 @@ def _require(resolved: Mapping[str, str], field: str, label: str, columns: Seque
 
 def _numbers(table: pd.DataFrame, column: str, label: str) -> np.ndarray:
     """A column as floats; InputError at the first empty, non-numeric or infinite cell."""
-    import pandas as pd  # lazy, as in read_raw
-
     text = table[column]
     values: np.ndarray = np.asarray(pd.to_numeric(text, errors="coerce"), dtype=float)
     bad = ~np.isfinite(values)
@@ -193,8 +192,6 @@ def _numbers(table: pd.DataFrame, column: str, label: str) -> np.ndarray:
 
 def _submit_seconds(table: pd.DataFrame, column: str, label: str) -> tuple[np.ndarray, bool]:
     """Submit times as float seconds and whether they were datetimes (then: seconds since 1970, UTC)."""
-    import pandas as pd  # lazy, as in read_raw
-
     text = table[column]
     empty = (text == "").to_numpy()
     if empty.any():
@@ -221,8 +218,6 @@ def _submit_seconds(table: pd.DataFrame, column: str, label: str) -> tuple[np.nd
 
 def _bound(value: str | None, flag: str, datetimes: bool, trace_start: float) -> float | None:
     """A --start/--end value in the submit times' scale: seconds from the trace start, or a datetime."""
-    import pandas as pd  # lazy, as in read_raw
-
     if value is None:
         return None
     try:

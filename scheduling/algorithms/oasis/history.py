@@ -39,7 +39,7 @@ from scheduling.algorithms.oasis.dp import Book, JobShape, best_schedule_fast
 COARSE_GRID = tuple(10.0**-k for k in range(0, 13, 2))  # 1, 1e-2, ..., 1e-12
 REFINE_STEPS = (10.0, 10.0**0.5)  # then the best x/÷ 10, then x/÷ 10^0.5
 
-# (shapes, scale) -> bounds; oasis.py passes estimate_bounds with its floor/moves/eta bound in.
+# (shapes, scale) -> bounds; online.py passes estimate_bounds with its floor/moves/eta bound in.
 BoundsFn = Callable[[Sequence[JobShape], float], Any]
 # (book, bounds, shape, plan) -> None: Alg. 1 lines 7-10 (booking and the price update (22)).
 BookFn = Callable[[Book, Any, JobShape, Any], None]

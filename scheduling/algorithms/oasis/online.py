@@ -1,6 +1,6 @@
 """OASiS (Bao et al., INFOCOM'18; seeds/001), Alg. 1: online admission with resource prices.
 
-Upon each arrival, Alg. 2 (``oasis_dp``) computes the job's best schedule under the current prices
+Upon each arrival, Alg. 2 (``dp``) computes the job's best schedule under the current prices
 p (worker servers) and q (PS servers) and its payoff mu_i; the job is admitted iff mu_i > 0, its
 per-slot workers and PSs are booked (g, v) and the prices of the booked (server, resource, slot)
 entries are raised by the price functions (22). The engine is told the schedule slot by slot: at
@@ -8,7 +8,7 @@ each decision the algorithm emits the allocations of the current slot and asks t
 next slot where any admitted job's worker/PS counts change.
 
 U_1^r, U_2^r, L_1, L_2 of (23)-(26) need every job; the paper adopts "estimated values (based on
-past experience)". By default (``bounds=history``, oasis_history.py) they come from a replay of an
+past experience)". By default (``bounds=history``, history.py) they come from a replay of an
 earlier window of the trace, with the scale on U/L that did best there; ``bounds=trace`` computes
 them from the trace's jobs (the whole trace: the paper's actual values). ``ratio_scale`` sets U/L
 to that fraction of the estimate (Fig. 6), by moving L (default) or U.
@@ -217,7 +217,7 @@ class Oasis:
         )
 
     def _bounds(self, instance: Instance, params: Mapping[str, Any]) -> tuple[Bounds, Calibration | None]:
-        """U, L of (23)-(26): from a history replay (``bounds=history``, oasis_history.py) or from
+        """U, L of (23)-(26): from a history replay (``bounds=history``, history.py) or from
         the trace's jobs arriving before ``bounds_window`` (``bounds=trace``; 0: all, the paper's
         actual values); ``ratio_scale`` multiplies U/L on top of either (Fig. 6)."""
         scale = float(params.get("ratio_scale", 1.0))
