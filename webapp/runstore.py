@@ -21,6 +21,7 @@ from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
 from webapp.models import Run
+from webapp.repetitions import repetition_inputs
 from workers.runs import RunInput, TransientStoreError
 
 ERROR_CHARS = 4000  # a failure message longer than this is cut (the validator lists at most 5 problems)
@@ -118,14 +119,18 @@ class DjangoRunStore:
             return None
         run = Run.objects.select_related("experiment").get(pk=run_id)
         exp = run.experiment
+        cluster_text, trace_name, trace_text = exp.cluster_text, exp.trace_name, exp.trace_text
+        if run.trace_seed is not None:  # a repetition over a preset's trace seeds: its own trace
+            cluster_text, trace_name, trace_text = repetition_inputs(exp, run.trace_seed)
         return RunInput(
             cluster_name=exp.cluster_name,
-            cluster_text=exp.cluster_text,
-            trace_name=exp.trace_name,
-            trace_text=exp.trace_text,
+            cluster_text=cluster_text,
+            trace_name=trace_name,
+            trace_text=trace_text,
             algorithm=run.algorithm,
             params=run.params,
             seed=run.seed,
+            window=tuple(run.window) if run.window else None,  # type: ignore[arg-type]
         )
 
     @transient

@@ -31,7 +31,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
-from webapp import charts
+from webapp import charts, repetitions
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -63,6 +63,7 @@ class Submission:
     seed: int
     kind: str = Experiment.Kind.COMPARISON
     sweep: Mapping[str, Any] = field(default_factory=dict)  # {"param", "values"} of a sweep
+    repetition: Mapping[str, Any] = field(default_factory=dict)  # Experiment.repetition (repetitions.py)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,6 +146,7 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             source=inputs.source,
             kind=sub.kind,
             sweep=dict(sub.sweep),
+            repetition=dict(sub.repetition),
             preset=inputs.preset,
             preset_options=dict(inputs.preset_options),
             cluster_name=inputs.cluster_name,
@@ -153,8 +155,21 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             trace_text=inputs.trace_text,
             seed=sub.seed,
         )
+        specs = repetitions.expand(sub.runs, sub.repetition, sub.seed)
         runs = Run.objects.bulk_create(
-            [Run(experiment=exp, algorithm=a, params=dict(p), seed=sub.seed, dispatched=False) for a, p in sub.runs]
+            [
+                Run(
+                    experiment=exp,
+                    algorithm=s.algorithm,
+                    params=dict(s.params),
+                    seed=s.seed,
+                    dispatched=False,
+                    repetition=s.repetition,
+                    trace_seed=s.trace_seed,
+                    window=list(s.window) if s.window else None,
+                )
+                for s in specs
+            ]
         )
         ids = [r.pk for r in runs] or list(exp.runs.values_list("pk", flat=True))
         transaction.on_commit(partial(dispatch, exp.pk, ids))
@@ -308,10 +323,11 @@ def rerun(exp: Experiment, owner: Any) -> Experiment:
             exp.source, exp.cluster_name, exp.cluster_text, exp.trace_name, exp.trace_text, exp.preset,
             exp.preset_options,
         ),
-        runs=[(r.algorithm, r.params) for r in exp.runs.all()],
+        runs=[(r.algorithm, r.params) for r in exp.runs.all() if r.repetition in (None, 0)],
         seed=exp.seed,
         kind=exp.kind,
         sweep=exp.sweep,
+        repetition=exp.repetition,
     )  # fmt: skip
     return create_experiment(sub, owner)
 
@@ -368,6 +384,9 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "algorithm": r.algorithm,
                 "params": r.params,
                 "seed": r.seed,
+                "repetition": r.repetition,
+                "trace_seed": r.trace_seed,
+                "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
                 "attempts": r.attempts,
@@ -574,6 +593,7 @@ def describe(exp: Experiment) -> dict[str, Any]:
         "name": exp.name,
         "kind": exp.kind,
         "sweep": exp.sweep or None,
+        "repetition": exp.repetition or None,
         "created": exp.created.isoformat(),
         "source": exp.source,
         "preset": exp.preset or None,
