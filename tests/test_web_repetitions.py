@@ -3,12 +3,14 @@ repetition (seeds of a preset, algorithm seeds of an uploaded trace, windows of 
 sees its own instance, and bad repetitions are refused with the field at fault."""
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from scheduling import presets
-from webapp import services
-from webapp.models import Experiment
-from workers.runs import load_instance
+from tests.webhelpers import upload_data
+from webapp import repetitions, services
+from webapp.models import ApiToken, Experiment
+from workers.runs import cut_window, even_windows, load_instance
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -55,3 +57,109 @@ def test_repeating_a_preset_over_seeds_runs_each_algorithm_on_each_seeds_trace(
         ]
     arrivals = {tuple(j["arrival"] for j in doc["jobs"]) for doc in docs.values()}
     assert len(arrivals) == 3  # the seeds drew different traces
+
+
+def test_repeating_an_uploaded_trace_over_seeds_changes_only_the_algorithm_seed(
+    client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            NEW, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], repeat="seeds", repeat_seeds="1, 7")
+        )
+    exp = Experiment.objects.get()
+    assert exp.repetition == {"over": "seeds", "seeds": [1, 7], "trace_seeds": False}
+    assert [(r.seed, r.trace_seed, r.status) for r in exp.runs.all()] == [(1, None, "done"), (7, None, "done")]
+
+
+def test_repeating_over_even_windows_gives_each_run_its_windows_jobs_from_slot_0(
+    client, tiny_cluster, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            NEW,
+            upload_data(tiny_cluster, WINDOW_TRACE, algorithms=["fifo", "srtf"], repeat="windows", repeat_windows="3"),
+        )
+    assert response.status_code == 302, response.context["form"].errors
+    exp = Experiment.objects.get()
+    # 10 jobs: windows start at the arrivals of jobs 0, 3 and 6 (0, 5, 10); the last ends after slot 12
+    assert exp.repetition == {"over": "windows", "windows": [[0, 5], [5, 10], [10, 13]], "cut": "even"}
+    runs = list(exp.runs.all())
+    assert [(r.algorithm, r.window) for r in runs[:2]] == [("fifo", [0, 5]), ("srtf", [0, 5])]
+    jobs = {r.window[0]: [(j["job_id"], j["arrival"]) for j in services.load_result(r)["jobs"]] for r in runs}
+    assert jobs[0] == [("j0", 0), ("j1", 1), ("j2", 2)]
+    assert jobs[5] == [("j3", 0), ("j4", 1), ("j5", 2)]
+    assert jobs[10] == [("j6", 0), ("j7", 1), ("j8", 2), ("j9", 2)]
+
+
+def test_chosen_windows_are_kept_as_given(client, tiny_cluster, django_capture_on_commit_callbacks):
+    data = upload_data(tiny_cluster, WINDOW_TRACE, repeat="windows", repeat_windows="0:3, 5:13")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, data)
+    exp = Experiment.objects.get()
+    assert exp.repetition == {"over": "windows", "windows": [[0, 3], [5, 13]], "cut": "chosen"}
+    assert [len(services.load_result(r)["jobs"]) for r in exp.runs.all()] == [3, 7]
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("repeat_seeds", "", "Give the seeds"),
+        ("repeat_seeds", "1", "at least 2 seeds"),
+        ("repeat_seeds", "5-2", "ends before it starts"),
+        ("repeat_seeds", "0-200", "more than 100 seeds"),
+        ("repeat_seeds", "1, x", "'x' is not a seed"),
+        ("repeat_seeds", "1, 1", "seed 1 is given twice"),
+        ("repeat_windows", "11", "cannot be cut into 11 windows"),
+        ("repeat_windows", "0:3, 20:30", "no job arrives in the window 20:30"),
+        ("repeat_windows", "3:1, 5:9", "ends before it starts"),
+        ("repeat_windows", "a:b", "is not a window start:end"),
+    ],
+)
+def test_bad_repetitions_are_refused_on_their_field_and_nothing_is_stored(client, tiny_cluster, field, value, message):
+    over = "seeds" if field == "repeat_seeds" else "windows"
+    response = client.post(NEW, upload_data(tiny_cluster, WINDOW_TRACE, repeat=over, **{field: value}))
+    assert response.status_code == 200
+    assert message in " ".join(response.context["form"].errors.get(field, [])), response.context["form"].errors
+    assert Experiment.objects.count() == 0
+
+
+def test_algorithms_times_repetitions_beyond_the_run_cap_are_refused(client, tiny_cluster, tiny_trace):
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], repeat="seeds", repeat_seeds="61")
+    response = client.post(NEW, data)
+    assert (
+        "122 runs (2 x 61 repetitions): an experiment may have at most 120"
+        in response.context["form"].errors["__all__"]
+    )
+
+
+def test_even_windows_keep_jobs_of_one_slot_together_and_cut_window_shifts_arrivals(tiny_cluster):
+    instance = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv")
+    assert even_windows([j.arrival for j in instance.jobs], 2) == [(0, 7), (7, 13)]
+    assert [(j.job_id, j.arrival) for j in cut_window(instance, 7, 13).jobs] == [
+        ("j5", 0), ("j6", 3), ("j7", 4), ("j8", 5), ("j9", 5)
+    ]  # fmt: skip
+    assert repetitions.parse_seeds("10") == list(range(10))
+
+
+def test_the_api_creates_a_repeated_experiment_and_returns_its_statistics(
+    user, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user)[1]}")
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "srtf"], repeat="seeds", repeat_seeds="3")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/experiments/", data)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["repetition"] == {"over": "seeds", "seeds": [0, 1, 2], "trace_seeds": False}
+    assert [(r["algorithm"], r["repetition"], r["seed"]) for r in body["runs"]][:3] == [
+        ("fifo", 0, 0), ("srtf", 0, 0), ("fifo", 1, 1)
+    ]  # fmt: skip
+    stats = api.get(f"/api/experiments/{body['id']}/repetitions.json?reference=srtf").json()
+    assert stats["variants"] == ["fifo", "srtf"] and stats["reference"] == "srtf"
+    jct = stats["metrics"]["avg_jct"]
+    assert jct["summaries"]["fifo"]["n"] == 3 and set(jct["paired"]) == {"fifo"}
+    paired = jct["paired"]["fifo"]
+    assert paired["wins"] + paired["ties"] + paired["losses"] == 3
+    csv_text = api.get(f"/api/experiments/{body['id']}/repetitions.csv").content.decode()
+    assert csv_text.splitlines()[0].startswith("variant,algorithm,params,repetition,")
+    assert len(csv_text.splitlines()) == 7

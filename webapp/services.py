@@ -31,7 +31,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
-from webapp import charts, repetitions
+from webapp import charts, repetition_stats, repetitions
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -445,7 +445,8 @@ def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict
 def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Context of the experiment page; ``query`` is the view state from the URL (tab, run, filters)."""
     q = dict(query or {})
-    tab = q.get("tab") if q.get("tab") in dict(TABS) else "summary"
+    tabs = (TABS[0], ("repetitions", "Repetitions"), *TABS[1:]) if exp.repetition else TABS
+    tab = q.get("tab") if q.get("tab") in dict(tabs) else ("repetitions" if exp.repetition else "summary")
     runs = list(exp.runs.all())
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
@@ -457,7 +458,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
         "tab": tab,
-        "tabs": TABS,
+        "tabs": tabs,
         "query": q,
         "metric_columns": charts.METRIC_COLUMNS,
         "done_runs": [(r.pk, labels[r.pk]) for r in done],
@@ -465,11 +466,14 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     }
     ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
     if tab == "summary":
-        if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param"):
+        if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param") and not exp.repetition:  # else: its tab
             param = exp.sweep["param"]
             series = run_labels(exp, done, series=True)
             points = [(series[r.pk], r.params.get(param), r.metrics or {}) for r in done if param in r.params]
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
+    elif tab == "repetitions":
+        ctx.update(repetition_stats.page(exp, runs, q))
+        ctx["figures"] = _figures("rep", ctx.pop("rep_figures", []))
     elif tab == "jct" and done:
         docs = [(labels[r.pk], load_result(r)) for r in done]
         by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
