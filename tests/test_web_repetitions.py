@@ -40,6 +40,7 @@ def test_repeating_a_preset_over_seeds_runs_each_algorithm_on_each_seeds_trace(
     assert response.status_code == 302, response.context["form"].errors
     exp = Experiment.objects.get()
     assert exp.repetition == {"over": "seeds", "seeds": [3, 4, 5], "trace_seeds": True}
+    assert exp.name == "demo preset (6 jobs, 3 trace seeds, size 1)"
     runs = list(exp.runs.all())
     assert [(r.algorithm, r.repetition, r.seed, r.trace_seed) for r in runs] == [
         ("fifo", 0, 3, 3), ("srtf", 0, 3, 3), ("fifo", 1, 4, 4), ("srtf", 1, 4, 4), ("fifo", 2, 5, 5),
@@ -163,3 +164,92 @@ def test_the_api_creates_a_repeated_experiment_and_returns_its_statistics(
     csv_text = api.get(f"/api/experiments/{body['id']}/repetitions.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("variant,algorithm,params,repetition,")
     assert len(csv_text.splitlines()) == 7
+
+
+@pytest.fixture
+def repeated(client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks):
+    """fifo, srtf and drf on the tiny inputs over 6 algorithm seeds, every run done; their avg_jct
+    then set so that fifo is 10 slots below srtf on every seed, and drf within +-0.5 of fifo."""
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "srtf", "drf"], repeat="seeds", repeat_seeds="6")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, data)
+    exp = Experiment.objects.get()
+    for r in exp.runs.all():
+        base = 10.0 + r.repetition
+        r.metrics["avg_jct"] = {"fifo": base, "srtf": base + 10, "drf": base + (0.5 if r.repetition % 2 else -0.5)}[
+            r.algorithm
+        ]
+        r.save()
+    return exp
+
+
+def test_the_repetitions_tab_shows_cis_paired_differences_and_win_counts(client, repeated):
+    response = client.get(repeated.get_absolute_url() + "?metric=avg_jct&reference=srtf")
+    assert response.context["tab"] == "repetitions"  # the default tab of a repeated experiment
+    page = response.content.decode()
+    assert "repeated over 6 seeds (0, 1, 2, 3, 4, 5: algorithm seeds)" in page
+    detail = {row["variant"]: row for row in response.context["rep_detail"]}
+    assert detail["fifo"]["median"] == "12.50" and detail["fifo"]["diff"] == "-10"
+    assert (detail["fifo"]["wins"], detail["fifo"]["ties"], detail["fifo"]["losses"]) == (6, 0, 0)
+    assert detail["fifo"]["verdict"] == "better" and detail["srtf"]["verdict"] == "reference"
+    assert detail["drf"]["wins"] == 6 and detail["drf"]["verdict"] == "better"
+    assert detail["fifo"]["diff_ci"] == "[-10, -10]"  # every paired difference is -10
+    assert 'id="rep-detail"' in page and "data-verdict>better<" in page and "median [95% CI]" in page
+
+
+def test_best_is_marked_only_where_the_ci_of_the_difference_excludes_0(client, repeated):
+    response = client.get(repeated.get_absolute_url() + "?metric=avg_jct&reference=fifo")
+    best, note = response.context["rep_best"]["avg_jct"]
+    assert best is None and "fifo has the best median but is not separated from drf" in note
+    overview = {row["variant"]: row for row in response.context["rep_overview"]}
+    assert not any(cell["best"] for row in overview.values() for cell in row["cells"][:1])
+    for r in repeated.runs.filter(algorithm="drf"):  # drf now 1 slot above fifo on every seed
+        r.metrics["avg_jct"] = 11.0 + r.repetition
+        r.save()
+    response = client.get(repeated.get_absolute_url() + "?metric=avg_jct&reference=fifo")
+    assert response.context["rep_best"]["avg_jct"][0] == "fifo"
+    overview = {row["variant"]: row for row in response.context["rep_overview"]}
+    assert overview["fifo"]["cells"][0]["best"] and not overview["drf"]["cells"][0]["best"]
+    assert '<th scope="row" class="best">fifo (best)</th>' in response.content.decode()
+
+
+def test_the_tab_draws_paired_differences_and_a_pooled_cdf_with_a_band(client, repeated):
+    response = client.get(repeated.get_absolute_url() + "?tab=repetitions&reference=srtf")
+    figures = [f["figure"] for f in response.context["figures"]]
+    assert figures[0]["data"][0]["y"] == ["fifo", "drf"] and figures[0]["data"][0]["x"] == [-10.0, -10.0]
+    cdf = figures[1]
+    filled = [t for t in cdf["data"] if t.get("fill") == "tonexty"]
+    assert len(filled) == 3  # a band per variant
+    assert [t["name"].split(" (")[0] for t in cdf["data"] if "name" in t] == ["fifo", "srtf", "drf"]
+
+
+def test_the_per_repetition_table_exports_as_csv_and_the_figures_as_html(client, repeated):
+    import csv
+    import io
+
+    base = repeated.get_absolute_url()
+    response = client.get(base + "repetitions.csv")
+    assert response["Content-Disposition"] == f'attachment; filename="experiment-{repeated.pk}-repetitions.csv"'
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 18
+    fifo = [r for r in rows if r["variant"] == "fifo"]
+    assert [(r["repetition"], r["seed"], r["avg_jct"]) for r in fifo][:2] == [("0", "0", "10.0"), ("1", "1", "11.0")]
+    assert fifo[0]["repetition_name"] == "seed 0" and fifo[0]["status"] == "done"
+    html = client.get(base + "repetitions-figures.html?reference=srtf").content.decode()
+    assert html.count('class="plotly-graph-div"') == 2 and "Plotly.newPlot" in html
+    assert "<script src=" not in html and len(html) > 1_000_000  # plotly.js inlined: opens offline
+
+
+def test_a_shared_link_shows_and_exports_the_repetitions(client, repeated):
+    from webapp.models import ShareLink
+
+    link = ShareLink.objects.create(experiment=repeated)
+    anonymous = Client()
+    assert 'id="rep-overview"' in anonymous.get(f"/s/{link.token}/").content.decode()
+    assert anonymous.get(f"/s/{link.token}/repetitions.csv").status_code == 200
+
+
+def test_an_experiment_without_repetitions_has_no_such_tab_or_export(client, done_experiment):
+    page = client.get(done_experiment.get_absolute_url()).content.decode()
+    assert 'data-tab="repetitions"' not in page
+    assert client.get(done_experiment.get_absolute_url() + "repetitions.csv").status_code == 404

@@ -277,7 +277,7 @@ class ExperimentForm(forms.Form):
     def submission(self) -> Submission:
         assert self.inputs is not None, "call is_valid() first"
         return Submission(
-            name=self.cleaned_data["name"] or default_name(self.inputs),
+            name=self.cleaned_data["name"] or default_name(self.inputs, self.repetition),
             inputs=self.inputs,
             runs=self.chosen,
             seed=self.cleaned_data["seed"],
@@ -514,8 +514,10 @@ def sweep_values(text: str) -> list[str]:
     return list(unique.values())
 
 
-def default_name(inputs: Inputs) -> str:
+def default_name(inputs: Inputs, repetition: dict[str, Any] | None = None) -> str:
     if inputs.source == Experiment.Source.PRESET:
         o = inputs.preset_options
-        return f"{inputs.preset} preset ({o['jobs']} jobs, trace seed {o['seed']}, size {o['size']:g})"
+        seeds = (repetition or {}).get("seeds") if (repetition or {}).get("trace_seeds") else None
+        drawn = f"{len(seeds)} trace seeds" if seeds else f"trace seed {o['seed']}"
+        return f"{inputs.preset} preset ({o['jobs']} jobs, {drawn}, size {o['size']:g})"
     return f"{inputs.cluster_name} + {inputs.trace_name}"
