@@ -60,11 +60,12 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from scipy import stats as sps
 
+K = TypeVar("K", bound=Hashable)  # a repetition key: a seed, a window, ...
 Better = Literal["lower", "higher"]
 Statistic = Literal["mean", "median"]
 
@@ -314,16 +315,14 @@ def paired(
     )
 
 
-def _aligned(
-    a: Mapping[Hashable, float | None], b: Mapping[Hashable, float | None]
-) -> tuple[list[float | None], list[float | None]]:
+def _aligned(a: Mapping[K, float | None], b: Mapping[K, float | None]) -> tuple[list[float | None], list[float | None]]:
     """Values of ``a`` and ``b`` on the keys both have, in a's key order."""
     keys = [k for k in a if k in b]
     return [a[k] for k in keys], [b[k] for k in keys]
 
 
 def compare(
-    table: Mapping[str, Mapping[Hashable, float | None]],
+    table: Mapping[str, Mapping[K, float | None]],
     *,
     reference: str,
     metric: str,
@@ -348,7 +347,7 @@ def compare(
 
 
 def _best(
-    table: Mapping[str, Mapping[Hashable, float | None]],
+    table: Mapping[str, Mapping[K, float | None]],
     summaries: Mapping[str, Summary],
     side: Better,
     pkw: Mapping[str, Any],
