@@ -10,7 +10,7 @@ from scheduling import presets
 from tests.webhelpers import upload_data
 from webapp import repetitions, services
 from webapp.models import ApiToken, Experiment
-from workers.runs import cut_window, even_windows, load_instance
+from workers.runs import load_instance
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -82,14 +82,14 @@ def test_repeating_over_even_windows_gives_each_run_its_windows_jobs_from_slot_0
         )
     assert response.status_code == 302, response.context["form"].errors
     exp = Experiment.objects.get()
-    # 10 jobs: windows start at the arrivals of jobs 0, 3 and 6 (0, 5, 10); the last ends after slot 12
-    assert exp.repetition == {"over": "windows", "windows": [[0, 5], [5, 10], [10, 13]], "cut": "even"}
+    # 10 jobs in arrival order: 4, 3 and 3 (as compare --windows 3 cuts them)
+    assert exp.repetition == {"over": "windows", "cut_by": 3, "cut": "even", "windows": [[0, 6], [6, 11], [11, 13]]}
     runs = list(exp.runs.all())
-    assert [(r.algorithm, r.window) for r in runs[:2]] == [("fifo", [0, 5]), ("srtf", [0, 5])]
+    assert [(r.algorithm, r.repetition, r.window) for r in runs[:2]] == [("fifo", 0, [0, 6]), ("srtf", 0, [0, 6])]
     jobs = {r.window[0]: [(j["job_id"], j["arrival"]) for j in services.load_result(r)["jobs"]] for r in runs}
-    assert jobs[0] == [("j0", 0), ("j1", 1), ("j2", 2)]
-    assert jobs[5] == [("j3", 0), ("j4", 1), ("j5", 2)]
-    assert jobs[10] == [("j6", 0), ("j7", 1), ("j8", 2), ("j9", 2)]
+    assert jobs[0] == [("j0", 0), ("j1", 1), ("j2", 2), ("j3", 5)]
+    assert jobs[6] == [("j4", 0), ("j5", 1), ("j6", 4)]
+    assert jobs[11] == [("j7", 0), ("j8", 1), ("j9", 1)]
 
 
 def test_chosen_windows_are_kept_as_given(client, tiny_cluster, django_capture_on_commit_callbacks):
@@ -97,7 +97,12 @@ def test_chosen_windows_are_kept_as_given(client, tiny_cluster, django_capture_o
     with django_capture_on_commit_callbacks(execute=True):
         client.post(NEW, data)
     exp = Experiment.objects.get()
-    assert exp.repetition == {"over": "windows", "windows": [[0, 3], [5, 13]], "cut": "chosen"}
+    assert exp.repetition == {
+        "over": "windows",
+        "cut_by": [[0, 3], [5, 13]],
+        "cut": "chosen",
+        "windows": [[0, 3], [5, 13]],
+    }
     assert [len(services.load_result(r)["jobs"]) for r in exp.runs.all()] == [3, 7]
 
 
@@ -105,15 +110,16 @@ def test_chosen_windows_are_kept_as_given(client, tiny_cluster, django_capture_o
     "field, value, message",
     [
         ("repeat_seeds", "", "Give the seeds"),
-        ("repeat_seeds", "1", "at least 2 seeds"),
-        ("repeat_seeds", "5-2", "ends before it starts"),
-        ("repeat_seeds", "0-200", "more than 100 seeds"),
-        ("repeat_seeds", "1, x", "'x' is not a seed"),
-        ("repeat_seeds", "1, 1", "seed 1 is given twice"),
-        ("repeat_windows", "11", "cannot be cut into 11 windows"),
-        ("repeat_windows", "0:3, 20:30", "no job arrives in the window 20:30"),
-        ("repeat_windows", "3:1, 5:9", "ends before it starts"),
-        ("repeat_windows", "a:b", "is not a window start:end"),
+        ("repeat_seeds", "1", "'1': repeat over 2 to 100 seeds"),
+        ("repeat_seeds", "5-2", "'5-2': a range goes from a seed >= 0 up to a larger one"),
+        ("repeat_seeds", "0-200", "201 seeds: repeat over 2 to 100 seeds"),
+        ("repeat_seeds", "1, x", "'x' is not a seed or a range like 0-9"),
+        ("repeat_seeds", "1, 1", "lists a seed twice"),
+        ("repeat_windows", "11", "11 windows but the trace has 10 jobs"),
+        ("repeat_windows", "1", "1 windows: cut the trace into 2 to 100 windows"),
+        ("repeat_windows", "0:3, 20:30", "window 20:30 holds no job arrival"),
+        ("repeat_windows", "3:1, 5:9", "'3:1': need 0 <= START < END"),
+        ("repeat_windows", "a:b", "'a:b' is not START:END (whole slots)"),
     ],
 )
 def test_bad_repetitions_are_refused_on_their_field_and_nothing_is_stored(client, tiny_cluster, field, value, message):
@@ -133,13 +139,12 @@ def test_algorithms_times_repetitions_beyond_the_run_cap_are_refused(client, tin
     )
 
 
-def test_even_windows_keep_jobs_of_one_slot_together_and_cut_window_shifts_arrivals(tiny_cluster):
-    instance = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv")
-    assert even_windows([j.arrival for j in instance.jobs], 2) == [(0, 7), (7, 13)]
-    assert [(j.job_id, j.arrival) for j in cut_window(instance, 7, 13).jobs] == [
-        ("j5", 0), ("j6", 3), ("j7", 4), ("j8", 5), ("j9", 5)
-    ]  # fmt: skip
-    assert repetitions.parse_seeds("10") == list(range(10))
+def test_a_worker_cuts_the_window_of_its_run_and_a_count_of_seeds_starts_at_0(tiny_cluster):
+    chosen = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv", [[0, 3], [7, 13]], 1)
+    assert [(j.job_id, j.arrival) for j in chosen.jobs] == [("j5", 0), ("j6", 3), ("j7", 4), ("j8", 5), ("j9", 5)]
+    even = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv", 2, 1)
+    assert [(j.job_id, j.arrival) for j in even.jobs] == [("j5", 0), ("j6", 3), ("j7", 4), ("j8", 5), ("j9", 5)]
+    assert repetitions.parse_seeds("10") == list(range(10)) and repetitions.parse_seeds("0-2, 7") == [0, 1, 2, 7]
 
 
 def test_the_api_creates_a_repeated_experiment_and_returns_its_statistics(

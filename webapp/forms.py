@@ -163,8 +163,8 @@ class ExperimentForm(forms.Form):
         required=False,
         max_length=2000,
         label="Windows",
-        help_text="A count K (cut evenly by job count) or arrival-slot ranges start:end (0:500, 500:1000); "
-        "each window's jobs start at slot 0",
+        help_text="A count K (K windows of equal job counts, in arrival order) or arrival-slot ranges "
+        "start:end (0:500, 500:1000); each window's jobs start at slot 0",
     )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
@@ -227,20 +227,18 @@ class ExperimentForm(forms.Form):
         """The repetitions asked for (``repetitions.describe``); a form error on the field at fault."""
         over = data.get("repeat") or repetitions.NONE
         seeds: list[int] = []
-        windows: list[tuple[int, int]] = []
-        cut = ""
+        cut: int | list[tuple[int, int]] | None = None
+        spans: list[tuple[int, int]] = []
         try:
             if over == repetitions.SEEDS:
                 seeds = repetitions.parse_seeds(data.get("repeat_seeds") or "")
             elif over == repetitions.WINDOWS:
-                arrivals = [j.arrival for j in instance.jobs]
-                name = self.inputs.trace_name if self.inputs is not None else "trace"
-                windows, cut = repetitions.parse_windows(data.get("repeat_windows") or "", arrivals, name)
+                cut, spans = repetitions.parse_windows(data.get("repeat_windows") or "", instance)
         except ValueError as exc:
             self.add_error("repeat_seeds" if over == repetitions.SEEDS else "repeat_windows", str(exc))
             return {}
         preset = data.get("source") == Experiment.Source.PRESET
-        described = repetitions.describe(over, seeds, windows, cut, preset)
+        described = repetitions.describe(over, seeds, cut, spans, preset)
         total = len(self.chosen) * repetitions.count(described)
         if total > MAX_RUNS:
             self.add_error(None, f"{total} runs ({len(self.chosen)} x {repetitions.count(described)} "

@@ -5,10 +5,10 @@
   every algorithm with seed ``S[i]`` (a fresh instance and fresh algorithm randomness); for an
   uploaded or library trace, the trace stays and only the algorithm seed is ``S[i]`` (randomised
   algorithms and predictors).
-* Over windows: repetition i keeps the jobs arriving in its window [start, end) of arrival slots,
-  shifted to start at slot 0 (``workers.runs.cut_window``); every run uses the experiment's seed.
-  "K" cuts the trace evenly by job count (``workers.runs.even_windows``); "a:b, c:d" are the
-  user's windows.
+* Over windows: repetition i keeps the jobs of window i of the trace, their arrivals shifted to
+  start at slot 0; every run uses the experiment's seed. "K" cuts the trace into K windows of equal
+  job counts in arrival order, "a:b, c:d" keeps the jobs arriving in those slot ranges, both as
+  ``compare --windows`` does (``scheduling.repeat.window_cases``; the worker cuts the trace again).
 
 Every (algorithm, parameters) variant, in a sweep every (variant, swept value), runs once per
 repetition: runs of one repetition are paired, which the repetitions tab compares.
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduling import presets
+from scheduling import presets, repeat
 from scheduling.errors import InputError
+from scheduling.model import Instance
 from webapp.models import Experiment
-from workers.runs import even_windows
 
 MAX_SEEDS = 100  # repetitions one experiment may have
 NONE, SEEDS, WINDOWS = "", "seeds", "windows"
@@ -42,81 +42,64 @@ class RunSpec:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """ "10" (seeds 0..9), "3-7" (3..7, both included) or "1, 5, 9" -> the seeds; ValueError if bad."""
+    """ "10" (a count: seeds 0..9), or seeds as ``compare --seeds`` takes them ("0-9", "1, 5, 9",
+    "0-4, 10"; ``scheduling.repeat.parse_seeds``) -> the seeds; ValueError naming the problem."""
     text = text.strip()
     if not text:
         raise ValueError("Give the seeds: a count (10), a range (0-9) or a list (1, 5, 9).")
-    if "," not in text and "-" in text:
-        first, _, last = (x.strip() for x in text.partition("-"))
-        if not (first.isdigit() and last.isdigit()):
-            raise ValueError(f"{text!r}: a range of seeds is first-last, two whole numbers >= 0")
-        lo, hi = int(first), int(last)
-        if hi < lo:
-            raise ValueError(f"{text!r}: the range ends before it starts")
-        if hi - lo + 1 > MAX_SEEDS:
-            raise ValueError(f"{text!r}: more than {MAX_SEEDS} seeds")
-        seeds = list(range(lo, hi + 1))
-    elif "," not in text:
-        if not text.isdigit() or int(text) < 1:
-            raise ValueError(f"{text!r}: a count of seeds is a whole number >= 1")
-        if int(text) > MAX_SEEDS:
-            raise ValueError(f"{text!r}: more than {MAX_SEEDS} seeds")
-        seeds = list(range(int(text)))
-    else:
-        seeds = []
-        for part in (x.strip() for x in text.split(",")):
-            if not part.isdigit():
-                raise ValueError(f"{part!r} is not a seed (a whole number >= 0)")
-            if int(part) in seeds:
-                raise ValueError(f"seed {part} is given twice")
-            seeds.append(int(part))
-    if len(seeds) > MAX_SEEDS:
-        raise ValueError(f"more than {MAX_SEEDS} seeds")
-    if any(s > 2**32 - 1 for s in seeds):
+    if text.isdigit():
+        if not 2 <= int(text) <= MAX_SEEDS:
+            raise ValueError(f"{text!r}: repeat over 2 to {MAX_SEEDS} seeds")
+        return list(range(int(text)))
+    try:
+        seeds = repeat.parse_seeds(text, field="seeds")
+    except InputError as exc:
+        raise ValueError(exc.problem) from None
+    if not 2 <= len(seeds) <= MAX_SEEDS:
+        raise ValueError(f"{len(seeds)} seeds: repeat over 2 to {MAX_SEEDS} seeds")
+    if max(seeds) > 2**32 - 1:
         raise ValueError("a seed is at most 4294967295")
-    if len(seeds) < 2:
-        raise ValueError("repeat over at least 2 seeds")
     return seeds
 
 
-def parse_windows(text: str, arrivals: Sequence[int], label: str) -> tuple[list[tuple[int, int]], str]:
-    """ "K" (cut evenly by job count) or "0:500, 500:1000" (arrival slots [start, end)) -> the
-    windows and how they were cut ("even" or "chosen"); ValueError naming the problem."""
+def parse_windows(text: str, instance: Instance) -> tuple[int | list[tuple[int, int]], list[tuple[int, int]]]:
+    """ "K" (K windows of equal job counts in arrival order) or "0:500, 500:1000" (arrival slots
+    [start, end)), as ``compare --windows`` takes them -> (that cut, each window's [start, end) of
+    arrival slots); ValueError naming the problem. The windows are cut by
+    ``scheduling.repeat.window_cases``, as the worker cuts them again for each run."""
     text = text.strip()
     if not text:
         raise ValueError("Give the windows: a count (5) or arrival-slot ranges (0:500, 500:1000).")
-    if text.isdigit():
-        k = int(text)
-        if not 2 <= k <= MAX_SEEDS:
-            raise ValueError(f"{text!r}: cut the trace into 2 to {MAX_SEEDS} windows")
-        try:
-            return even_windows(arrivals, k, label), "even"
-        except InputError as exc:
-            raise ValueError(str(exc)) from None
-    windows: list[tuple[int, int]] = []
-    for part in (x.strip() for x in text.split(",") if x.strip()):
-        start, colon, end = (x.strip() for x in part.partition(":"))
-        if not (colon and start.isdigit() and end.isdigit()):
-            raise ValueError(f"{part!r} is not a window start:end (arrival slots, whole numbers)")
-        a, b = int(start), int(end)
-        if b <= a:
-            raise ValueError(f"{part!r}: the window ends before it starts")
-        if not any(a <= t < b for t in arrivals):
-            raise ValueError(f"{label}: no job arrives in the window {part} (slots [{a}, {b}))")
-        windows.append((a, b))
-    if not 2 <= len(windows) <= MAX_SEEDS:
-        raise ValueError(f"give 2 to {MAX_SEEDS} windows")
-    return windows, "chosen"
+    try:
+        cut = repeat.parse_windows(text.replace(" ", ""), field="windows")
+        cases = repeat.window_cases(instance, cut, [0])
+    except InputError as exc:
+        raise ValueError(exc.problem) from None
+    if not 2 <= len(cases) <= MAX_SEEDS:
+        raise ValueError(f"{len(cases)} windows: cut the trace into 2 to {MAX_SEEDS} windows")
+    spans = []
+    for case in cases:
+        start, _, end = (case.window or "0:0").partition(":")
+        spans.append((int(start), int(end)))
+    return cut, spans
 
 
 def describe(
-    over: str, seeds: Sequence[int], windows: Sequence[tuple[int, int]], cut: str, preset: bool
+    over: str,
+    seeds: Sequence[int],
+    cut: int | Sequence[tuple[int, int]] | None,
+    spans: Sequence[tuple[int, int]],
+    preset: bool,
 ) -> dict[str, Any]:
-    """The experiment's ``repetition`` field."""
+    """The experiment's ``repetition`` field: over seeds, the seeds and whether they draw the trace
+    (a preset); over windows, how the trace is cut (``cut_by``: K or the ranges), whether evenly,
+    and each window's [start, end) arrival slots."""
     if over == SEEDS:
         return {"over": SEEDS, "seeds": list(seeds), "trace_seeds": preset}
-    if over == WINDOWS:
-        return {"over": WINDOWS, "windows": [list(w) for w in windows], "cut": cut}
+    if over == WINDOWS and cut is not None:
+        cut_by = cut if isinstance(cut, int) else [list(w) for w in cut]
+        return {"over": WINDOWS, "cut_by": cut_by, "cut": "even" if isinstance(cut, int) else "chosen",
+                "windows": [list(w) for w in spans]}  # fmt: skip
     return {}
 
 

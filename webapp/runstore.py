@@ -130,7 +130,8 @@ class DjangoRunStore:
             algorithm=run.algorithm,
             params=run.params,
             seed=run.seed,
-            window=tuple(run.window) if run.window else None,  # type: ignore[arg-type]
+            windows=exp.repetition.get("cut_by") if run.window is not None else None,
+            window=run.repetition if run.window is not None else None,
         )
 
     @transient

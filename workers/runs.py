@@ -7,13 +7,11 @@ models. It reads and records a run through a ``RunStore``, whose implementation 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from scheduling import loaders
-from scheduling.errors import InputError
+from scheduling import loaders, repeat
 from scheduling.model import Instance
 
 
@@ -26,7 +24,10 @@ class RunInput:
     algorithm: str  # registry name
     params: Mapping[str, Any] = field(default_factory=dict)  # parsed against the registry again
     seed: int = 0
-    window: tuple[int, int] | None = None  # [start, end) arrival slots of the trace to keep (a repetition)
+    # A repetition over windows of the trace: how it is cut (K, or [start, end) arrival-slot ranges, as
+    # scheduling.repeat.window_cases takes them) and the number of the window this run sees.
+    windows: int | Sequence[Sequence[int]] | None = None
+    window: int | None = None
 
 
 class TransientStoreError(Exception):
@@ -63,41 +64,20 @@ def trace_format(name: str) -> str:
 
 
 def load_instance(
-    cluster_text: str, cluster_name: str, trace_text: str, trace_name: str, window: Sequence[int] | None = None
+    cluster_text: str,
+    cluster_name: str,
+    trace_text: str,
+    trace_name: str,
+    windows: int | Sequence[Sequence[int]] | None = None,
+    window: int | None = None,
 ) -> Instance:
     """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault.
-    ``window``: keep only the jobs arriving in [start, end), as ``cut_window`` does."""
+    ``windows``, ``window``: keep only window number ``window`` of the trace cut as
+    ``scheduling.repeat.window_cases`` cuts it (K windows of equal job counts, or arrival-slot ranges),
+    its arrivals shifted to start at slot 0."""
     cluster = loaders.parse_cluster(cluster_text, cluster_name)
     instance = Instance(cluster, loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name)))
-    return instance if window is None else cut_window(instance, window[0], window[1], trace_name)
-
-
-def cut_window(instance: Instance, start: int, end: int, label: str = "trace") -> Instance:
-    """The jobs arriving in slots [start, end), their arrivals shifted so the window starts at slot 0
-    (every other time of a job, such as a utility target, is relative to its arrival). InputError if
-    the window holds no job."""
-    jobs = tuple(replace(j, arrival=j.arrival - start) for j in instance.jobs if start <= j.arrival < end)
-    if not jobs:
-        raise InputError(f"no job arrives in the window [{start}, {end})", file=label, field="window")
-    return Instance(instance.cluster, jobs)
-
-
-def even_windows(arrivals: Sequence[int], k: int, label: str = "trace") -> list[tuple[int, int]]:
-    """``k`` consecutive windows [start, end) of arrival slots holding about len(arrivals) / k jobs
-    each: window i starts at the arrival of job i * n // k (in arrival order) and the last ends after
-    the last arrival. Jobs arriving in the same slot stay together, so counts can differ a little.
-    InputError when the trace cannot be cut so (fewer distinct arrival slots than windows)."""
-    slots = sorted(arrivals)
-    n = len(slots)
-    if k < 1:
-        raise InputError("the number of windows must be at least 1", file=label, field="windows")
-    starts = [slots[i * n // k] for i in range(k)] if n else []
-    bounds = [*starts, slots[-1] + 1] if n else []
-    windows = list(itertools.pairwise(bounds))
-    if n < k or any(a >= b for a, b in windows):
-        raise InputError(
-            f"{n} jobs in {len(set(slots))} distinct arrival slots cannot be cut into {k} windows",
-            file=label,
-            field="windows",
-        )
-    return windows
+    if windows is None or window is None:
+        return instance
+    spec = windows if isinstance(windows, int) else [(int(a), int(b)) for a, b in windows]
+    return repeat.window_cases(instance, spec, [0])[window].instance
