@@ -258,3 +258,50 @@ def test_an_experiment_without_repetitions_has_no_such_tab_or_export(client, don
     page = client.get(done_experiment.get_absolute_url()).content.decode()
     assert 'data-tab="repetitions"' not in page
     assert client.get(done_experiment.get_absolute_url() + "repetitions.csv").status_code == 404
+
+
+def test_a_sweep_repeated_over_seeds_draws_the_mean_with_a_ci_band_against_the_swept_value(
+    client, django_capture_on_commit_callbacks
+):
+    data = preset_data(mode="sweep", sweep_param="workers_max", sweep_values="1, 4", repeat="seeds", repeat_seeds="3")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, data)
+    exp = Experiment.objects.get()
+    assert exp.runs.count() == 12 and {r.status for r in exp.runs.all()} == {"done"}
+    response = client.get(exp.get_absolute_url() + "?metric=avg_jct")
+    variants = response.context["rep_variants"]
+    assert variants == ["fifo workers_max=1", "fifo workers_max=4", "srtf workers_max=1", "srtf workers_max=4"]
+    sweep = response.context["figures"][-1]["figure"]
+    assert sweep["layout"]["title"]["text"] == "average JCT (slots) against workers_max (mean, 95% CI over repetitions)"
+    lines = {t["name"]: t for t in sweep["data"] if "name" in t}
+    assert set(lines) == {"fifo", "srtf"} and lines["fifo"]["x"] == [1, 4]
+    fifo_1 = [r.metrics["avg_jct"] for r in exp.runs.filter(algorithm="fifo") if r.params["workers_max"] == 1]
+    assert lines["fifo"]["y"][0] == pytest.approx(sum(fifo_1) / 3)
+    assert len([t for t in sweep["data"] if t.get("fill") == "tonexty"]) == 2  # a band per line
+    assert "against workers_max" not in " ".join(  # the summary tab leaves the repeated sweep to this tab
+        f["figure"]["layout"]["title"]["text"]
+        for f in client.get(exp.get_absolute_url() + "?tab=summary").context["figures"]
+    )
+
+
+@pytest.mark.slow
+def test_a_figure_exports_as_svg_and_png_through_kaleido_and_chromium(client, repeated):
+    base = repeated.get_absolute_url()
+    svg = client.get(base + "repetitions-figure.svg?figure=1")
+    assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
+    assert svg.content.startswith(b"<svg") and b"JCT distribution pooled over repetitions" in svg.content
+    png = client.get(base + "repetitions-figure.png?figure=0&reference=srtf")
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG\r\n\x1a\n")
+    assert client.get(base + "repetitions-figure.svg?figure=9").status_code == 404
+
+
+def test_without_a_usable_chromium_the_image_export_says_to_take_the_html(client, repeated, monkeypatch):
+    import plotly.io as pio
+
+    def no_browser(*args, **kwargs):
+        raise RuntimeError("no Chrome found")
+
+    monkeypatch.setattr(pio, "to_image", no_browser)
+    response = client.get(repeated.get_absolute_url() + "repetitions-figure.png?figure=0")
+    assert response.status_code == 503
+    assert "Download the figures as HTML instead" in response.content.decode()
