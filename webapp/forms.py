@@ -240,7 +240,7 @@ class ExperimentForm(forms.Form):
         preset = data.get("source") == Experiment.Source.PRESET
         described = repetitions.describe(over, seeds, cut, spans, preset)
         total = len(self.chosen) * repetitions.count(described)
-        if total > MAX_RUNS:
+        if described and total > MAX_RUNS:  # without repetitions ``_runs`` has checked the count
             self.add_error(None, f"{total} runs ({len(self.chosen)} x {repetitions.count(described)} "
                            f"repetitions): an experiment may have at most {MAX_RUNS}")  # fmt: skip
         return described
