@@ -367,7 +367,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else Path("runs") / "reproduce" / fig.name
     _out_folder(out)
 
-    def show(point: str, row: repeat.Row) -> None:
+    def show(point: str, row: repeat.Row, _doc: dict[str, Any]) -> None:
         print(
             f"{point} {row.case.key} {row.label}: {fig.metric}={row.metrics.get(fig.metric)}",
             file=sys.stderr,

@@ -81,7 +81,9 @@ class FigureRun:
 # ---- instance builders ------------------------------------------------------------------------
 
 
-def _preset(name: str, jobs: int, size: float = 1.0) -> Builder:
+def preset_builder(name: str, jobs: int, size: float = 1.0) -> Builder:
+    """seed -> the preset's instance with ``jobs`` jobs at cluster scale ``size``."""
+
     def build(seed: int) -> Instance:
         return repeat.preset_instance(name, jobs, seed, size)
 
@@ -104,27 +106,42 @@ def _single_gpu_share(share: float | None) -> Iterator[None]:
         module.ASRPT_GPU_SHARES = original
 
 
-def asrpt_window(jobs: int, seed: int, size: float = 1.0, share: float | None = None) -> Instance:
-    """A-SRPT's setting (bench/asrpt_figures.py): the asrpt preset with ``jobs`` history jobs then
-    ``jobs`` window jobs; a random forest fitted on the history predicts the window's iterations
-    (out of sample, no look-ahead: DESIGN section 9), and the window alone is simulated with those
-    predictions (``predictor=trace``)."""
+def asrpt_window(
+    jobs: int,
+    seed: int,
+    size: float = 1.0,
+    share: float | None = None,
+    nic_gbps: float | None = None,
+    predictor: str = "random-forest",
+) -> tuple[Instance, float | None]:
+    """A-SRPT's setting (Sec. V-B-2): the asrpt preset with ``jobs`` history jobs then ``jobs``
+    window jobs; ``predictor`` fitted on the history predicts the window's iterations (out of
+    sample, no look-ahead: DESIGN section 9), and the window alone is simulated with those
+    predictions (``predictor=trace``). ``share``: share of single-GPU job groups (Fig. 7);
+    ``nic_gbps``: every server's NIC bandwidth (Fig. 8). Returns the instance and the predictor's
+    mean absolute error on the window (iterations)."""
     from scheduling.algorithms.asrpt.predictors import predict
 
     with _single_gpu_share(share):
         files = presets.build("asrpt", jobs=2 * jobs, seed=seed, size=size)
-    cluster = parse_cluster(files.cluster, "cluster.json")
+    cluster_doc = json.loads(files.cluster)
+    if nic_gbps is not None:
+        for server in cluster_doc["servers"]:
+            server["nic_bw_gbps"] = nic_gbps
+    cluster = parse_cluster(json.dumps(cluster_doc), "cluster.json")
     rows: list[dict[str, Any]] = json.loads(files.trace)
     every = parse_trace(files.trace, cluster, "trace.json", "json")
     half = len(rows) // 2
-    pred = predict(every, "random-forest", half / len(rows), np.random.default_rng(seed))
+    pred = predict(every, predictor, half / len(rows), np.random.default_rng(seed))
     win = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[half:]]
-    return Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
+    instance = Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
+    error = pred.errors(instance.jobs)["mean_abs_error"]
+    return instance, None if error is None else float(error)
 
 
 def _asrpt(jobs: int, size: float) -> Builder:
     def build(seed: int) -> Instance:
-        return asrpt_window(jobs, seed, size)
+        return asrpt_window(jobs, seed, size)[0]
 
     return build
 
@@ -159,7 +176,7 @@ FIGURES: dict[str, Figure] = {
             algorithms=_ZHOU_ALGOS,
             reference="zhou",
             claimed_best="zhou",
-            points=(("40 jobs", _preset("zhou-ps", 40)),),
+            points=(("40 jobs", preset_builder("zhou-ps", 40)),),
             x_label="setting",
             paper_claim=_ZHOU_CLAIM + " (PS).",
             paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
@@ -177,7 +194,7 @@ FIGURES: dict[str, Figure] = {
             algorithms=_ZHOU_ALGOS,
             reference="zhou",
             claimed_best="zhou",
-            points=(("40 jobs", _preset("zhou-allreduce", 40)),),
+            points=(("40 jobs", preset_builder("zhou-allreduce", 40)),),
             x_label="setting",
             paper_claim=_ZHOU_CLAIM + " (all-reduce).",
             paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
@@ -202,7 +219,7 @@ FIGURES: dict[str, Figure] = {
             ),
             reference="oasis",
             claimed_best="oasis",
-            points=(("60 jobs", _preset("oasis", 60)),),
+            points=(("60 jobs", preset_builder("oasis", 60)),),
             x_label="setting",
             paper_claim="OASiS achieves the highest total utility, well above FIFO, DRF, RRH and Dorm, "
             "at every job count.",
@@ -227,7 +244,7 @@ FIGURES: dict[str, Figure] = {
             ),
             reference="srtf",
             claimed_best="edge-cloud",
-            points=(("300 jobs", _preset("edge-cloud", 300)),),
+            points=(("300 jobs", preset_builder("edge-cloud", 300)),),
             x_label="setting",
             paper_claim="A_online has the lowest total JCT, up to 30-50% below the baselines; A_online-E is "
             "below SRTF and Tiresias-L.",
@@ -279,7 +296,9 @@ def listing() -> list[dict[str, Any]]:
 
 
 def run_figure(
-    fig: Figure, seeds: Sequence[int], progress: Callable[[str, repeat.Row], None] | None = None
+    fig: Figure,
+    seeds: Sequence[int],
+    progress: Callable[[str, repeat.Row, dict[str, Any]], None] | None = None,
 ) -> FigureRun:
     """Every algorithm on every (point, seed), then the statistics per point."""
     t0 = time.perf_counter()
@@ -289,9 +308,9 @@ def run_figure(
         cases = [repeat.Case(f"seed={s}", s, None, build(s)) for s in seeds]
         inputs[label] = {str(c.seed): provenance.inputs(c.instance) for c in cases}
 
-        def report(row: repeat.Row, _doc: dict[str, Any], point: str = label) -> None:
+        def report(row: repeat.Row, doc: dict[str, Any], point: str = label) -> None:
             if progress is not None:
-                progress(point, row)
+                progress(point, row, doc)
 
         rows = repeat.run(cases, fig.algorithms, progress=report)
         table = repeat.table(rows, fig.metric)
@@ -316,6 +335,13 @@ def claim_holds(point: PointResult, fig: Figure) -> str:
     return f"no: {point.report.best_note}"
 
 
+def seed_text(seeds: Sequence[int]) -> str:
+    """ "0-9" for a run of consecutive seeds, else "0, 3, 5"."""
+    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
 def markdown(run: FigureRun) -> str:
     fig = run.figure
     seeds = run.seeds
@@ -323,7 +349,7 @@ def markdown(run: FigureRun) -> str:
     lines = [
         f"### {fig.paper} {fig.figure}: {fig.title}",
         "",
-        f"Setting: {fig.setting}. Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}; trace seed = algorithm seed). "
+        f"Setting: {fig.setting}. Seeds {seed_text(seeds)} ({len(seeds)}; trace seed = algorithm seed). "
         f"Metric: {fig.metric} ({fig.unit}; {side} is better). Median and mean with 95% bootstrap CIs; "
         f"paired median difference against {fig.reference} per seed with its 95% CI; W/T/L = wins/ties/losses "
         "against the reference (tie within 0.1%); docs/statistics.md.",

@@ -26,7 +26,7 @@ def small_figure(**changes):
         algorithms=(("fifo", "fifo", {}), ("srtf", "srtf", {})),
         reference="fifo",
         claimed_best="srtf",
-        points=(("8 jobs", reproduce._preset("demo", 8)),),
+        points=(("8 jobs", reproduce.preset_builder("demo", 8)),),
         x_label="jobs",
         paper_claim="SRTF beats FIFO.",
         paper_values={"srtf": "0.7 x fifo"},
