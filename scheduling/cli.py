@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run several algorithms on one instance, or repeated over seeds or trace windows",
         description="Without --seeds, --windows and --preset: one run per algorithm on --cluster/--trace "
         "(DIR/<algorithm>.json, DIR/summary.csv). With them: a repetition experiment (docs/statistics.md): "
-        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95%% CIs, "
+        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95% CIs, "
         "paired differences against --reference with win/tie/loss counts), DIR/jct_cdf.csv, DIR/results/.",
     )
     c.add_argument("--cluster", type=Path, help="cluster spec (or --preset)")

@@ -351,8 +351,8 @@ def markdown(run: FigureRun) -> str:
         "",
         f"Setting: {fig.setting}. Seeds {seed_text(seeds)} ({len(seeds)}; trace seed = algorithm seed). "
         f"Metric: {fig.metric} ({fig.unit}; {side} is better). Median and mean with 95% bootstrap CIs; "
-        f"paired median difference against {fig.reference} per seed with its 95% CI; W/T/L = wins/ties/losses "
-        "against the reference (tie within 0.1%); docs/statistics.md.",
+        f"paired median difference (algorithm - {fig.reference}) per seed with its 95% CI; W/T/L = the "
+        f"algorithm's wins/ties/losses against {fig.reference} (tie within 0.1%); docs/statistics.md.",
         "",
         f"Paper: {fig.paper_claim}",
         "",
