@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from scheduling import api, importers, presets, provenance, registry, repeat, results
+from scheduling import api, importers, presets, provenance, registry, repeat, reproduce, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.loaders import MAX_SLOTS
 from scheduling.model import Instance
@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run several algorithms on one instance, or repeated over seeds or trace windows",
         description="Without --seeds, --windows and --preset: one run per algorithm on --cluster/--trace "
         "(DIR/<algorithm>.json, DIR/summary.csv). With them: a repetition experiment (docs/statistics.md): "
-        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95%% CIs, "
+        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95% CIs, "
         "paired differences against --reference with win/tie/loss counts), DIR/jct_cdf.csv, DIR/results/.",
     )
     c.add_argument("--cluster", type=Path, help="cluster spec (or --preset)")
@@ -122,6 +122,18 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     c.add_argument("--out", required=True, type=Path)
     c.set_defaults(handler=cmd_compare)
+
+    r = sub.add_parser(
+        "reproduce",
+        help="rerun a paper figure over seeds, with 95%% CIs beside the paper's numbers",
+        description="Writes runs.csv, summary.csv, table.md, figure.html and provenance.json to --out "
+        "(default runs/reproduce/FIGURE); docs/statistics.md.",
+    )
+    r.add_argument("figure", nargs="?", choices=sorted(reproduce.FIGURES), metavar="FIGURE")
+    r.add_argument("--list", action="store_true", help="list the reproducible figures")
+    r.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
+    r.add_argument("--out", type=Path, default=None)
+    r.set_defaults(handler=cmd_reproduce)
 
     k = sub.add_parser("check", help="validate a result file against its cluster and trace")
     _instance_args(k)
@@ -339,6 +351,35 @@ def _compare_repeated(
         repeat.write_summary(reports, args.out / "stats.csv")
         repeat.write_cdfs(repeat.jct_cdfs(rows), args.out / "jct_cdf.csv")
     print(repeat.format_reports(reports))
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.list:
+        for f in reproduce.listing():
+            cost = f"{f['default_seeds']} seeds, ~{f['minutes']:g} min"
+            print(f"{f['name']:12} {f['paper']} {f['figure']}: {f['title']} ({cost})")
+        return 0
+    if args.figure is None:
+        raise InputError("name a figure (reproduce --list shows them)", field="FIGURE")
+    fig = reproduce.FIGURES[args.figure]
+    seeds = reproduce.seeds_of(args.seeds, fig)
+    out = args.out if args.out is not None else Path("runs") / "reproduce" / fig.name
+    _out_folder(out)
+
+    def show(point: str, row: repeat.Row, _doc: dict[str, Any]) -> None:
+        print(
+            f"{point} {row.case.key} {row.label}: {fig.metric}={row.metrics.get(fig.metric)}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    run = reproduce.run_figure(fig, seeds, progress=show)
+    with _writing(out):
+        written = reproduce.write(run, out)
+    print(reproduce.markdown(run))
+    for path in written:
+        print(path)
     return 0
 
 

@@ -24,7 +24,8 @@ API
     otherwise a **win** when ``a`` is better than ``b`` in the metric's direction, else a **loss**.
     ``Paired.verdict`` is ``"better"`` or ``"worse"`` only when the CI of the difference (of the
     statistic named by ``verdict_on``, default the median) excludes 0; otherwise
-    ``"no clear difference"``, or ``"insufficient data"`` with fewer than 2 pairs.
+    ``"no clear difference"``, or ``"insufficient data"`` with fewer than ``min_pairs`` pairs
+    (default 6, ``MIN_PAIRS``: with fewer, a bootstrap interval is about the range of the data).
 
 ``compare(table, *, reference, metric, ...) -> MetricReport``
     ``table`` maps algorithm -> {seed: value}. Summarises every algorithm, pairs every other
@@ -74,6 +75,9 @@ N_RESAMPLES = 9999
 SEED = 0
 TIE_REL = 1e-3
 TIE_ABS = 1e-9
+MIN_PAIRS = 6
+"""Fewest pairs for a verdict. Below it a bootstrap interval is little more than the range of the
+differences: with 5 pairs of one sign it excludes 0, while a sign test of 5 out of 5 has p = 0.06."""
 
 LOWER_IS_BETTER = frozenset(
     {
@@ -268,6 +272,7 @@ def paired(
     tie_rel: float = TIE_REL,
     tie_abs: float = TIE_ABS,
     verdict_on: Statistic = "median",
+    min_pairs: int = MIN_PAIRS,
     confidence: float = CONFIDENCE,
     seed: int = SEED,
     n_resamples: int = N_RESAMPLES,
@@ -293,6 +298,8 @@ def paired(
     note = ""
     if deciding is None:
         verdict, note = "insufficient data", "n < 2: no interval"
+    elif n < min_pairs:
+        verdict, note = "insufficient data", f"{n} pairs: a verdict needs at least {min_pairs}"
     elif not deciding.excludes_zero():
         verdict = "no clear difference"
     else:
@@ -330,6 +337,7 @@ def compare(
     tie_rel: float = TIE_REL,
     tie_abs: float = TIE_ABS,
     verdict_on: Statistic = "median",
+    min_pairs: int = MIN_PAIRS,
     confidence: float = CONFIDENCE,
     seed: int = SEED,
     n_resamples: int = N_RESAMPLES,
@@ -339,7 +347,14 @@ def compare(
         raise ValueError(f"reference algorithm {reference!r} is not among {', '.join(table)}")
     side = better or direction(metric)
     kw: dict[str, Any] = {"confidence": confidence, "seed": seed, "n_resamples": n_resamples}
-    pkw: dict[str, Any] = {**kw, "better": side, "tie_rel": tie_rel, "tie_abs": tie_abs, "verdict_on": verdict_on}
+    pkw: dict[str, Any] = {
+        **kw,
+        "better": side,
+        "tie_rel": tie_rel,
+        "tie_abs": tie_abs,
+        "verdict_on": verdict_on,
+        "min_pairs": min_pairs,
+    }
     summaries = {alg: summarize(list(vals.values()), **kw) for alg, vals in table.items()}
     pairs = {alg: paired(*_aligned(vals, table[reference]), **pkw) for alg, vals in table.items() if alg != reference}
     best, best_note = _best(table, summaries, side, pkw)

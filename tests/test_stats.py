@@ -212,3 +212,11 @@ def test_a_long_cdf_is_evaluated_on_a_bounded_grid():
     rng = np.random.default_rng(3)
     c = stats.jct_cdf([rng.exponential(10.0, 500).tolist() for _ in range(4)], grid_points=50)
     assert len(c.x) <= 50 and c.cdf[-1] == pytest.approx(1.0)
+
+
+def test_five_pairs_of_one_sign_are_too_few_for_a_verdict_and_six_are_enough():
+    ref = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0]
+    alg = [v - 1.0 - 0.1 * i for i, v in enumerate(ref)]
+    five = stats.paired(alg[:5], ref[:5], better="lower")
+    assert five.median_ci.high < 0 and five.verdict == "insufficient data" and "at least 6" in five.note
+    assert stats.paired(alg, ref, better="lower").verdict == "better"
