@@ -5,7 +5,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from webapp import api, repetition_views, views
+from webapp import api, repetition_views, reproduction_views, views
 
 
 def experiment_routes(prefix: str, detail: object, status: object, name: str) -> list:  # type: ignore[type-arg]
@@ -52,6 +52,9 @@ urlpatterns = [
     path("experiments/<int:pk>/delete/", views.experiment_delete, name="experiment-delete"),
     *experiment_routes("s/<str:token>/", views.shared_detail, views.shared_status, "shared"),
     path("runs/<int:pk>/result.json", views.run_result, name="run-result"),
+    path("reproductions/", reproduction_views.reproduction_list, name="reproductions"),
+    path("reproductions/<str:name>/start/", reproduction_views.reproduction_start, name="reproduction-start"),
+    path("reproductions/<str:name>/<str:filename>", reproduction_views.reproduction_file, name="reproduction-file"),
     path("datasets/", views.dataset_list, name="datasets"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset"),
     path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset-delete"),

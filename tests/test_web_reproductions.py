@@ -1,0 +1,91 @@
+"""The reproductions page: one entry per figure of scheduling.reproduce.FIGURES; a run goes to the
+reproduce task (run inline here, on a small made-up figure) and its table, CSVs and figure show."""
+
+import pytest
+from django.urls import reverse
+
+from scheduling import reproduce
+from workers import reproductions as task
+
+pytestmark = [pytest.mark.django_db]
+
+SMALL = reproduce.Figure(
+    name="test-demo",
+    paper="Test",
+    figure="Fig. 0",
+    title="average JCT on the demo preset",
+    setting="preset demo, 6 jobs",
+    metric="avg_jct",
+    scale=1.0,
+    unit="slots",
+    algorithms=(("fifo", "fifo", {}), ("srtf", "srtf", {})),
+    reference="fifo",
+    claimed_best="srtf",
+    points=(("6 jobs", reproduce.preset_builder("demo", 6)),),
+    x_label="setting",
+    paper_claim="srtf is best",
+    default_seeds=3,
+)
+
+
+@pytest.fixture
+def client(auth_client):
+    return auth_client
+
+
+@pytest.fixture
+def inline_reproduce(settings, tmp_path, monkeypatch):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setitem(reproduce.FIGURES, SMALL.name, SMALL)
+    sent = []
+
+    def send(name, seeds, out):
+        sent.append((name, seeds))
+        task.reproduce_figure.apply((name, seeds, str(out)))
+
+    monkeypatch.setattr(task, "send", send)
+    return sent
+
+
+def test_the_page_lists_every_reproducible_figure_with_a_button(client):
+    page = client.get(reverse("reproductions")).content.decode()
+    for name in reproduce.FIGURES:
+        assert f'id="reproduction-{name}"' in page
+        assert reverse("reproduction-start", args=[name]) in page
+    assert "Zhou et al. (TCC&#x27;23) Fig. 2" in page or "Zhou et al. (TCC'23) Fig. 2" in page
+
+
+def test_a_reproduction_runs_on_the_worker_and_its_table_and_figure_show(client, inline_reproduce):
+    response = client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
+    assert response.status_code == 302
+    assert inline_reproduce == [("test-demo", [0, 1, 2])]
+    page = client.get(reverse("reproductions")).content.decode()
+    section = page.split('id="reproduction-test-demo"')[1].split("</section>")[0]
+    assert 'id="reproduction-test-demo" data-status="done"' in page
+    assert "Latest run over 3 seeds" in section and "| fifo |" in section and "W/T/L" in section
+    assert "Claim holds across seeds" in section
+    summary = client.get(reverse("reproduction-file", args=["test-demo", "summary.csv"]))
+    assert summary.status_code == 200 and b"srtf" in b"".join(summary.streaming_content)
+    figure = client.get(reverse("reproduction-file", args=["test-demo", "figure.html"]))
+    assert figure.status_code == 200 and figure["X-Frame-Options"] == "SAMEORIGIN"
+    assert client.get(reverse("reproduction-file", args=["test-demo", "plotly.min.js"])).status_code == 200
+
+
+def test_bad_seeds_unknown_figures_and_other_files_are_refused(client, inline_reproduce):
+    response = client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": "x"}, follow=True)
+    assert "seeds: &#x27;x&#x27; is not a seed" in response.content.decode()
+    response = client.post(reverse("reproduction-start", args=["nope"]), follow=True)
+    assert "unknown figure" in response.content.decode()
+    assert inline_reproduce == []
+    assert client.get(reverse("reproduction-file", args=["test-demo", "started.json"])).status_code == 404
+    assert client.get(reverse("reproduction-file", args=["nope", "table.md"])).status_code == 404
+
+
+def test_a_failed_reproduction_shows_its_reason(client, inline_reproduce, monkeypatch):
+    def broken(fig, seeds, progress=None):
+        raise reproduce.InputError("the preset cannot be built", field="jobs")
+
+    monkeypatch.setattr(reproduce, "run_figure", broken)
+    client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": "2"})
+    page = client.get(reverse("reproductions")).content.decode()
+    assert "Failed: InputError: field &#x27;jobs&#x27;: the preset cannot be built" in page

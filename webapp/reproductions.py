@@ -1,0 +1,91 @@
+"""The reproductions page: one entry per paper figure ``scheduling.reproduce.FIGURES`` lists, run by
+the ``workers.reproduce_figure`` Celery task into a folder per figure under
+``MEDIA_ROOT/reproductions/`` (docs/architecture.md, "Reproductions"). The folder is the record: its
+files say whether the latest run is running, done or failed, and hold its table and figure. A new
+run of a figure replaces the previous one's files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from kombu.exceptions import OperationalError
+
+from scheduling import reproduce
+from scheduling.errors import InputError
+from workers import reproductions as task
+
+# Files a reproduction writes that the page serves, with their content types.
+FILES = {
+    "table.md": "text/markdown; charset=utf-8",
+    "summary.csv": "text/csv; charset=utf-8",
+    "runs.csv": "text/csv; charset=utf-8",
+    "provenance.json": "application/json",
+    "figure.html": "text/html; charset=utf-8",
+    "plotly.min.js": "text/javascript; charset=utf-8",
+}
+
+
+def folder(name: str) -> Path:
+    return Path(settings.MEDIA_ROOT) / "reproductions" / name
+
+
+def state(name: str) -> dict[str, Any]:
+    """The latest run of a figure: {"status": none|running|done|failed|lost, "started", "seeds", ...}."""
+    f = folder(name)
+    started = f / "started.json"
+    if not started.exists():
+        return {"status": "none"}
+    info: dict[str, Any] = json.loads(started.read_text(encoding="utf-8"))
+    if (f / "table.md").exists():
+        return {**info, "status": "done", "table": (f / "table.md").read_text(encoding="utf-8"),
+                "figure": (f / "figure.html").exists()}  # fmt: skip
+    if (f / "error.txt").exists():
+        return {**info, "status": "failed", "error": (f / "error.txt").read_text(encoding="utf-8").strip()}
+    if time.time() - info["at"] > settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE:
+        return {**info, "status": "lost"}  # the worker stopped: it may be started again
+    return {**info, "status": "running"}
+
+
+def entries() -> list[dict[str, Any]]:
+    """Every reproducible figure with its latest run."""
+    return [{**item, "run": state(item["name"])} for item in reproduce.listing()]
+
+
+def start(name: str, seeds_text: str) -> str:
+    """Queue a reproduction of figure ``name``; a message for the user (why it did not start, or
+    what started)."""
+    fig = reproduce.FIGURES.get(name)
+    if fig is None:
+        return f"unknown figure {name!r}"
+    if state(name)["status"] == "running":
+        return f"{name} is already running: wait for it to finish"
+    try:
+        seeds = reproduce.seeds_of(seeds_text.strip() or None, fig)
+    except InputError as exc:
+        return f"seeds: {exc.problem}"
+    if len(seeds) > 100:
+        return "seeds: at most 100"
+    f = folder(name)
+    if f.exists():
+        shutil.rmtree(f)
+    f.mkdir(parents=True)
+    (f / "started.json").write_text(json.dumps({"at": time.time(), "seeds": seeds}), encoding="utf-8")
+    try:
+        task.send(name, seeds, f)
+    except OperationalError:
+        shutil.rmtree(f)
+        return "the task queue cannot be reached: try again later"
+    return f"{name} started over {len(seeds)} seeds (about {fig.minutes:g} min at {fig.default_seeds} seeds)"
+
+
+def file_path(name: str, filename: str) -> Path | None:
+    """A file of a figure's latest run the page may serve, or None."""
+    if name not in reproduce.FIGURES or filename not in FILES:
+        return None
+    path = folder(name) / filename
+    return path if path.is_file() else None
