@@ -305,3 +305,23 @@ def test_without_a_usable_chromium_the_image_export_says_to_take_the_html(client
     response = client.get(repeated.get_absolute_url() + "repetitions-figure.png?figure=0")
     assert response.status_code == 503
     assert "Download the figures as HTML instead" in response.content.decode()
+
+
+def test_a_rerun_repeats_the_same_repetitions_and_the_zip_holds_the_per_repetition_table(
+    client, repeated, django_capture_on_commit_callbacks
+):
+    import io
+    import zipfile
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("experiment-rerun", args=[repeated.pk]))
+    again = Experiment.objects.exclude(pk=repeated.pk).get()
+    assert response.url == again.get_absolute_url() and again.repetition == repeated.repetition
+
+    def runs(exp):
+        return [(r.algorithm, r.repetition, r.seed) for r in exp.runs.all()]
+
+    assert runs(again) == runs(repeated) and len(runs(again)) == 18
+    archive = zipfile.ZipFile(io.BytesIO(client.get(repeated.get_absolute_url() + "export.zip").content))
+    table = archive.read("repetitions.csv").decode()
+    assert table.startswith("variant,algorithm,") and len(table.splitlines()) == 19

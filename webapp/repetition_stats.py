@@ -9,10 +9,14 @@ paired: the differences against the reference variant are taken repetition by re
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from django.core.cache import cache
 
 from scheduling import stats
 from webapp import repetitions
@@ -26,6 +30,8 @@ from webapp.runstore import decode_result
 METRICS: tuple[tuple[str, str], ...] = (
     ("avg_jct", "average JCT (slots)"),
     ("avg_wait", "average wait (slots)"),
+    ("total_jct", "total JCT (slots)"),
+    ("total_weighted_completion", "Σ w·C (slots)"),
     ("total_weighted_jct", "Σ w·JCT (slots)"),
     ("makespan", "makespan (slots)"),
     ("completed", "completed jobs"),
@@ -98,14 +104,7 @@ def page(exp: Experiment, runs: Sequence[Run], query: Mapping[str, str]) -> dict
         return ctx
     reference = query.get("reference") if query.get("reference") in table else next(iter(table))
     metric = query.get("metric") if query.get("metric") in dict(metrics) else metrics[0][0]
-    reports = {
-        key: stats.compare(
-            {v: {i: metric_value(r.metrics or {}, key) for i, r in reps.items()} for v, reps in table.items()},
-            reference=reference,
-            metric=key,
-        )
-        for key, _ in metrics
-    }
+    reports = metric_reports(table, metrics, reference)
     ctx.update(
         rep_metrics=metrics,
         rep_metric=metric,
@@ -124,6 +123,25 @@ def page(exp: Experiment, runs: Sequence[Run], query: Mapping[str, str]) -> dict
         figures.append(_sweep_figure(exp, runs, metric, dict(metrics)[metric]))
     ctx["rep_figures"] = [f for f in figures if f is not None]
     return ctx
+
+
+def metric_reports(
+    table: Mapping[str, Mapping[int, Run]], metrics: Sequence[tuple[str, str]], reference: str
+) -> dict[str, stats.MetricReport]:
+    """``stats.compare`` of every metric against ``reference``, kept in the cache under a digest of
+    its inputs (the values and the reference): the bootstraps take a fraction of a second per metric."""
+    values = {
+        key: {v: {i: metric_value(r.metrics or {}, key) for i, r in reps.items()} for v, reps in table.items()}
+        for key, _ in metrics
+    }
+    digest = hashlib.sha256(json.dumps([reference, list(values.items())], default=str).encode()).hexdigest()
+    cache_key = f"repstats:{digest}"
+    cached: dict[str, stats.MetricReport] | None = cache.get(cache_key)
+    if cached is not None:
+        return cached
+    reports = {key: stats.compare(by_variant, reference=reference, metric=key) for key, by_variant in values.items()}
+    cache.set(cache_key, reports, timeout=3600)
+    return reports
 
 
 def load(run: Run) -> dict[str, Any]:
@@ -256,14 +274,5 @@ def summary_json(exp: Experiment, runs: Sequence[Run], reference: str | None = N
         "repetition": exp.repetition,
         "variants": list(table),
         "reference": ref,
-        "metrics": {
-            key: asdict(
-                stats.compare(
-                    {v: {i: metric_value(r.metrics or {}, key) for i, r in reps.items()} for v, reps in table.items()},
-                    reference=ref,
-                    metric=key,
-                )
-            )
-            for key, _ in metrics
-        },
+        "metrics": {key: asdict(report) for key, report in metric_reports(table, metrics, ref).items()},
     }

@@ -575,6 +575,8 @@ def experiment_zip(exp: Experiment) -> bytes:
         z.writestr(f"inputs/{_safe(exp.cluster_name)}", exp.cluster_text)
         z.writestr(f"inputs/{_safe(exp.trace_name)}", exp.trace_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
+        if exp.repetition:
+            z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))
         for r in exp.runs.all():
             if r.status != Run.Status.DONE:
                 continue
