@@ -325,3 +325,9 @@ def test_a_rerun_repeats_the_same_repetitions_and_the_zip_holds_the_per_repetiti
     archive = zipfile.ZipFile(io.BytesIO(client.get(repeated.get_absolute_url() + "export.zip").content))
     table = archive.read("repetitions.csv").decode()
     assert table.startswith("variant,algorithm,") and len(table.splitlines()) == 19
+
+
+def test_the_summary_of_a_repeated_experiment_marks_no_single_run_best(client, repeated):
+    page = client.get(repeated.get_absolute_url() + "?tab=summary").content.decode()
+    table = page.split('id="metrics"')[1].split("</table>")[0]
+    assert 'class="best"' not in table and 'the <a href="?tab=repetitions">Repetitions</a> tab' in page
