@@ -89,3 +89,32 @@ def test_a_failed_reproduction_shows_its_reason(client, inline_reproduce, monkey
     client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": "2"})
     page = client.get(reverse("reproductions")).content.decode()
     assert "Failed: InputError: field &#x27;jobs&#x27;: the preset cannot be built" in page
+
+
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_preset_figure_launches_as_a_repeated_experiment_on_its_metric_and_reference(
+    client, inline_reproduce, django_capture_on_commit_callbacks
+):
+    from webapp.models import Experiment
+
+    assert 'action="/reproductions/test-demo/experiment/"' in client.get(reverse("reproductions")).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("reproduction-experiment", args=["test-demo"]))
+    exp = Experiment.objects.get()
+    assert response.url == f"{exp.get_absolute_url()}?tab=repetitions&metric=avg_jct&reference=fifo"
+    assert exp.preset == "demo" and exp.preset_options == {"jobs": 6, "seed": 0, "size": 1.0}
+    assert exp.repetition == {"over": "seeds", "seeds": [0, 1, 2], "trace_seeds": True}
+    assert [(r.algorithm, r.trace_seed, r.status) for r in exp.runs.all()][:2] == [
+        ("fifo", 0, "done"),
+        ("srtf", 0, "done"),
+    ]
+    page = client.get(response.url)
+    assert page.context["rep_reference"] == "fifo" and page.context["rep_metric"] == "avg_jct"
+
+
+def test_a_figure_not_drawn_on_a_preset_has_no_experiment_button(client):
+    from webapp.reproductions import preset_of
+
+    assert preset_of(reproduce.FIGURES["asrpt-fig6"]) is None
+    assert preset_of(reproduce.FIGURES["zhou-fig2"]) == ("zhou-ps", 40, 1.0)
+    assert client.post(reverse("reproduction-experiment", args=["asrpt-fig6"])).status_code == 404

@@ -2,10 +2,15 @@
 the ``workers.reproduce_figure`` Celery task into a folder per figure under
 ``MEDIA_ROOT/reproductions/`` (docs/architecture.md, "Reproductions"). The folder is the record: its
 files say whether the latest run is running, done or failed, and hold its table and figure. A new
-run of a figure replaces the previous one's files."""
+run of a figure replaces the previous one's files.
+
+A figure whose instances are a preset drawn per seed (``reproduce.preset_builder``) can also be
+launched as a dashboard experiment: the preset repeated over the figure's default seeds with its
+algorithms (``as_experiment``)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 import time
@@ -15,8 +20,11 @@ from typing import Any
 from django.conf import settings
 from kombu.exceptions import OperationalError
 
-from scheduling import reproduce
+from scheduling import presets, registry, reproduce
 from scheduling.errors import InputError
+from webapp import repetitions
+from webapp.models import Experiment
+from webapp.services import Inputs, Submission
 from workers import reproductions as task
 
 # Files a reproduction writes that the page serves, with their content types.
@@ -52,8 +60,46 @@ def state(name: str) -> dict[str, Any]:
 
 
 def entries() -> list[dict[str, Any]]:
-    """Every reproducible figure with its latest run."""
-    return [{**item, "run": state(item["name"])} for item in reproduce.listing()]
+    """Every reproducible figure with its latest run and whether it can be launched as an experiment."""
+    return [
+        {**item, "run": state(item["name"]), "experiment": preset_of(reproduce.FIGURES[item["name"]]) is not None}
+        for item in reproduce.listing()
+    ]
+
+
+def preset_of(fig: reproduce.Figure) -> tuple[str, int, float] | None:
+    """(preset, jobs, size) when the figure's one x-axis point draws a preset per seed (a builder made
+    by ``reproduce.preset_builder``, whose arguments its closure holds); None otherwise."""
+    if len(fig.points) != 1:
+        return None
+    build = fig.points[0][1]
+    if getattr(build, "__qualname__", "") != "preset_builder.<locals>.build":
+        return None
+    held = inspect.getclosurevars(build).nonlocals
+    if held.get("name") not in presets.PRESETS:
+        return None
+    return str(held["name"]), int(held["jobs"]), float(held.get("size", 1.0))
+
+
+def as_experiment(fig: reproduce.Figure) -> Submission | None:
+    """The figure as a repeated dashboard experiment: its preset (trace seed = algorithm seed, as
+    ``reproduce`` runs it) over its default seeds, every algorithm with its parameters."""
+    found = preset_of(fig)
+    if found is None:
+        return None
+    name, jobs, size = found
+    files = presets.build(name, jobs=jobs, seed=0, size=size)
+    inputs = Inputs(Experiment.Source.PRESET, "cluster.json", files.cluster, files.trace_name, files.trace, name,
+                    {"jobs": jobs, "seed": 0, "size": size})  # fmt: skip
+    runs = [(algorithm, registry.get(algorithm).parse_params(dict(params))) for _, algorithm, params in fig.algorithms]
+    seeds = list(range(fig.default_seeds))
+    return Submission(
+        name=f"{fig.paper} {fig.figure}: {fig.title} (reproduction, {len(seeds)} seeds)",
+        inputs=inputs,
+        runs=runs,
+        seed=0,
+        repetition=repetitions.describe(repetitions.SEEDS, seeds, None, [], preset=True),
+    )
 
 
 def start(name: str, seeds_text: str) -> str:

@@ -54,6 +54,11 @@ urlpatterns = [
     path("runs/<int:pk>/result.json", views.run_result, name="run-result"),
     path("reproductions/", reproduction_views.reproduction_list, name="reproductions"),
     path("reproductions/<str:name>/start/", reproduction_views.reproduction_start, name="reproduction-start"),
+    path(
+        "reproductions/<str:name>/experiment/",
+        reproduction_views.reproduction_experiment,
+        name="reproduction-experiment",
+    ),
     path("reproductions/<str:name>/<str:filename>", reproduction_views.reproduction_file, name="reproduction-file"),
     path("datasets/", views.dataset_list, name="datasets"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset"),
