@@ -331,3 +331,13 @@ def test_the_summary_of_a_repeated_experiment_marks_no_single_run_best(client, r
     page = client.get(repeated.get_absolute_url() + "?tab=summary").content.decode()
     table = page.split('id="metrics"')[1].split("</table>")[0]
     assert 'class="best"' not in table and 'the <a href="?tab=repetitions">Repetitions</a> tab' in page
+
+
+def test_the_pooled_cdf_is_left_out_with_a_note_beyond_the_jobs_a_page_pools(client, repeated, monkeypatch):
+    from webapp import repetition_stats
+
+    monkeypatch.setattr(repetition_stats, "MAX_POOLED_JOBS", 53)  # 18 runs of 3 jobs: 54
+    response = client.get(repeated.get_absolute_url())
+    titles = [f["figure"]["layout"]["title"]["text"] for f in response.context["figures"]]
+    assert not any("JCT distribution" in t for t in titles)
+    assert "its 54 jobs are more than the 53 a page pools" in response.content.decode()
