@@ -319,7 +319,10 @@ def write_cdfs(cdfs: Mapping[str, stats.CdfBand], path: Path) -> None:
 
 
 def fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
+    """4 significant digits; large values as whole numbers with thousands separators (no exponent)."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def fmt_ci(ci: stats.Interval | None) -> str:

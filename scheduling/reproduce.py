@@ -319,7 +319,7 @@ def run_figure(
 
 
 def _shown(value: float | None, scale: float) -> str:
-    return "-" if value is None else f"{value / scale:.4g}"
+    return "-" if value is None else repeat.fmt(value / scale)
 
 
 def _ci(ci: stats.Interval | None, scale: float) -> str:

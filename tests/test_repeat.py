@@ -177,3 +177,10 @@ def test_check_of_a_current_result_prints_no_note(files, tmp_path, capsys):
     capsys.readouterr()
     assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(result)]) == 0
     assert "note:" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(None, "-"), (12.3456, "12.35"), (0.001234, "0.001234"), (123456.7, "123,457")]
+)
+def test_table_numbers_keep_4_digits_without_exponents(value, text):
+    assert repeat.fmt(value) == text
