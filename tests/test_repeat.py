@@ -85,7 +85,7 @@ def test_compare_over_preset_seeds_writes_the_table_the_summary_and_a_readable_r
     assert float(srtf["median_ci_low"]) <= float(srtf["median"]) <= float(srtf["median_ci_high"])
     assert summary["avg_jct", "fifo"]["verdict"] == ""  # the reference is not paired with itself
     text = capsys.readouterr().out
-    assert "avg_jct (lower is better; 3 repetitions; differences vs fifo" in text
+    assert "avg_jct (lower is better; 3 repetitions; paired differences and ratios vs fifo" in text
     assert {r["algorithm"] for r in read_csv(out / "jct_cdf.csv")} == {"fifo", "srtf"}
 
 
