@@ -250,6 +250,9 @@ SUMMARY_COLUMNS = (
     "mean_diff",
     "mean_diff_ci_low",
     "mean_diff_ci_high",
+    "median_ratio",
+    "median_ratio_ci_low",
+    "median_ratio_ci_high",
     "wins",
     "ties",
     "losses",
@@ -288,6 +291,9 @@ def summary_rows(report: stats.MetricReport) -> list[dict[str, Any]]:
                 mean_diff=p.mean_diff,
                 mean_diff_ci_low=p.mean_ci.low if p.mean_ci else None,
                 mean_diff_ci_high=p.mean_ci.high if p.mean_ci else None,
+                median_ratio=p.median_ratio,
+                median_ratio_ci_low=p.median_ratio_ci.low if p.median_ratio_ci else None,
+                median_ratio_ci_high=p.median_ratio_ci.high if p.median_ratio_ci else None,
                 wins=p.wins,
                 ties=p.ties,
                 losses=p.losses,
@@ -319,7 +325,10 @@ def write_cdfs(cdfs: Mapping[str, stats.CdfBand], path: Path) -> None:
 
 
 def fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
+    """4 significant digits; large values as whole numbers with thousands separators (no exponent)."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def fmt_ci(ci: stats.Interval | None) -> str:
@@ -331,18 +340,28 @@ def format_report(report: stats.MetricReport) -> str:
     n_cases = max((s.n + s.excluded for s in report.summaries.values()), default=0)
     lines = [
         f"{report.metric} ({report.better} is better; {n_cases} repetitions; "
-        f"differences vs {report.reference}, 95% bootstrap CIs)"
+        f"paired differences and ratios vs {report.reference}, 95% bootstrap CIs)"
     ]
-    head = ("algorithm", "n", "median [95% CI]", "mean [95% CI]", "median diff [95% CI]", "W/T/L", "verdict")
+    head = (
+        "algorithm",
+        "n",
+        "median [95% CI]",
+        "mean [95% CI]",
+        "median diff [95% CI]",
+        "ratio [95% CI]",
+        "W/T/L",
+        "verdict",
+    )
     body = []
     for alg, s in report.summaries.items():
         p = report.paired.get(alg)
         n = f"{s.n}" + (f" (+{s.excluded} missing)" if s.excluded else "")
         row = [alg, n, f"{fmt(s.median)} {fmt_ci(s.median_ci)}", f"{fmt(s.mean)} {fmt_ci(s.mean_ci)}"]
         if p is None:
-            row += ["(reference)", "", ""]
+            row += ["(reference)", "", "", ""]
         else:
-            row += [f"{fmt(p.median_diff)} {fmt_ci(p.median_ci)}", f"{p.wins}/{p.ties}/{p.losses}", p.verdict]
+            row += [f"{fmt(p.median_diff)} {fmt_ci(p.median_ci)}", f"{fmt(p.median_ratio)} {fmt_ci(p.median_ratio_ci)}"]
+            row += [f"{p.wins}/{p.ties}/{p.losses}", p.verdict]
         body.append(row)
     widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
     for r in [head, *body]:

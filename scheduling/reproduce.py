@@ -319,7 +319,7 @@ def run_figure(
 
 
 def _shown(value: float | None, scale: float) -> str:
-    return "-" if value is None else f"{value / scale:.4g}"
+    return "-" if value is None else repeat.fmt(value / scale)
 
 
 def _ci(ci: stats.Interval | None, scale: float) -> str:
@@ -351,7 +351,8 @@ def markdown(run: FigureRun) -> str:
         "",
         f"Setting: {fig.setting}. Seeds {seed_text(seeds)} ({len(seeds)}; trace seed = algorithm seed). "
         f"Metric: {fig.metric} ({fig.unit}; {side} is better). Median and mean with 95% bootstrap CIs; "
-        f"paired median difference (algorithm - {fig.reference}) per seed with its 95% CI; W/T/L = the "
+        f"paired median difference (algorithm - {fig.reference}) and median ratio (algorithm / {fig.reference}) "
+        f"per seed with their 95% CIs; W/T/L = the "
         f"algorithm's wins/ties/losses against {fig.reference} (tie within 0.1%); docs/statistics.md.",
         "",
         f"Paper: {fig.paper_claim}",
@@ -362,9 +363,9 @@ def markdown(run: FigureRun) -> str:
         lines += [
             f"**{fig.x_label} = {point.label}**. Claim holds across seeds: {claim_holds(point, fig)}.",
             "",
-            f"| algorithm | median [95% CI] | mean [95% CI] | diff vs {fig.reference} [95% CI] | W/T/L "
-            "| verdict | paper |",
-            "|---|---|---|---|---|---|---|",
+            f"| algorithm | median [95% CI] | mean [95% CI] | diff vs {fig.reference} [95% CI] "
+            f"| ratio to {fig.reference} [95% CI] | W/T/L | verdict | paper |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for alg, s in r.summaries.items():
             p = r.paired.get(alg)
@@ -372,9 +373,10 @@ def markdown(run: FigureRun) -> str:
             cells = [name, f"{_shown(s.median, fig.scale)} {_ci(s.median_ci, fig.scale)}"]
             cells.append(f"{_shown(s.mean, fig.scale)} {_ci(s.mean_ci, fig.scale)}")
             if p is None:
-                cells += ["(reference)", "", ""]
+                cells += ["(reference)", "", "", ""]
             else:
                 cells += [f"{_shown(p.median_diff, fig.scale)} {_ci(p.median_ci, fig.scale)}"]
+                cells += [f"{_shown(p.median_ratio, 1.0)} {_ci(p.median_ratio_ci, 1.0)}"]
                 cells += [f"{p.wins}/{p.ties}/{p.losses}", p.verdict]
             cells.append(fig.paper_values.get(alg, ""))
             lines.append("| " + " | ".join(cells) + " |")

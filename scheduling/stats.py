@@ -19,7 +19,8 @@ API
     Per-seed differences ``values[i] - reference[i]`` of one algorithm against a reference
     algorithm on the same seeds. A pair is dropped (and counted in ``Paired.excluded``) when either
     side is ``None``/NaN. Gives the mean and median difference with their bootstrap CIs and
-    win/tie/loss counts. ``better`` is ``"lower"`` or ``"higher"`` (see ``direction``). A pair is a
+    win/tie/loss counts, and (when every reference value is > 0) the median of the per-pair ratios
+    ``values[i] / reference[i]`` with its CI. ``better`` is ``"lower"`` or ``"higher"`` (see ``direction``). A pair is a
     **tie** when ``|a - b| <= tie_abs + tie_rel * |b|`` (default: within 0.1 % of the reference value),
     otherwise a **win** when ``a`` is better than ``b`` in the metric's direction, else a **loss**.
     ``Paired.verdict`` is ``"better"`` or ``"worse"`` only when the CI of the difference (of the
@@ -149,6 +150,8 @@ class Paired:
     verdict: str  # "better", "worse", "no clear difference", "insufficient data"
     verdict_on: Statistic  # whose CI decides the verdict
     note: str
+    median_ratio: float | None = None  # median of per-pair algorithm / reference; None unless all b > 0
+    median_ratio_ci: Interval | None = None  # its bootstrap CI (papers state gains as "x% lower")
 
 
 @dataclass(frozen=True)
@@ -305,7 +308,10 @@ def paired(
     else:
         lower = deciding.high < 0
         verdict = "better" if lower == (better == "lower") else "worse"
+    ratios = [a / b for a, b in pairs] if all(b > 0 for _, b in pairs) else []
     return Paired(
+        median_ratio=float(np.median(ratios)) if ratios else None,
+        median_ratio_ci=interval(ratios, "median", **kw) if ratios else None,
         better=better,
         n=n,
         excluded=excluded,

@@ -85,7 +85,7 @@ def test_compare_over_preset_seeds_writes_the_table_the_summary_and_a_readable_r
     assert float(srtf["median_ci_low"]) <= float(srtf["median"]) <= float(srtf["median_ci_high"])
     assert summary["avg_jct", "fifo"]["verdict"] == ""  # the reference is not paired with itself
     text = capsys.readouterr().out
-    assert "avg_jct (lower is better; 3 repetitions; differences vs fifo" in text
+    assert "avg_jct (lower is better; 3 repetitions; paired differences and ratios vs fifo" in text
     assert {r["algorithm"] for r in read_csv(out / "jct_cdf.csv")} == {"fifo", "srtf"}
 
 
@@ -177,3 +177,10 @@ def test_check_of_a_current_result_prints_no_note(files, tmp_path, capsys):
     capsys.readouterr()
     assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(result)]) == 0
     assert "note:" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(None, "-"), (12.3456, "12.35"), (0.001234, "0.001234"), (123456.7, "123,457")]
+)
+def test_table_numbers_keep_4_digits_without_exponents(value, text):
+    assert repeat.fmt(value) == text

@@ -220,3 +220,15 @@ def test_five_pairs_of_one_sign_are_too_few_for_a_verdict_and_six_are_enough():
     five = stats.paired(alg[:5], ref[:5], better="lower")
     assert five.median_ci.high < 0 and five.verdict == "insufficient data" and "at least 6" in five.note
     assert stats.paired(alg, ref, better="lower").verdict == "better"
+
+
+def test_the_median_ratio_to_the_reference_matches_scipy():
+    alg = [0.8 * v + (0.3 if i % 2 else -0.2) for i, v in enumerate(DATA)]
+    p = stats.paired(alg, DATA, better="lower")
+    ratios = np.asarray(alg) / np.asarray(DATA)
+    assert p.median_ratio == pytest.approx(np.median(ratios))
+    assert (p.median_ratio_ci.low, p.median_ratio_ci.high) == pytest.approx(scipy_ci(ratios, np.median))
+
+
+def test_no_ratio_when_a_reference_value_is_not_positive():
+    assert stats.paired([1.0, 2.0], [0.0, 1.0], better="lower").median_ratio is None
