@@ -199,6 +199,8 @@ def test_the_repetitions_tab_shows_cis_paired_differences_and_win_counts(client,
     assert detail["fifo"]["verdict"] == "better" and detail["srtf"]["verdict"] == "reference"
     assert detail["drf"]["wins"] == 6 and detail["drf"]["verdict"] == "better"
     assert detail["fifo"]["diff_ci"] == "[-10, -10]"  # every paired difference is -10
+    # ratios fifo / srtf per seed: 10/20 ... 15/25, median (12/22 + 13/23) / 2
+    assert detail["fifo"]["ratio"] == f"{(12 / 22 + 13 / 23) / 2:.3f}"
     assert 'id="rep-detail"' in page and "data-verdict>better<" in page and "median [95% CI]" in page
 
 

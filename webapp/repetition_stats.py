@@ -92,6 +92,14 @@ def _signed(value: float | None) -> str:
     return "—" if value is None else ("+" if value > 0 else "") + format_value(value)
 
 
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _ratio_ci(interval: stats.Interval | None) -> str:
+    return f"[{interval.low:.3f}, {interval.high:.3f}]" if interval else "—"
+
+
 def page(exp: Experiment, runs: Sequence[Run], query: Mapping[str, str]) -> dict[str, Any]:
     """Context of the repetitions tab: the overview (median and its 95% CI per metric, the best
     marked only where ``stats.compare`` separates it), the chosen metric's detail (mean, median,
@@ -212,6 +220,8 @@ def _detail(table: Mapping[str, Mapping[int, Run]], report: stats.MetricReport) 
                 "median_ci": _ci(s.median_ci),
                 "diff": _signed(p.median_diff) if p else "",
                 "diff_ci": _ci(p.median_ci) if p else "",
+                "ratio": _ratio(p.median_ratio) if p else "",
+                "ratio_ci": _ratio_ci(p.median_ratio_ci) if p else "",
                 "mean_diff": _signed(p.mean_diff) if p else "",
                 "mean_diff_ci": _ci(p.mean_ci) if p else "",
                 "wins": p.wins if p else "",
