@@ -343,3 +343,18 @@ def test_the_pooled_cdf_is_left_out_with_a_note_beyond_the_jobs_a_page_pools(cli
     titles = [f["figure"]["layout"]["title"]["text"] for f in response.context["figures"]]
     assert not any("JCT distribution" in t for t in titles)
     assert "its 54 jobs are more than the 53 a page pools" in response.content.decode()
+
+
+def test_the_runs_of_every_repetition_go_out_as_one_group(
+    client, tiny_cluster, tiny_trace, monkeypatch, django_capture_on_commit_callbacks
+):
+    from workers import tasks
+
+    sent = []
+    inline = tasks.send_runs  # the inline_tasks fixture's stand-in
+    monkeypatch.setattr(tasks, "send_runs", lambda ids: (sent.append(list(ids)), inline(ids)))
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "srtf"], repeat="seeds", repeat_seeds="4")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, data)
+    exp = Experiment.objects.get()
+    assert sent == [[r.pk for r in exp.runs.all()]] and len(sent[0]) == 8
