@@ -358,3 +358,23 @@ def test_the_runs_of_every_repetition_go_out_as_one_group(
         client.post(NEW, data)
     exp = Experiment.objects.get()
     assert sent == [[r.pk for r in exp.runs.all()]] and len(sent[0]) == 8
+
+
+def test_a_trace_seed_whose_preset_cannot_be_built_fails_its_runs_with_the_reason(
+    client, monkeypatch, django_capture_on_commit_callbacks
+):
+    from scheduling.errors import InputError
+
+    build = presets.build
+
+    def failing(name, jobs=None, seed=0, size=1.0):
+        if seed == 4:
+            raise InputError("cannot draw this trace", field="jobs")
+        return build(name, jobs=jobs, seed=seed, size=size)
+
+    monkeypatch.setattr(presets, "build", failing)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, preset_data(repeat="seeds", repeat_seeds="3-4"))
+    runs = list(Experiment.objects.get().runs.all())
+    assert [r.status for r in runs] == ["done", "done", "failed", "failed"]
+    assert runs[2].error == "preset demo with trace seed 4: field 'jobs': cannot draw this trace"

@@ -20,6 +20,7 @@ from django.db.models import F
 from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
+from scheduling.errors import InputError
 from webapp.models import Run
 from webapp.repetitions import repetition_inputs
 from workers.runs import RunInput, TransientStoreError
@@ -121,7 +122,11 @@ class DjangoRunStore:
         exp = run.experiment
         cluster_text, trace_name, trace_text = exp.cluster_text, exp.trace_name, exp.trace_text
         if run.trace_seed is not None:  # a repetition over a preset's trace seeds: its own trace
-            cluster_text, trace_name, trace_text = repetition_inputs(exp, run.trace_seed)
+            try:
+                cluster_text, trace_name, trace_text = repetition_inputs(exp, run.trace_seed)
+            except InputError as exc:  # the form built the preset with one seed only
+                self.fail(run_id, f"preset {exp.preset} with trace seed {run.trace_seed}: {exc}")
+                return None
         return RunInput(
             cluster_name=exp.cluster_name,
             cluster_text=cluster_text,
