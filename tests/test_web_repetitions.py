@@ -2,6 +2,9 @@
 repetition (seeds of a preset, algorithm seeds of an uploaded trace, windows of a trace), each run
 sees its own instance, and bad repetitions are refused with the field at fault."""
 
+import csv
+import io
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -378,3 +381,18 @@ def test_a_trace_seed_whose_preset_cannot_be_built_fails_its_runs_with_the_reaso
     runs = list(Experiment.objects.get().runs.all())
     assert [r.status for r in runs] == ["done", "done", "failed", "failed"]
     assert runs[2].error == "preset demo with trace seed 4: field 'jobs': cannot draw this trace"
+
+
+def test_the_page_says_when_results_were_made_by_another_version_and_the_csv_records_it(client, repeated):
+    from scheduling import provenance
+
+    assert 'id="version-note"' not in client.get(repeated.get_absolute_url()).content.decode()
+    run = repeated.runs.first()
+    assert run.code == provenance.code()  # recorded from the result when the run finished
+    run.code = {**run.code, "version": "0.0.1", "commit": "abc123"}
+    run.save()
+    page = client.get(repeated.get_absolute_url()).content.decode()
+    assert "Results made by another version of the code: 1 by version 0.0.1, commit abc123." in page
+    text = client.get(repeated.get_absolute_url() + "repetitions.csv").content.decode()
+    rows = {int(r["run"]): r for r in csv.DictReader(io.StringIO(text))}
+    assert (rows[run.pk]["code_version"], rows[run.pk]["code_commit"]) == ("0.0.1", "abc123")

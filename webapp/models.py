@@ -107,6 +107,7 @@ class Run(models.Model):
     repetition = models.PositiveIntegerField(null=True, blank=True)
     trace_seed = models.PositiveBigIntegerField(null=True, blank=True)  # a preset's trace seed for this run
     window = models.JSONField(null=True, blank=True)  # [start, end) arrival slots of the trace this run sees
+    code = models.JSONField(null=True, blank=True)  # the result's "code": package version and commit that made it
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)  # the message shown when the run failed
     metrics = models.JSONField(null=True, blank=True)  # the result's "metrics" object

@@ -275,7 +275,7 @@ def per_seed_csv(exp: Experiment, runs: Sequence[Run]) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(
         ["variant", "algorithm", "params", "repetition", "repetition_name", "seed", "trace_seed",
-         "window_start", "window_end", "run", "status", *(key for key, _ in METRICS)]
+         "window_start", "window_end", "run", "status", "code_version", "code_commit", *(key for key, _ in METRICS)]
     )  # fmt: skip
     for r in repeated:
         window = r.window or [None, None]
@@ -283,7 +283,7 @@ def per_seed_csv(exp: Experiment, runs: Sequence[Run]) -> str:
         w.writerow(
             [_csv_cell(x) for x in (variants[r.pk], r.algorithm, r.params, r.repetition,
              repetitions.repetition_name(exp.repetition, r.repetition), r.seed, r.trace_seed, window[0], window[1],
-             r.pk, r.status, *values)]
+             r.pk, r.status, (r.code or {}).get("version"), (r.code or {}).get("commit"), *values)]
         )  # fmt: skip
     return out.getvalue()
 

@@ -157,6 +157,7 @@ class DjangoRunStore:
             updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
                 status=Run.Status.DONE,
                 metrics=result["metrics"],
+                code=result.get("code"),
                 result=name,
                 finished=timezone.now(),
                 progress=1.0,

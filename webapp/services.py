@@ -35,6 +35,7 @@ from webapp import charts, repetition_stats, repetitions
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
+from webapp.versions import version_note
 from workers import tasks
 
 logger = logging.getLogger(__name__)
@@ -462,6 +463,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "query": q,
         "metric_columns": charts.METRIC_COLUMNS,
         "done_runs": [(r.pk, labels[r.pk]) for r in done],
+        "version_note": version_note(done),
         "figures": [],
     }
     ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
