@@ -59,7 +59,7 @@ class Figure:
     paper_claim: str  # what the paper reports, in words and numbers
     paper_values: Mapping[str, str] = field(default_factory=dict)  # label -> the paper's number
     default_seeds: int = 10
-    minutes: float = 1.0  # rough wall time at the default seeds on a 2-core machine
+    minutes: float = 1.0  # wall time at the default seeds measured on 2 cores at load average ~9 (a shared machine)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ FIGURES: dict[str, Figure] = {
             x_label="setting",
             paper_claim=_ZHOU_CLAIM + " (PS).",
             paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
-            minutes=1.5,
+            minutes=2.0,
         ),
         Figure(
             name="zhou-fig5",
@@ -224,7 +224,7 @@ FIGURES: dict[str, Figure] = {
             paper_claim="OASiS achieves the highest total utility, well above FIFO, DRF, RRH and Dorm, "
             "at every job count.",
             paper_values={"oasis": "highest"},
-            minutes=4.0,
+            minutes=3.0,
         ),
         Figure(
             name="edge-fig7",
@@ -248,8 +248,8 @@ FIGURES: dict[str, Figure] = {
             x_label="setting",
             paper_claim="A_online has the lowest total JCT, up to 30-50% below the baselines; A_online-E is "
             "below SRTF and Tiresias-L.",
-            paper_values={"edge-cloud": "lowest (JCT rate ~0.5-0.7)", "srtf": "JCT rate 1"},
-            minutes=2.0,
+            paper_values={"edge-cloud": "lowest; up to 30-50% below the baselines", "srtf": "JCT rate 1"},
+            minutes=10.0,
         ),
         Figure(
             name="asrpt-fig6",
@@ -268,7 +268,7 @@ FIGURES: dict[str, Figure] = {
             x_label="window jobs",
             paper_claim="A-SRPT's total JCT is 31-91% below every baseline.",
             paper_values={"asrpt": "31-91% below every baseline"},
-            minutes=4.0,
+            minutes=3.5,
         ),
     )
 }
