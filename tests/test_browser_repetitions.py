@@ -11,6 +11,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
+from scheduling import reproduce
+
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -79,3 +81,9 @@ def test_four_algorithms_over_ten_seeds_show_cis_paired_differences_win_counts_a
     assert len(rows) == 40 and {r["status"] for r in rows} == {"done"}
     assert sorted({r["trace_seed"] for r in rows}, key=int) == [str(s) for s in range(10)]
     assert {r["variant"] for r in rows} == set(ALGORITHMS)
+
+    # the reproductions page lists every reproducible figure with its buttons
+    page.click("text=Reproductions")
+    expect(page.locator("section.reproduction")).to_have_count(len(reproduce.FIGURES))
+    expect(page.locator("#reproduction-zhou-fig2 button", has_text="Launch as an experiment")).to_have_count(1)
+    page.screenshot(path=str(SCREENSHOTS / "browser-reproductions.png"), full_page=True)

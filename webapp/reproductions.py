@@ -23,6 +23,7 @@ from kombu.exceptions import OperationalError
 from scheduling import presets, registry, reproduce
 from scheduling.errors import InputError
 from webapp import repetitions
+from webapp.forms import MAX_RUNS
 from webapp.models import Experiment
 from webapp.services import Inputs, Submission
 from workers import reproductions as task
@@ -61,10 +62,13 @@ def state(name: str) -> dict[str, Any]:
 
 def entries() -> list[dict[str, Any]]:
     """Every reproducible figure with its latest run and whether it can be launched as an experiment."""
-    return [
-        {**item, "run": state(item["name"]), "experiment": preset_of(reproduce.FIGURES[item["name"]]) is not None}
-        for item in reproduce.listing()
-    ]
+    return [{**item, "run": state(item["name"]), "experiment": launchable(reproduce.FIGURES[item["name"]])}
+            for item in reproduce.listing()]  # fmt: skip
+
+
+def launchable(fig: reproduce.Figure) -> bool:
+    """Whether ``as_experiment`` can express the figure (a preset, within the run cap)."""
+    return preset_of(fig) is not None and len(fig.algorithms) * fig.default_seeds <= MAX_RUNS
 
 
 def preset_of(fig: reproduce.Figure) -> tuple[str, int, float] | None:
@@ -85,7 +89,7 @@ def as_experiment(fig: reproduce.Figure) -> Submission | None:
     """The figure as a repeated dashboard experiment: its preset (trace seed = algorithm seed, as
     ``reproduce`` runs it) over its default seeds, every algorithm with its parameters."""
     found = preset_of(fig)
-    if found is None:
+    if found is None or len(fig.algorithms) * fig.default_seeds > MAX_RUNS:
         return None
     name, jobs, size = found
     files = presets.build(name, jobs=jobs, seed=0, size=size)
