@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/dashboard_repetitions.py [--variants 4] [--reps 10] [--jobs 2000]
 
-* statistics: ``scheduling.stats.compare`` of the tab's 12 metrics for ``--variants`` x ``--reps``
+* statistics: ``scheduling.stats.compare`` of the tab's 10 metrics for ``--variants`` x ``--reps``
   values (what ``metric_reports`` computes on a cache miss: BCa bootstraps, 9,999 resamples);
 * pooled CDF: reading a stored result document (gzip JSON, as the run store writes it) per run and
   ``stats.jct_cdf`` per variant (what ``cdf_bands`` computes on a cache miss), for a real fifo run
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scheduling import api, repeat, stats
 
 METRICS = ("avg_jct", "avg_wait", "total_jct", "total_weighted_completion", "total_weighted_jct", "makespan",
-           "completed", "total_utility", "preemptions", "utilization.gpu", "admitted", "completed_weight")  # fmt: skip
+           "completed", "total_utility", "preemptions", "utilization.gpu")  # as repetition_stats.METRICS  # fmt: skip
 
 
 def main() -> None:
