@@ -143,9 +143,9 @@ def test_algorithms_times_repetitions_beyond_the_run_cap_are_refused(client, tin
 
 
 def test_a_worker_cuts_the_window_of_its_run_and_a_count_of_seeds_starts_at_0(tiny_cluster):
-    chosen = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv", [[0, 3], [7, 13]], 1)
+    chosen = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv", windows=[[0, 3], [7, 13]], window=1)
     assert [(j.job_id, j.arrival) for j in chosen.jobs] == [("j5", 0), ("j6", 3), ("j7", 4), ("j8", 5), ("j9", 5)]
-    even = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv", 2, 1)
+    even = load_instance(tiny_cluster, "cluster.json", WINDOW_TRACE, "trace.csv", windows=2, window=1)
     assert [(j.job_id, j.arrival) for j in even.jobs] == [("j5", 0), ("j6", 3), ("j7", 4), ("j8", 5), ("j9", 5)]
     assert repetitions.parse_seeds("10") == list(range(10)) and repetitions.parse_seeds("0-2, 7") == [0, 1, 2, 7]
 

@@ -68,6 +68,7 @@ def load_instance(
     cluster_name: str,
     trace_text: str,
     trace_name: str,
+    *,
     windows: int | Sequence[Sequence[int]] | None = None,
     window: int | None = None,
 ) -> Instance:

@@ -156,7 +156,7 @@ def simulate_run(run_id: int) -> str:
     beat.start()
     try:
         instance = load_instance(
-            job.cluster_text, job.cluster_name, job.trace_text, job.trace_name, job.windows, job.window
+            job.cluster_text, job.cluster_name, job.trace_text, job.trace_name, windows=job.windows, window=job.window
         )
         result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
     except RunStopped as stop:
