@@ -10,7 +10,8 @@ A **case** is one repetition: an instance and the algorithm seed to run it with.
   the algorithm seeds.
 
 ``run`` runs every algorithm on every case (each result through the validator, ``api.run``) and
-returns one ``Row`` per (case, algorithm). ``reports`` turns the rows into one
+returns one ``Row`` per (case, algorithm); ``row_of`` makes the row of a result computed elsewhere
+(a Celery group runs the cases in parallel and hands its results here). ``reports`` turns the rows into one
 ``stats.MetricReport`` per metric, pairing algorithms on the case key; ``jct_cdfs`` gives each
 algorithm's pooled JCT CDF with a band over cases. The ``write_*`` functions write the per-case
 table (runs.csv), the summary (stats.csv) and the CDFs (jct_cdf.csv); ``format_reports`` gives a
@@ -177,14 +178,19 @@ def run(
             except UnsupportedInstance as exc:
                 print(f"{label} {case.key}: skipped: {exc}", file=log)
                 continue
-            jcts: list[float | None] = [
-                None if j["completion"] is None else float(j["completion"] - j["arrival"]) for j in doc["jobs"]
-            ]
-            row = Row(case, label, name, dict(doc["params"]), dict(doc["metrics"]), jcts)
+            row = row_of(case, label, doc)
             rows.append(row)
             if progress is not None:
                 progress(row, doc)
     return rows
+
+
+def row_of(case: Case, label: str, doc: Mapping[str, Any]) -> Row:
+    """The row of a result document (e.g. one a Celery task stored) run on ``case`` as ``label``."""
+    jcts: list[float | None] = [
+        None if j["completion"] is None else float(j["completion"] - j["arrival"]) for j in doc["jobs"]
+    ]
+    return Row(case, label, str(doc["algorithm"]), dict(doc["params"]), dict(doc["metrics"]), jcts)
 
 
 def _number(value: Any) -> float | None:

@@ -2,9 +2,12 @@
 
 ``python -m scheduling reproduce <figure> [--seeds N] [--out DIR]`` and ``reproduce --list``.
 ``FIGURES`` maps a figure name to its ``Figure``: the paper, the setting (instances per seed and
-x-axis point), the algorithms, the metric and what the paper reports. ``run_figure`` runs it
-(every result through the validator, ``api.run``) and computes, per x-axis point, the statistics
-of ``scheduling.stats`` against the figure's reference algorithm; ``write`` stores
+x-axis point), the algorithms, the metric and what the paper reports; ``listing()`` describes them
+as plain dicts. ``run_figure`` runs it in this process (every result through the validator,
+``api.run``) and computes, per x-axis point, the statistics of ``scheduling.stats`` against the
+figure's reference algorithm. To fan the runs out instead (a Celery group), run every
+``(point, seed, algorithm)`` of ``case(fig, point, seed)`` and ``fig.algorithms`` anywhere, turn
+each result into a row with ``repeat.row_of`` and call ``assemble``. ``write`` stores
 
 * ``runs.csv``: one row per (point, seed, algorithm) with the metrics;
 * ``summary.csv``: per point and algorithm the median and mean with 95% CIs, the paired difference
@@ -295,27 +298,53 @@ def listing() -> list[dict[str, Any]]:
 # ---- running and writing ----------------------------------------------------------------------
 
 
+def case(fig: Figure, point: str, seed: int) -> repeat.Case:
+    """The instance of ``point`` (an x-axis label of ``fig``) for ``seed``, as a repetition case."""
+    for label, build in fig.points:
+        if label == point:
+            return repeat.Case(f"seed={seed}", seed, None, build(seed))
+    raise ValueError(f"{fig.name} has no point {point!r} (points: {', '.join(p for p, _ in fig.points)})")
+
+
+def assemble(
+    fig: Figure,
+    seeds: Sequence[int],
+    rows: Mapping[str, Sequence[repeat.Row]],
+    seconds: float = 0.0,
+    inputs: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None,
+) -> FigureRun:
+    """A FigureRun from rows per point (``repeat.row_of`` of results computed anywhere, e.g. by a
+    Celery group over ``(point, seed, algorithm)``): the statistics of every point."""
+    points = []
+    for label, _ in fig.points:
+        point_rows = list(rows.get(label, []))
+        table = repeat.table(point_rows, fig.metric)
+        report = stats.compare(table, reference=fig.reference, metric=fig.metric) if table else None
+        if report is not None:
+            points.append(PointResult(label, point_rows, report))
+    copied = {p: {s: dict(d) for s, d in by_seed.items()} for p, by_seed in (inputs or {}).items()}
+    return FigureRun(fig, list(seeds), points, seconds, copied)
+
+
 def run_figure(
     fig: Figure,
     seeds: Sequence[int],
     progress: Callable[[str, repeat.Row, dict[str, Any]], None] | None = None,
 ) -> FigureRun:
-    """Every algorithm on every (point, seed), then the statistics per point."""
+    """Every algorithm on every (point, seed) in this process, then the statistics per point."""
     t0 = time.perf_counter()
-    points = []
+    rows: dict[str, list[repeat.Row]] = {}
     inputs: dict[str, dict[str, dict[str, str]]] = {}
-    for label, build in fig.points:
-        cases = [repeat.Case(f"seed={s}", s, None, build(s)) for s in seeds]
+    for label, _ in fig.points:
+        cases = [case(fig, label, s) for s in seeds]
         inputs[label] = {str(c.seed): provenance.inputs(c.instance) for c in cases}
 
         def report(row: repeat.Row, doc: dict[str, Any], point: str = label) -> None:
             if progress is not None:
                 progress(point, row, doc)
 
-        rows = repeat.run(cases, fig.algorithms, progress=report)
-        table = repeat.table(rows, fig.metric)
-        points.append(PointResult(label, rows, stats.compare(table, reference=fig.reference, metric=fig.metric)))
-    return FigureRun(fig, list(seeds), points, time.perf_counter() - t0, inputs)
+        rows[label] = repeat.run(cases, fig.algorithms, progress=report)
+    return assemble(fig, seeds, rows, time.perf_counter() - t0, inputs)
 
 
 def _shown(value: float | None, scale: float) -> str:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scheduling import provenance, repeat, reproduce
+from scheduling import api, provenance, repeat, reproduce
 from scheduling.cli import main
 from scheduling.errors import InputError
 
@@ -88,3 +88,19 @@ def test_zero_seeds_are_an_input_error():
 def test_reproduce_without_a_figure_exits_2(capsys):
     assert main(["reproduce"]) == 2
     assert "reproduce --list" in capsys.readouterr().err
+
+
+def test_results_computed_elsewhere_assemble_into_the_same_statistics(run):
+    fig = small_figure()
+    rows = []
+    for seed in range(6):
+        case = reproduce.case(fig, "8 jobs", seed)
+        for label, name, params in fig.algorithms:
+            rows.append(repeat.row_of(case, label, api.run(case.instance, name, params, seed)))
+    assembled = reproduce.assemble(fig, list(range(6)), {"8 jobs": rows})
+    assert assembled.points[0].report == run.points[0].report
+
+
+def test_an_unknown_point_is_named():
+    with pytest.raises(ValueError, match="no point '9 jobs'"):
+        reproduce.case(small_figure(), "9 jobs", 0)
