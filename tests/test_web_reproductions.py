@@ -41,7 +41,9 @@ def inline_reproduce(settings, tmp_path, monkeypatch):
 
     def send(name, seeds, out):
         sent.append((name, seeds))
-        task.reproduce_figure.apply((name, seeds, str(out)))
+        (out / "cases").mkdir()
+        for point, seed, algorithm in task.cases_of(reproduce.FIGURES[name], seeds):
+            task.reproduce_case.apply((name, seeds, point, seed, algorithm, str(out)))
 
     monkeypatch.setattr(task, "send", send)
     return sent
@@ -82,13 +84,34 @@ def test_bad_seeds_unknown_figures_and_other_files_are_refused(client, inline_re
 
 
 def test_a_failed_reproduction_shows_its_reason(client, inline_reproduce, monkeypatch):
-    def broken(fig, seeds, progress=None):
-        raise reproduce.InputError("the preset cannot be built", field="jobs")
+    case = reproduce.case
 
-    monkeypatch.setattr(reproduce, "run_figure", broken)
+    def broken(fig, point, seed):
+        if seed == 1:
+            raise reproduce.InputError("the preset cannot be built", field="jobs")
+        return case(fig, point, seed)
+
+    monkeypatch.setattr(reproduce, "case", broken)
     client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": "2"})
     page = client.get(reverse("reproductions")).content.decode()
-    assert "Failed: InputError: field &#x27;jobs&#x27;: the preset cannot be built" in page
+    assert "Failed: fifo on 6 jobs, seed 1: InputError: field &#x27;jobs&#x27;: the preset cannot be built" in page
+
+
+def test_a_running_reproduction_counts_its_finished_runs_and_cannot_start_twice(client, settings, tmp_path):
+    import json
+    import time
+
+    from webapp import reproductions
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    folder = reproductions.folder("zhou-fig2")
+    (folder / "cases").mkdir(parents=True)
+    (folder / "started.json").write_text(json.dumps({"at": time.time(), "seeds": [0, 1]}))
+    (folder / "cases" / "0-0-0.json").write_text("{}")
+    section = client.get(reverse("reproductions")).content.decode().split('id="reproduction-zhou-fig2"')[1]
+    assert "1 of 10 runs finished" in section.split("</section>")[0]  # 1 point x 2 seeds x 5 algorithms
+    response = client.post(reverse("reproduction-start", args=["zhou-fig2"]), follow=True)
+    assert "zhou-fig2 is already running" in response.content.decode()
 
 
 @pytest.mark.usefixtures("inline_tasks")
@@ -118,3 +141,23 @@ def test_a_figure_not_drawn_on_a_preset_has_no_experiment_button(client):
     assert preset_of(reproduce.FIGURES["asrpt-fig6"]) is None
     assert preset_of(reproduce.FIGURES["zhou-fig2"]) == ("zhou-ps", 40, 1.0)
     assert client.post(reverse("reproduction-experiment", args=["asrpt-fig6"])).status_code == 404
+
+
+@pytest.mark.redis
+def test_a_reproduction_fans_out_as_a_group_over_redis_and_is_assembled_once(redis_worker, monkeypatch, settings):
+    import time
+
+    from webapp import reproductions
+
+    monkeypatch.setitem(reproduce.FIGURES, SMALL.name, SMALL)
+    assert reproductions.start("test-demo", "3") == "test-demo started over 3 seeds (about 1 min at 3 seeds)"
+    deadline = time.monotonic() + 120
+    while reproductions.state("test-demo")["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    done = reproductions.state("test-demo")
+    assert done["status"] == "done", done
+    folder = reproductions.folder("test-demo")
+    assert len(list((folder / "cases").glob("*.json"))) == 6  # 3 seeds x 2 algorithms, a task each
+    assert "| fifo |" in done["table"] and (folder / "figure.html").exists()
+    runs_csv = (folder / "runs.csv").read_text().splitlines()
+    assert len(runs_csv) == 7 and runs_csv[0].startswith("point,seed,label,algorithm")

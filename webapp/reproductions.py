@@ -55,9 +55,13 @@ def state(name: str) -> dict[str, Any]:
                 "figure": (f / "figure.html").exists()}  # fmt: skip
     if (f / "error.txt").exists():
         return {**info, "status": "failed", "error": (f / "error.txt").read_text(encoding="utf-8").strip()}
+    finished = len(list((f / "cases").glob("*.json"))) if (f / "cases").is_dir() else 0
+    fig = reproduce.FIGURES.get(name)
+    total = len(task.cases_of(fig, info["seeds"])) if fig is not None else 0
+    progress = {"finished": finished, "total": total}
     if time.time() - info["at"] > settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE:
-        return {**info, "status": "lost"}  # the worker stopped: it may be started again
-    return {**info, "status": "running"}
+        return {**info, **progress, "status": "lost"}  # its workers stopped: it may be started again
+    return {**info, **progress, "status": "running"}
 
 
 def entries() -> list[dict[str, Any]]:
