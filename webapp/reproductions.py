@@ -1,5 +1,5 @@
 """The reproductions page: one entry per paper figure ``scheduling.reproduce.FIGURES`` lists, run by
-the ``workers.reproduce_figure`` Celery task into a folder per figure under
+a Celery group of ``workers.reproduce_case`` tasks into a folder per figure under
 ``MEDIA_ROOT/reproductions/`` (docs/architecture.md, "Reproductions"). The folder is the record: its
 files say whether the latest run is running, done or failed, and hold its table and figure. A new
 run of a figure replaces the previous one's files.
