@@ -18,98 +18,48 @@ queue far more often).
 
     PYTHONPATH=. python bench/asrpt_figures.py [--size 1.0] [--seeds 0,1] [--figs 6,7,8,9]
 
-Every run is validated (api.run) and must complete every job. Markdown goes to stdout;
-bench/RESULTS-asrpt.md records a run.
+Every run is validated (api.run). Markdown goes to stdout: per point the median and mean total
+JCT over the seeds with 95% CIs, paired differences against A-SRPT and win counts
+(scheduling/reproduce.py, docs/statistics.md), and whether A-SRPT is best across the seeds;
+bench/RESULTS-asrpt.md records a run. The instances come from ``scheduling.reproduce.asrpt_window``
+(also behind ``python -m scheduling reproduce asrpt-fig6``); since it was moved there the random
+forest is seeded with the case's seed (it was seeded with 0 for the runs recorded before).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+import dataclasses
 from typing import Any
 
-import numpy as np
-
-from scheduling import api, presets
-from scheduling.algorithms.asrpt.predictors import predict
-from scheduling.loaders import parse_cluster, parse_trace
+from scheduling import repeat, reproduce
 from scheduling.model import Instance
 
 ALGORITHMS = ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
 PREDICTORS = ("perfect", "random-forest", "random-forest-mae", "mean", "median")
+BASELINES = [(a, a, {"predictor": "trace"}) for a in ALGORITHMS[1:]]
 
 
-@contextmanager
-def single_gpu_share(share: float | None) -> Iterator[None]:
-    """Generate presets with ``share`` of single-GPU groups (None: the preset's own 72%).
+def builder(jobs: int, size: float, opts: dict[str, Any]) -> reproduce.Builder:
+    def build(seed: int) -> Instance:
+        n = opts.get("jobs", jobs)
+        return reproduce.asrpt_window(n, seed, size, opts.get("share"), opts.get("nic"))[0]
 
-    The override goes to ``scheduling.presets.asrpt``, whose generator reads it there; rebinding the
-    package's re-exported ``presets.ASRPT_GPU_SHARES`` would not reach the generator.
-    """
-    original = presets.asrpt.ASRPT_GPU_SHARES
-    if share is not None:
-        multi = [(g, p) for g, p in original if g > 1]
-        total = sum(p for _, p in multi)
-        presets.asrpt.ASRPT_GPU_SHARES = ((1, share), *((g, (1 - share) * p / total) for g, p in multi))
-    try:
-        yield
-    finally:
-        presets.asrpt.ASRPT_GPU_SHARES = original
-
-
-def case(jobs: int, seed: int, size: float, share: float | None = None, nic_gbps: float | None = None) -> Any:
-    """(cluster doc, every row) of a preset with ``jobs`` history + ``jobs`` window jobs."""
-    with single_gpu_share(share):
-        files = presets.build("asrpt", jobs=2 * jobs, seed=seed, size=size)
-    cluster = json.loads(files.cluster)
-    if nic_gbps is not None:
-        for server in cluster["servers"]:
-            server["nic_bw_gbps"] = nic_gbps
-    return cluster, json.loads(files.trace)
-
-
-def window(cluster_doc: dict[str, Any], rows: list[dict[str, Any]], kind: str) -> tuple[Instance, float]:
-    """The second half of ``rows`` with ``kind`` predictions fitted on the first half, and their error."""
-    cluster = parse_cluster(json.dumps(cluster_doc))
-    every = parse_trace(json.dumps(rows), cluster, "trace.json", "json")
-    half = len(rows) // 2
-    pred = predict(every, kind, half / len(rows), np.random.default_rng(0))
-    win = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[half:]]
-    instance = Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
-    error = float(pred.errors(instance.jobs)["mean_abs_error"] or 0.0)
-    return instance, error
-
-
-def total_jct(instance: Instance, algorithm: str) -> float:
-    doc = api.run(instance, algorithm, {"predictor": "trace"}, seed=0)  # raises if the validator objects
-    assert doc["metrics"]["completed"] == len(instance.jobs), f"{algorithm} left jobs unfinished"
-    return float(doc["metrics"]["total_jct"])
+    return build
 
 
 def sweep(
     title: str, label: str, points: list[tuple[str, dict[str, Any]]], seeds: list[int], jobs: int, size: float
 ) -> None:
-    print(f"\n### {title}\n")
-    print(
-        "Total JCT (60-s slots), summed over seeds "
-        + ",".join(map(str, seeds))
-        + "; best in bold; last column: A-SRPT vs the best baseline.\n"
+    fig = dataclasses.replace(
+        reproduce.FIGURES["asrpt-fig6"],
+        title=title,
+        setting=f"preset asrpt at size {size:g}, history then window, random-forest predictions",
+        points=tuple((name, builder(jobs, size, opts)) for name, opts in points),
+        x_label=label,
     )
-    print(f"| {label} | " + " | ".join(ALGORITHMS) + " | A-SRPT vs best baseline |")
-    print("|---" * (len(ALGORITHMS) + 2) + "|")
-    for name, opts in points:
-        sums = dict.fromkeys(ALGORITHMS, 0.0)
-        for seed in seeds:
-            cluster, rows = case(opts.get("jobs", jobs), seed, size, opts.get("share"), opts.get("nic"))
-            instance, _ = window(cluster, rows, "random-forest")
-            for algo in ALGORITHMS:
-                sums[algo] += total_jct(instance, algo)
-        best = min(sums.values())
-        cells = " | ".join(f"**{v:.0f}**" if v == best else f"{v:.0f}" for v in sums.values())
-        base = min(sums[a] for a in ALGORITHMS[1:])
-        print(f"| {name} | {cells} | {100 * (sums['asrpt'] / base - 1):+.0f}% |", flush=True)
+    run = reproduce.run_figure(fig, seeds)
+    print(reproduce.markdown(run), flush=True)
 
 
 def predictors(seeds: list[int], jobs: int, size: float) -> None:
@@ -117,12 +67,14 @@ def predictors(seeds: list[int], jobs: int, size: float) -> None:
     print("| seed | predictor | mean abs. error (iterations) | A-SRPT total JCT | best baseline (random forest) |")
     print("|---|---|---|---|---|")
     for seed in seeds:
-        cluster, rows = case(jobs, seed, size)
-        rf_instance, _ = window(cluster, rows, "random-forest")
-        base = min(total_jct(rf_instance, a) for a in ALGORITHMS[1:])
+        rf_instance, _ = reproduce.asrpt_window(jobs, seed, size)
+        rows = repeat.run([repeat.Case(f"seed={seed}", seed, None, rf_instance)], BASELINES)
+        base = min(float(r.metrics["total_jct"]) for r in rows)
         for kind in PREDICTORS:
-            instance, error = window(cluster, rows, kind)
-            print(f"| {seed} | {kind} | {error:.0f} | {total_jct(instance, 'asrpt'):.0f} | {base:.0f} |", flush=True)
+            instance, error = reproduce.asrpt_window(jobs, seed, size, predictor=kind)
+            case = repeat.Case(f"seed={seed}", seed, None, instance)
+            (row,) = repeat.run([case], [("asrpt", "asrpt", {"predictor": "trace"})])
+            print(f"| {seed} | {kind} | {error or 0:.0f} | {row.metrics['total_jct']:.0f} | {base:.0f} |", flush=True)
 
 
 def main() -> None:
@@ -132,7 +84,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1000, help="window jobs of Figs. 7-9")
     ap.add_argument("--figs", default="6,7,8,9")
     args = ap.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = repeat.parse_seeds(args.seeds)
     figs = set(args.figs.split(","))
     if "6" in figs:
         points = [(str(n), {"jobs": n}) for n in (250, 500, 1000, 1500)]

@@ -6,19 +6,27 @@ An algorithm may carry parameters: "oasis:ratio_scale=1e-8" (several joined by "
 is its default (bounds=history: U, L estimated from a replay of the trace's first third);
 `oasis:bounds=trace` uses the paper's actual values (U, L of (23)-(26) from the whole trace).
 Every result passes the validator (api.run). Record the output in bench/RESULTS-oasis.md.
+
+A thin caller of ``scheduling.reproduce`` (figure ``oasis-fig3``, also ``python -m scheduling
+reproduce oasis-fig3``): the per-run rows as before (and in ``--out``), then per job count the
+Markdown table of total utility over the seeds with 95% CIs, paired differences against the first
+algorithm and win counts (docs/statistics.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from oasis_common import preset_instance
 
-from scheduling import api
+from scheduling import repeat, reproduce
+from scheduling.model import Instance
 
 
 def calibration(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -45,47 +53,66 @@ def main() -> None:
     ap.add_argument("--out", default="bench/oasis_compare.json")
     ap.add_argument("--worker-limit", default="M", choices=("M", "N"), help="preset reading (oasis_common)")
     args = ap.parse_args()
-    rows = []
+    algos = []
+    for label in args.algorithms.split(","):
+        name, _, raw = label.partition(":")
+        algos.append((label, name, dict(kv.split("=", 1) for kv in raw.split(";") if kv)))
+    counts = [int(x) for x in args.jobs.split(",")]
+
+    def builder(n: int) -> Callable[[int], Instance]:
+        return lambda seed: preset_instance(n, seed, worker_limit=args.worker_limit)
+
+    fig = dataclasses.replace(
+        reproduce.FIGURES["oasis-fig3"],
+        setting=f"preset oasis, worker limit {args.worker_limit}",
+        algorithms=tuple(algos),
+        reference=algos[0][0],
+        points=tuple((str(n), builder(n)) for n in counts),
+        x_label="jobs",
+    )
+    rows: list[dict[str, Any]] = []
     out = Path(args.out)
+    last = [time.perf_counter()]
     print(
         "| jobs | seed | algorithm | total utility | admitted | completed | "
         "sensitive: mean (std) | critical: mean (std) | wall s | calibration |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for n in (int(x) for x in args.jobs.split(",")):
-        for seed in (int(s) for s in args.seeds.split(",")):
-            inst = preset_instance(n, seed, worker_limit=args.worker_limit)
-            for label in args.algorithms.split(","):
-                name, _, raw = label.partition(":")
-                params = dict(kv.split("=", 1) for kv in raw.split(";") if kv)
-                t0 = time.perf_counter()
-                doc = api.run(inst, name, params, seed=seed)
-                wall = time.perf_counter() - t0
-                m = doc["metrics"]
-                tl = m["timeliness"]
-                row = {
-                    "jobs": n,
-                    "seed": seed,
-                    "algorithm": label,
-                    "total_utility": m["total_utility"],
-                    "admitted": m["admitted"],
-                    "completed": m["completed"],
-                    "timeliness": tl,
-                    "wall_s": wall,
-                    "calibration": calibration(doc),
-                }
-                rows.append(row)
-                out.write_text(json.dumps(rows, indent=1) + "\n")
 
-                def fmt(c: str, tl: dict[str, dict[str, float]] = tl) -> str:
-                    x = tl[c]
-                    return "-" if x["mean"] is None else f"{x['mean']:.1f} ({x['std']:.1f})"
+    def note(point: str, run_row: repeat.Row, doc: dict[str, Any]) -> None:
+        wall = time.perf_counter() - last[0]  # since the previous run (includes the instance of a new seed)
+        last[0] = time.perf_counter()
+        m = doc["metrics"]
+        tl = m["timeliness"]
+        n = int(point)
+        rows.append(
+            {
+                "jobs": n,
+                "seed": run_row.case.seed,
+                "algorithm": run_row.label,
+                "total_utility": m["total_utility"],
+                "admitted": m["admitted"],
+                "completed": m["completed"],
+                "timeliness": tl,
+                "wall_s": wall,
+                "calibration": calibration(doc),
+            }
+        )
+        out.write_text(json.dumps(rows, indent=1) + "\n")
 
-                print(
-                    f"| {n} | {seed} | {label} | {m['total_utility']:.1f} | {m['admitted']} | {m['completed']} | "
-                    f"{fmt('time-sensitive')} | {fmt('time-critical')} | {wall:.1f} | {calibration_cell(doc)} |",
-                    flush=True,
-                )
+        def fmt(c: str) -> str:
+            x = tl[c]
+            return "-" if x["mean"] is None else f"{x['mean']:.1f} ({x['std']:.1f})"
+
+        print(
+            f"| {n} | {run_row.case.seed} | {run_row.label} | {m['total_utility']:.1f} | {m['admitted']} | "
+            f"{m['completed']} | {fmt('time-sensitive')} | {fmt('time-critical')} | {wall:.1f} | "
+            f"{calibration_cell(doc)} |",
+            flush=True,
+        )
+
+    run = reproduce.run_figure(fig, repeat.parse_seeds(args.seeds), progress=note)
+    print("\n" + reproduce.markdown(run))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ antman and tiresias on the zhou-ps and zhou-allreduce presets, over several seed
                           Google cluster data" of Bao et al. [4], whose settings Sec. 7 follows)
     [--baselines fifo,drf,drf:fixed=true,antman,tiresias]  (name[:param=value;...])
 
-Prints one Markdown table per preset (mean over seeds of sum w_j c_j, in units of 10^6 slot x weight,
-and the ratio to zhou) and the per-seed figures; every result is validated (api.run).
+A thin caller of ``scheduling.reproduce`` (figures ``zhou-fig2``/``zhou-fig5``, also ``python -m
+scheduling reproduce zhou-fig2``): per preset, the Markdown table of sum w_j c_j (10^6 slot x weight)
+over the seeds with 95% CIs, paired differences against the first zhou variant and win counts
+(docs/statistics.md), then the means and their ratio to zhou as before; every result is validated
+(api.run).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
-import time
+from typing import Any
 
 import numpy as np
 
-from scheduling import api, presets
+from scheduling import presets, repeat, reproduce
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
 from scheduling.presets.oasis import google_like_arrivals
@@ -56,6 +59,9 @@ def parse(spec: str) -> tuple[str, dict[str, str]]:
     return name, dict(kv.split("=", 1) for kv in raw.split(";") if kv)
 
 
+FIGURE = {"zhou-ps": "zhou-fig2", "zhou-allreduce": "zhou-fig5"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--presets", default="zhou-ps,zhou-allreduce")
@@ -66,39 +72,46 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=None, help="arrivals over [0, window) instead of [0, 150)")
     ap.add_argument("--arrivals", choices=("uniform", "google"), default="uniform")
     args = ap.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = repeat.parse_seeds(args.seeds)
+    algos = [(f"zhou[{v}]", "zhou", VARIANTS[v]) for v in args.variants.split(",")]
+    algos += [(b, *parse(b)) for b in args.baselines.split(",")]
     for preset in args.presets.split(","):
-        runs: dict[str, list[float]] = {}
-        jct: dict[str, list[float]] = {}
-        secs: dict[str, list[float]] = {}
-        for seed in seeds:
-            inst = instance(preset, args.jobs, seed, args.window, args.arrivals)
-            algos = [(f"zhou[{v}]", "zhou", VARIANTS[v]) for v in args.variants.split(",")]
-            algos += [(b, *parse(b)) for b in args.baselines.split(",")]
-            for label, name, params in algos:
-                t0 = time.perf_counter()
-                doc = api.run(inst, name, params, seed=seed)
-                secs.setdefault(label, []).append(time.perf_counter() - t0)
-                m = doc["metrics"]
-                runs.setdefault(label, []).append(m["total_weighted_completion"])
-                jct.setdefault(label, []).append(m["avg_jct"])
-                print(
-                    f"{preset} seed={seed} servers={len(inst.cluster.servers)} {label}: "
-                    f"sum_wc={m['total_weighted_completion']:.4g} avg_jct={m['avg_jct']:.1f} "
-                    f"completed={m['completed']}/{m['jobs']} ({secs[label][-1]:.1f} s)",
-                    flush=True,
-                )
-        ref = statistics.mean(runs[next(iter(runs))])
+
+        def build(seed: int, preset: str = preset) -> Instance:
+            return instance(preset, args.jobs, seed, args.window, args.arrivals)
+
         window = args.window or presets.ZHOU_T
-        print(f"\n### {preset}, {args.jobs} jobs, seeds {args.seeds}, arrivals {args.arrivals} over {window} slots\n")
-        print("| algorithm | mean sum w_j c_j (10^6) | vs first zhou | mean avg JCT (slots) | mean run time (s) |")
-        print("|---|---|---|---|---|")
-        for label, values in runs.items():
-            mean = statistics.mean(values)
+        label = f"{args.jobs} jobs, arrivals {args.arrivals} over {window} slots"
+        fig = dataclasses.replace(
+            reproduce.FIGURES[FIGURE.get(preset, "zhou-fig2")],
+            setting=f"preset {preset}, {label}",
+            algorithms=tuple(algos),
+            reference=algos[0][0],
+            claimed_best=algos[0][0],
+            points=((label, build),),
+        )
+
+        def show(_point: str, row: repeat.Row, _doc: dict[str, Any], preset: str = preset) -> None:
+            m = row.metrics
             print(
-                f"| {label} | {mean / 1e6:.2f} | {mean / ref:.2f} | {statistics.mean(jct[label]):.1f} | "
-                f"{statistics.mean(secs[label]):.1f} |"
+                f"{preset} seed={row.case.seed} {row.label}: sum_wc={m['total_weighted_completion']:.4g} "
+                f"avg_jct={m['avg_jct']:.1f} completed={m['completed']}/{m['jobs']}",
+                flush=True,
             )
+
+        run = reproduce.run_figure(fig, seeds, progress=show)
+        print("\n" + reproduce.markdown(run))
+        rows = run.points[0].rows
+        means = {
+            a: statistics.mean(r.metrics["total_weighted_completion"] for r in rows if r.label == a)
+            for a, _, _ in algos
+        }
+        jct = {a: statistics.mean(r.metrics["avg_jct"] for r in rows if r.label == a) for a, _, _ in algos}
+        ref = means[algos[0][0]]
+        print("| algorithm | mean sum w_j c_j (10^6) | vs first zhou | mean avg JCT (slots) |")
+        print("|---|---|---|---|")
+        for a, mean in means.items():
+            print(f"| {a} | {mean / 1e6:.2f} | {mean / ref:.2f} | {jct[a]:.1f} |")
         print(flush=True)
 
 

@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from scheduling import api, importers, presets, registry, results
+from scheduling import api, importers, presets, provenance, registry, repeat, reproduce, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.loaders import MAX_SLOTS
+from scheduling.model import Instance
 from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {elapsed} elapsed, {remaining} left"
@@ -94,14 +95,51 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, type=Path)
     s.set_defaults(handler=cmd_simulate)
 
-    c = sub.add_parser("compare", help="run several algorithms on one instance")
-    _instance_args(c)
+    c = sub.add_parser(
+        "compare",
+        help="run several algorithms on one instance, or repeated over seeds or trace windows",
+        description="Without --seeds, --windows and --preset: one run per algorithm on --cluster/--trace "
+        "(DIR/<algorithm>.json, DIR/summary.csv). With them: a repetition experiment (docs/statistics.md): "
+        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95% CIs, "
+        "paired differences against --reference with win/tie/loss counts), DIR/jct_cdf.csv, DIR/results/.",
+    )
+    c.add_argument("--cluster", type=Path, help="cluster spec (or --preset)")
+    c.add_argument("--trace", type=Path, help="job trace (or --preset)")
+    c.add_argument("--preset", choices=sorted(presets.PRESETS), help="generate the instance per seed instead")
+    c.add_argument("--jobs", type=_whole(1), default=None, help="with --preset: number of jobs")
+    c.add_argument("--size", type=float, default=None, help="with --preset: scale the cluster (0 < size <= 1)")
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
     c.add_argument("--seed", type=_whole(0), default=0)
+    c.add_argument(
+        "--seeds",
+        default=None,
+        metavar="SEEDS",
+        help="repeat over seeds, e.g. 0-9 or 0,3,5: trace seeds with --preset (also the algorithms' seed), "
+        "else algorithm seeds",
+    )
+    c.add_argument(
+        "--windows",
+        default=None,
+        metavar="K|START:END,...",
+        help="repeat over K windows of --trace cut evenly by job count, or the given arrival-slot ranges",
+    )
+    c.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
     c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     c.add_argument("--out", required=True, type=Path)
     c.set_defaults(handler=cmd_compare)
+
+    r = sub.add_parser(
+        "reproduce",
+        help="rerun a paper figure over seeds, with 95%% CIs beside the paper's numbers",
+        description="Writes runs.csv, summary.csv, table.md, figure.html and provenance.json to --out "
+        "(default runs/reproduce/FIGURE); docs/statistics.md.",
+    )
+    r.add_argument("figure", nargs="?", choices=sorted(reproduce.FIGURES), metavar="FIGURE")
+    r.add_argument("--list", action="store_true", help="list the reproducible figures")
+    r.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
+    r.add_argument("--out", type=Path, default=None)
+    r.set_defaults(handler=cmd_reproduce)
 
     k = sub.add_parser("check", help="validate a result file against its cluster and trace")
     _instance_args(k)
@@ -223,8 +261,30 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repeating(args: argparse.Namespace) -> bool:
+    return args.preset is not None or args.seeds is not None or args.windows is not None
+
+
+def _compare_instance(args: argparse.Namespace) -> Instance | None:
+    """The one instance of --cluster/--trace (None with --preset), after checking the flags agree."""
+    if args.preset is not None:
+        for flag, given in (("--cluster", args.cluster), ("--trace", args.trace), ("--windows", args.windows)):
+            if given is not None:
+                raise InputError("--preset generates the instance: leave out --cluster, --trace, --windows", field=flag)
+        return None
+    for flag, given in (("--jobs", args.jobs), ("--size", args.size)):
+        if given is not None:
+            raise InputError("only with --preset", field=flag)
+    missing = [flag for flag, given in (("--cluster", args.cluster), ("--trace", args.trace)) if given is None]
+    if missing:
+        raise InputError(f"missing: give --cluster and --trace, or --preset (missing {', '.join(missing)})")
+    if not _repeating(args) and args.reference is not None:
+        raise InputError("a reference needs a repetition: add --seeds, --windows or --preset", field="--reference")
+    return api.load_instance(args.cluster, args.trace)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = _compare_instance(args)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     if not names:
         raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")
@@ -238,6 +298,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         params[algo][name] = value
     for name in names:
         registry.get(name).parse_params(params[name])  # every bad parameter before any run or file
+    if _repeating(args):
+        return _compare_repeated(args, instance, names, params)
+    assert instance is not None
     _out_folder(args.out)
     with _writing(args.out):
         args.out.mkdir(parents=True, exist_ok=True)
@@ -275,6 +338,73 @@ def _progress_bar(label: str) -> Iterator[Callable[[float], None] | None]:
 
         yield update
         bar.refresh()  # the final state, before the bar is cleared
+def _compare_repeated(
+    args: argparse.Namespace, instance: Instance | None, names: list[str], params: dict[str, dict[str, str]]
+) -> int:
+    """``compare`` over seeds or windows (docs/statistics.md)."""
+    if len(set(names)) != len(names):
+        raise InputError(f"{args.algorithms!r} names an algorithm twice", field="--algorithms")
+    reference = args.reference or names[0]
+    if reference not in names:
+        raise InputError(f"{reference!r} is not among --algorithms {','.join(names)}", field="--reference")
+    seeds = repeat.parse_seeds(args.seeds) if args.seeds is not None else [args.seed]
+    if args.preset is not None:
+        cases = repeat.preset_cases(args.preset, args.jobs, seeds, 1.0 if args.size is None else args.size)
+    else:
+        assert instance is not None
+        if args.windows is not None:
+            cases = repeat.window_cases(instance, repeat.parse_windows(args.windows), seeds)
+        else:
+            cases = repeat.instance_cases(instance, seeds)
+    _out_folder(args.out)
+    with _writing(args.out):
+        (args.out / "results").mkdir(parents=True, exist_ok=True)
+
+    def keep(row: repeat.Row, doc: dict[str, Any]) -> None:
+        name = f"{row.label}_{row.case.key.replace('=', '').replace(' ', '_')}.json"
+        with _writing(args.out):
+            results.write(doc, args.out / "results" / name)
+        print(f"{row.case.key} {row.label}: " + _metric_text(row.metrics), file=sys.stderr, flush=True)
+
+    rows = repeat.run(cases, [(n, n, params[n]) for n in names], args.horizon, progress=keep)
+    if not any(r.label == reference for r in rows):
+        raise UnsupportedInstance(f"the reference {reference} ran on no repetition")
+    reports = repeat.reports(rows, reference)
+    with _writing(args.out):
+        repeat.write_runs(rows, args.out / "runs.csv")
+        repeat.write_summary(reports, args.out / "stats.csv")
+        repeat.write_cdfs(repeat.jct_cdfs(rows), args.out / "jct_cdf.csv")
+    print(repeat.format_reports(reports))
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    if args.list:
+        for f in reproduce.listing():
+            cost = f"{f['default_seeds']} seeds, ~{f['minutes']:g} min"
+            print(f"{f['name']:12} {f['paper']} {f['figure']}: {f['title']} ({cost})")
+        return 0
+    if args.figure is None:
+        raise InputError("name a figure (reproduce --list shows them)", field="FIGURE")
+    fig = reproduce.FIGURES[args.figure]
+    seeds = reproduce.seeds_of(args.seeds, fig)
+    out = args.out if args.out is not None else Path("runs") / "reproduce" / fig.name
+    _out_folder(out)
+
+    def show(point: str, row: repeat.Row, _doc: dict[str, Any]) -> None:
+        print(
+            f"{point} {row.case.key} {row.label}: {fig.metric}={row.metrics.get(fig.metric)}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    run = reproduce.run_figure(fig, seeds, progress=show)
+    with _writing(out):
+        written = reproduce.write(run, out)
+    print(reproduce.markdown(run))
+    for path in written:
+        print(path)
+    return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -292,15 +422,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     except MalformedResult as exc:
         raise InputError(f"not a result document ({exc})", file=label) from None
     problems = problems[:PROBLEMS_SHOWN]
+    for note in provenance.notes(doc, instance):
+        print(f"note: {note}")
     for problem in problems:
         print(problem)
     print("OK: the schedule is valid" if not problems else f"INVALID: {len(problems)} problem(s)")
     return 0 if not problems else 1
 
 
-def _print_metrics(name: str, metrics: dict[str, Any]) -> None:
+def _metric_text(metrics: dict[str, Any]) -> str:
     parts = []
     for key in SUMMARY_METRICS:
         value = metrics[key]
         parts.append(f"{key}={value:.6g}" if isinstance(value, float) else f"{key}={value}")
-    print(f"{name}: " + " ".join(parts))
+    return " ".join(parts)
+
+
+def _print_metrics(name: str, metrics: dict[str, Any]) -> None:
+    print(f"{name}: " + _metric_text(metrics))

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from scheduling import metrics
+from scheduling import metrics, provenance
 from scheduling.engine import JobRecord, Run
 from scheduling.model import Cluster, Instance
 from scheduling.speed import demand_of
@@ -47,6 +47,7 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
     }
     doc.update(run.extra)
+    doc.update(provenance.record(instance))  # optional: code version and input digests
     doc["metrics"] = compute_metrics(cluster, doc)
     utilities = {j.job_id: j.utility for j in instance.jobs}
     if metrics.has_utilities(utilities):  # optional OASiS metrics (admission rate, timeliness)

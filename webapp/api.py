@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from scheduling import registry
-from webapp import datasets, services
+from webapp import datasets, repetition_stats, services
 from webapp.forms import ExperimentForm
 
 View = Callable[..., HttpResponse]
@@ -102,6 +102,25 @@ def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponse
         return HttpResponse(services.result_bytes(r), content_type="application/json")
     doc = services.load_result(r)
     body = services.jobs_csv(doc) if what == "jobs" else services.placements_csv(doc)
+    return HttpResponse(body, content_type="text/csv; charset=utf-8")
+
+
+@api_view(("GET",))
+def repetitions(request: HttpRequest, pk: int) -> HttpResponse:
+    """Statistics over a repeated experiment's done runs: per metric the summaries, the paired
+    differences against ``?reference=`` (default: the first variant) and the best, if any."""
+    exp = services.get_experiment(pk, request.user)
+    if not exp.repetition:
+        return error(404, "not a repeated experiment")
+    return JsonResponse(repetition_stats.summary_json(exp, list(exp.runs.all()), request.GET.get("reference")))
+
+
+@api_view(("GET",))
+def repetitions_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = services.get_experiment(pk, request.user)
+    if not exp.repetition:
+        return error(404, "not a repeated experiment")
+    body = repetition_stats.per_seed_csv(exp, list(exp.runs.all()))
     return HttpResponse(body, content_type="text/csv; charset=utf-8")
 
 

@@ -21,6 +21,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
+from webapp import repetitions
 from webapp.models import Dataset, Experiment
 from webapp.services import Inputs, Submission
 from workers.runs import trace_format
@@ -140,6 +141,31 @@ class ExperimentForm(forms.Form):
         label="Values",
         help_text="A list (1, 2, 4) or a range start:stop:step (stop included), at most 50 values",
     )
+    repeat = forms.ChoiceField(
+        choices=[
+            (repetitions.NONE, "Once"),
+            (repetitions.SEEDS, "Repeat over seeds"),
+            (repetitions.WINDOWS, "Repeat over windows of the trace"),
+        ],
+        widget=forms.RadioSelect,
+        initial=repetitions.NONE,
+        required=False,  # blank: once
+        label="Repetitions",
+    )
+    repeat_seeds = forms.CharField(
+        required=False,
+        max_length=1000,
+        label="Seeds",
+        help_text="A count (10: seeds 0-9), a range (0-9) or a list (1, 5, 9). A preset draws its trace "
+        "with each seed and the algorithms use it too; an uploaded trace stays, only the algorithm seed changes",
+    )
+    repeat_windows = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Windows",
+        help_text="A count K (K windows of equal job counts, in arrival order) or arrival-slot ranges "
+        "start:end (0:500, 500:1000); each window's jobs start at slot 0",
+    )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
 
@@ -167,6 +193,7 @@ class ExperimentForm(forms.Form):
         self.chosen: Chosen = []
         self.sweep: dict[str, Any] = {}
         self.run_lines: dict[str, list[int]] = {}  # algorithm -> numbers of the "Also run" lines naming it
+        self.repetition: dict[str, Any] = {}  # Experiment.repetition
 
     def algorithm_groups(self) -> list[dict[str, Any]]:
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
@@ -193,7 +220,30 @@ class ExperimentForm(forms.Form):
         if loaded is not None:
             self.inputs, instance = loaded
             self._check_supported(instance, set(data.get("algorithms") or ()))
+            self.repetition = self._repetition(data, instance)
         return data
+
+    def _repetition(self, data: dict[str, Any], instance: Instance) -> dict[str, Any]:
+        """The repetitions asked for (``repetitions.describe``); a form error on the field at fault."""
+        over = data.get("repeat") or repetitions.NONE
+        seeds: list[int] = []
+        cut: int | list[tuple[int, int]] | None = None
+        spans: list[tuple[int, int]] = []
+        try:
+            if over == repetitions.SEEDS:
+                seeds = repetitions.parse_seeds(data.get("repeat_seeds") or "")
+            elif over == repetitions.WINDOWS:
+                cut, spans = repetitions.parse_windows(data.get("repeat_windows") or "", instance)
+        except ValueError as exc:
+            self.add_error("repeat_seeds" if over == repetitions.SEEDS else "repeat_windows", str(exc))
+            return {}
+        preset = data.get("source") == Experiment.Source.PRESET
+        described = repetitions.describe(over, seeds, cut, spans, preset)
+        total = len(self.chosen) * repetitions.count(described)
+        if described and total > MAX_RUNS:  # without repetitions ``_runs`` has checked the count
+            self.add_error(None, f"{total} runs ({len(self.chosen)} x {repetitions.count(described)} "
+                           f"repetitions): an experiment may have at most {MAX_RUNS}")  # fmt: skip
+        return described
 
     def _runs(self, data: dict[str, Any]) -> Chosen:
         """The ticked algorithms, then the "Also run" lines; in a sweep each once per value."""
@@ -225,12 +275,13 @@ class ExperimentForm(forms.Form):
     def submission(self) -> Submission:
         assert self.inputs is not None, "call is_valid() first"
         return Submission(
-            name=self.cleaned_data["name"] or default_name(self.inputs),
+            name=self.cleaned_data["name"] or default_name(self.inputs, self.repetition),
             inputs=self.inputs,
             runs=self.chosen,
             seed=self.cleaned_data["seed"],
             kind=self.cleaned_data.get("mode") or Experiment.Kind.COMPARISON,
             sweep=self.sweep,
+            repetition=self.repetition,
         )
 
     def _swept(self, data: dict[str, Any], chosen: Chosen) -> Chosen:
@@ -461,8 +512,10 @@ def sweep_values(text: str) -> list[str]:
     return list(unique.values())
 
 
-def default_name(inputs: Inputs) -> str:
+def default_name(inputs: Inputs, repetition: dict[str, Any] | None = None) -> str:
     if inputs.source == Experiment.Source.PRESET:
         o = inputs.preset_options
-        return f"{inputs.preset} preset ({o['jobs']} jobs, trace seed {o['seed']}, size {o['size']:g})"
+        seeds = (repetition or {}).get("seeds") if (repetition or {}).get("trace_seeds") else None
+        drawn = f"{len(seeds)} trace seeds" if seeds else f"trace seed {o['seed']}"
+        return f"{inputs.preset} preset ({o['jobs']} jobs, {drawn}, size {o['size']:g})"
     return f"{inputs.cluster_name} + {inputs.trace_name}"

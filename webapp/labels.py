@@ -11,6 +11,7 @@ from typing import Any
 
 from scheduling import registry
 from webapp.models import Experiment, Run
+from webapp.repetitions import repetition_name
 
 # The status a badge of several runs shows: the first of these that any of them has.
 BADGE_STATUS = (Run.Status.FAILED, Run.Status.RUNNING, Run.Status.QUEUED, Run.Status.CANCELLED, Run.Status.DONE)
@@ -20,7 +21,7 @@ def run_badges(exp: Experiment, runs: Sequence[Run]) -> list[tuple[str, str, str
     """One badge per algorithm variant of the experiment list (its series label, "drf fixed=true";
     a sweep's runs of one variant share it, "drf ×3"), as (status, text, title, first error): the
     status that needs attention first, and each status with its count."""
-    labels = run_labels(exp, runs, series=True)
+    labels = run_labels(exp, runs, series=True, repetition=False)
     groups: dict[str, list[Run]] = {}
     for r in runs:
         groups.setdefault(labels[r.pk], []).append(r)
@@ -46,11 +47,15 @@ def run_label(run: Run, exp: Experiment) -> str:
     return run_labels(exp, runs)[run.pk]
 
 
-def run_labels(exp: Experiment, runs: Sequence[Run] | None = None, *, series: bool = False) -> dict[int, str]:
+def run_labels(
+    exp: Experiment, runs: Sequence[Run] | None = None, *, series: bool = False, repetition: bool = True
+) -> dict[int, str]:
     """``run_label`` of each of ``runs`` (default: the experiment's), by run id, in one pass: each
     algorithm's runs are compared once, so a page of 120 runs costs no query per run (with the
     runs prefetched, none) and time linear in the runs. ``series``: the label of the line a run
-    belongs to in a sweep's charts instead (no swept value; runs of one line share it)."""
+    belongs to in a sweep's charts instead (no swept value; runs of one line share it). A run of a
+    repetition ends in its repetition ("fifo · seed 3"); ``repetition=False`` leaves that out, which
+    names the variant the runs of every repetition share."""
     runs = list(exp.runs.all()) if runs is None else runs
     swept = exp.sweep.get("param") if exp.kind == Experiment.Kind.SWEEP else None
     by_algorithm: dict[str, list[Run]] = {}
@@ -61,11 +66,22 @@ def run_labels(exp: Experiment, runs: Sequence[Run] | None = None, *, series: bo
         varied = _varied(siblings, swept)
         defaults = _defaults(algorithm)
         base = {r.pk: _base_label(r, varied, defaults, None if series else swept) for r in siblings}
-        counts = Counter(base.values())
+        reps = {r.pk: r.repetition for r in siblings}
+        counts = Counter((label, reps[pk]) for pk, label in base.items())  # repetitions of a variant share it
         if series:
             labels.update(base)
         else:
-            labels.update({pk: f"{label} #{pk}" if counts[label] > 1 else label for pk, label in base.items()})
+            labels.update(
+                {pk: f"{label} #{pk}" if counts[label, reps[pk]] > 1 else label for pk, label in base.items()}
+            )
+        if repetition:
+            labels.update(
+                {
+                    pk: f"{labels[pk]} · {repetition_name(exp.repetition, reps[pk])}"
+                    for pk in base
+                    if reps[pk] is not None
+                }
+            )
     return labels
 
 

@@ -66,6 +66,9 @@ class Experiment(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices)
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.COMPARISON)
     sweep = models.JSONField(default=dict, blank=True)  # {"param": name, "values": [...]} for a sweep
+    # Repetitions (webapp/repetitions.py): {"over": "seeds", "seeds": [...]} or {"over": "windows",
+    # "windows": [[first arrival slot, end slot), ...], "cut": "even" | "chosen"}; {}: none.
+    repetition = models.JSONField(default=dict, blank=True)
     preset = models.CharField(max_length=100, blank=True)  # preset name when source is "preset"
     preset_options = models.JSONField(default=dict, blank=True)  # {"jobs", "seed", "size"} given to the preset
     cluster_name = models.CharField(max_length=255, default="cluster.json")
@@ -100,6 +103,11 @@ class Run(models.Model):
     algorithm = models.CharField(max_length=100)
     params = models.JSONField(default=dict, blank=True)  # parsed values, by parameter name
     seed = models.PositiveBigIntegerField(default=0)
+    # The repetition the run belongs to (index into the experiment's seeds or windows); None: none.
+    repetition = models.PositiveIntegerField(null=True, blank=True)
+    trace_seed = models.PositiveBigIntegerField(null=True, blank=True)  # a preset's trace seed for this run
+    window = models.JSONField(null=True, blank=True)  # [start, end) arrival slots of the trace this run sees
+    code = models.JSONField(null=True, blank=True)  # the result's "code": package version and commit that made it
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)  # the message shown when the run failed
     metrics = models.JSONField(null=True, blank=True)  # the result's "metrics" object

@@ -20,7 +20,9 @@ from django.db.models import F
 from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
+from scheduling.errors import InputError
 from webapp.models import Run
+from webapp.repetitions import repetition_inputs
 from workers.runs import RunInput, TransientStoreError
 
 ERROR_CHARS = 4000  # a failure message longer than this is cut (the validator lists at most 5 problems)
@@ -118,14 +120,23 @@ class DjangoRunStore:
             return None
         run = Run.objects.select_related("experiment").get(pk=run_id)
         exp = run.experiment
+        cluster_text, trace_name, trace_text = exp.cluster_text, exp.trace_name, exp.trace_text
+        if run.trace_seed is not None:  # a repetition over a preset's trace seeds: its own trace
+            try:
+                cluster_text, trace_name, trace_text = repetition_inputs(exp, run.trace_seed)
+            except InputError as exc:  # the form built the preset with one seed only
+                self.fail(run_id, f"preset {exp.preset} with trace seed {run.trace_seed}: {exc}")
+                return None
         return RunInput(
             cluster_name=exp.cluster_name,
-            cluster_text=exp.cluster_text,
-            trace_name=exp.trace_name,
-            trace_text=exp.trace_text,
+            cluster_text=cluster_text,
+            trace_name=trace_name,
+            trace_text=trace_text,
             algorithm=run.algorithm,
             params=run.params,
             seed=run.seed,
+            windows=exp.repetition.get("cut_by") if run.window is not None else None,
+            window=run.repetition if run.window is not None else None,
         )
 
     @transient
@@ -146,6 +157,7 @@ class DjangoRunStore:
             updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
                 status=Run.Status.DONE,
                 metrics=result["metrics"],
+                code=result.get("code"),
                 result=name,
                 finished=timezone.now(),
                 progress=1.0,

@@ -31,10 +31,11 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
-from webapp import charts
+from webapp import charts, repetition_stats, repetitions
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
+from webapp.versions import version_note
 from workers import tasks
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class Submission:
     seed: int
     kind: str = Experiment.Kind.COMPARISON
     sweep: Mapping[str, Any] = field(default_factory=dict)  # {"param", "values"} of a sweep
+    repetition: Mapping[str, Any] = field(default_factory=dict)  # Experiment.repetition (repetitions.py)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,6 +147,7 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             source=inputs.source,
             kind=sub.kind,
             sweep=dict(sub.sweep),
+            repetition=dict(sub.repetition),
             preset=inputs.preset,
             preset_options=dict(inputs.preset_options),
             cluster_name=inputs.cluster_name,
@@ -153,8 +156,21 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             trace_text=inputs.trace_text,
             seed=sub.seed,
         )
+        specs = repetitions.expand(sub.runs, sub.repetition, sub.seed)
         runs = Run.objects.bulk_create(
-            [Run(experiment=exp, algorithm=a, params=dict(p), seed=sub.seed, dispatched=False) for a, p in sub.runs]
+            [
+                Run(
+                    experiment=exp,
+                    algorithm=s.algorithm,
+                    params=dict(s.params),
+                    seed=s.seed,
+                    dispatched=False,
+                    repetition=s.repetition,
+                    trace_seed=s.trace_seed,
+                    window=list(s.window) if s.window else None,
+                )
+                for s in specs
+            ]
         )
         ids = [r.pk for r in runs] or list(exp.runs.values_list("pk", flat=True))
         transaction.on_commit(partial(dispatch, exp.pk, ids))
@@ -308,10 +324,11 @@ def rerun(exp: Experiment, owner: Any) -> Experiment:
             exp.source, exp.cluster_name, exp.cluster_text, exp.trace_name, exp.trace_text, exp.preset,
             exp.preset_options,
         ),
-        runs=[(r.algorithm, r.params) for r in exp.runs.all()],
+        runs=[(r.algorithm, r.params) for r in exp.runs.all() if r.repetition in (None, 0)],
         seed=exp.seed,
         kind=exp.kind,
         sweep=exp.sweep,
+        repetition=exp.repetition,
     )  # fmt: skip
     return create_experiment(sub, owner)
 
@@ -368,6 +385,9 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "algorithm": r.algorithm,
                 "params": r.params,
                 "seed": r.seed,
+                "repetition": r.repetition,
+                "trace_seed": r.trace_seed,
+                "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
                 "attempts": r.attempts,
@@ -426,7 +446,8 @@ def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict
 def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Context of the experiment page; ``query`` is the view state from the URL (tab, run, filters)."""
     q = dict(query or {})
-    tab = q.get("tab") if q.get("tab") in dict(TABS) else "summary"
+    tabs = (TABS[0], ("repetitions", "Repetitions"), *TABS[1:]) if exp.repetition else TABS
+    tab = q.get("tab") if q.get("tab") in dict(tabs) else ("repetitions" if exp.repetition else "summary")
     runs = list(exp.runs.all())
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
@@ -438,19 +459,23 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
         "tab": tab,
-        "tabs": TABS,
+        "tabs": tabs,
         "query": q,
         "metric_columns": charts.METRIC_COLUMNS,
         "done_runs": [(r.pk, labels[r.pk]) for r in done],
+        "version_note": version_note(done),
         "figures": [],
     }
     ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
     if tab == "summary":
-        if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param"):
+        if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param") and not exp.repetition:  # else: its tab
             param = exp.sweep["param"]
             series = run_labels(exp, done, series=True)
             points = [(series[r.pk], r.params.get(param), r.metrics or {}) for r in done if param in r.params]
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
+    elif tab == "repetitions":
+        ctx.update(repetition_stats.page(exp, runs, q))
+        ctx["figures"] = _figures("rep", ctx.pop("rep_figures", []))
     elif tab == "jct" and done:
         docs = [(labels[r.pk], load_result(r)) for r in done]
         by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
@@ -552,6 +577,8 @@ def experiment_zip(exp: Experiment) -> bytes:
         z.writestr(f"inputs/{_safe(exp.cluster_name)}", exp.cluster_text)
         z.writestr(f"inputs/{_safe(exp.trace_name)}", exp.trace_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
+        if exp.repetition:
+            z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))
         for r in exp.runs.all():
             if r.status != Run.Status.DONE:
                 continue
@@ -574,6 +601,7 @@ def describe(exp: Experiment) -> dict[str, Any]:
         "name": exp.name,
         "kind": exp.kind,
         "sweep": exp.sweep or None,
+        "repetition": exp.repetition or None,
         "created": exp.created.isoformat(),
         "source": exp.source,
         "preset": exp.preset or None,

@@ -5,7 +5,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from webapp import api, views
+from webapp import api, repetition_views, reproduction_views, views
 
 
 def experiment_routes(prefix: str, detail: object, status: object, name: str) -> list:  # type: ignore[type-arg]
@@ -22,6 +22,10 @@ def experiment_routes(prefix: str, detail: object, status: object, name: str) ->
             {"what": "placements"},
             name=f"{name}-run-placements",
         ),
+        path(f"{prefix}repetitions.csv", repetition_views.per_seed_csv, name=f"{name}-repetitions-csv"),
+        path(f"{prefix}repetitions-figures.html", repetition_views.figures_html, name=f"{name}-repetitions-html"),
+        path(f"{prefix}repetitions-figure.svg", repetition_views.figure_image, {"fmt": "svg"}),
+        path(f"{prefix}repetitions-figure.png", repetition_views.figure_image, {"fmt": "png"}),
     ]
 
 
@@ -32,6 +36,8 @@ api_routes = [
     path("experiments/<int:pk>/runs/<int:run>/result.json", api.run_file, {"what": "result"}),
     path("experiments/<int:pk>/runs/<int:run>/jobs.csv", api.run_file, {"what": "jobs"}),
     path("experiments/<int:pk>/runs/<int:run>/placements.csv", api.run_file, {"what": "placements"}),
+    path("experiments/<int:pk>/repetitions.json", api.repetitions, name="api-repetitions"),
+    path("experiments/<int:pk>/repetitions.csv", api.repetitions_csv),
     path("algorithms/", api.algorithms, name="api-algorithms"),
 ]
 
@@ -46,6 +52,14 @@ urlpatterns = [
     path("experiments/<int:pk>/delete/", views.experiment_delete, name="experiment-delete"),
     *experiment_routes("s/<str:token>/", views.shared_detail, views.shared_status, "shared"),
     path("runs/<int:pk>/result.json", views.run_result, name="run-result"),
+    path("reproductions/", reproduction_views.reproduction_list, name="reproductions"),
+    path("reproductions/<str:name>/start/", reproduction_views.reproduction_start, name="reproduction-start"),
+    path(
+        "reproductions/<str:name>/experiment/",
+        reproduction_views.reproduction_experiment,
+        name="reproduction-experiment",
+    ),
+    path("reproductions/<str:name>/<str:filename>", reproduction_views.reproduction_file, name="reproduction-file"),
     path("datasets/", views.dataset_list, name="datasets"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset"),
     path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset-delete"),

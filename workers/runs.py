@@ -7,11 +7,11 @@ models. It reads and records a run through a ``RunStore``, whose implementation 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from scheduling import loaders
+from scheduling import loaders, repeat
 from scheduling.model import Instance
 
 
@@ -24,6 +24,10 @@ class RunInput:
     algorithm: str  # registry name
     params: Mapping[str, Any] = field(default_factory=dict)  # parsed against the registry again
     seed: int = 0
+    # A repetition over windows of the trace: how it is cut (K, or [start, end) arrival-slot ranges, as
+    # scheduling.repeat.window_cases takes them) and the number of the window this run sees.
+    windows: int | Sequence[Sequence[int]] | None = None
+    window: int | None = None
 
 
 class TransientStoreError(Exception):
@@ -59,7 +63,22 @@ def trace_format(name: str) -> str:
     return "json" if name.lower().endswith(".json") else "csv"
 
 
-def load_instance(cluster_text: str, cluster_name: str, trace_text: str, trace_name: str) -> Instance:
-    """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault."""
+def load_instance(
+    cluster_text: str,
+    cluster_name: str,
+    trace_text: str,
+    trace_name: str,
+    *,
+    windows: int | Sequence[Sequence[int]] | None = None,
+    window: int | None = None,
+) -> Instance:
+    """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault.
+    ``windows``, ``window``: keep only window number ``window`` of the trace cut as
+    ``scheduling.repeat.window_cases`` cuts it (K windows of equal job counts, or arrival-slot ranges),
+    its arrivals shifted to start at slot 0."""
     cluster = loaders.parse_cluster(cluster_text, cluster_name)
-    return Instance(cluster, loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name)))
+    instance = Instance(cluster, loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name)))
+    if windows is None or window is None:
+        return instance
+    spec = windows if isinstance(windows, int) else [(int(a), int(b)) for a, b in windows]
+    return repeat.window_cases(instance, spec, [0])[window].instance

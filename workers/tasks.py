@@ -145,7 +145,9 @@ def simulate_run(run_id: int) -> str:
     beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
     beat.start()
     try:
-        instance = load_instance(job.cluster_text, job.cluster_name, job.trace_text, job.trace_name)
+        instance = load_instance(
+            job.cluster_text, job.cluster_name, job.trace_text, job.trace_name, windows=job.windows, window=job.window
+        )
         result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
     except RunStopped as stop:
         if stop.reason == "cancel":

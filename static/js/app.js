@@ -20,6 +20,7 @@
   if (form) {
     radioSections("source", "fieldset.source", "source");
     radioSections("mode", "fieldset.mode", "mode");
+    radioSections("repeat", "fieldset.repeat", "repeat");
     form.querySelectorAll(".algorithm").forEach(function (box) {
       const checkbox = box.querySelector("input[name=algorithms]");
       const params = box.querySelector(".params");

@@ -1,0 +1,96 @@
+"""What made a result: the code version and the digests of the inputs (optional result fields).
+
+``code()`` is ``{"package": "mlsched", "version": ..., "commit": ...}``: the package version
+(``scheduling.__version__``) and the git commit of the source tree when it is a git checkout
+(``git rev-parse HEAD``; ``"<sha>-dirty"`` when tracked files differ from it). Deployments without
+``.git`` (a Docker image) may set ``MLSCHED_COMMIT``; otherwise the commit is None. It is
+computed once per process.
+
+``inputs(instance)`` is ``{"cluster_sha256", "trace_sha256"}``: SHA-256 of the cluster and the
+jobs **as loaded** (the ``repr`` of the frozen model objects, so a CSV and a JSON trace with the
+same content, or the same file with other whitespace, have the same digest). Cached per instance.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scheduling.model import Instance
+
+PACKAGE = "mlsched"
+_SOURCE = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def code() -> dict[str, str | None]:
+    from scheduling import __version__
+
+    return {"package": PACKAGE, "version": __version__, "commit": os.environ.get("MLSCHED_COMMIT") or _git_commit()}
+
+
+def _git_commit() -> str | None:
+    """The checkout's commit, with ``-dirty`` if tracked files changed; None without git or a repository."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=_SOURCE, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=_SOURCE,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if not head:
+        return None
+    return f"{head}-dirty" if status else head
+
+
+_DIGESTS: dict[int, tuple[Instance, dict[str, str]]] = {}
+
+
+def inputs(instance: Instance) -> dict[str, str]:
+    cached = _DIGESTS.get(id(instance))
+    if cached is None or cached[0] is not instance:
+        digests = {
+            "cluster_sha256": hashlib.sha256(repr(instance.cluster).encode()).hexdigest(),
+            "trace_sha256": hashlib.sha256(repr(instance.jobs).encode()).hexdigest(),
+        }
+        if len(_DIGESTS) > 16:
+            _DIGESTS.clear()
+        cached = _DIGESTS[id(instance)] = (instance, digests)
+    return dict(cached[1])
+
+
+def record(instance: Instance) -> dict[str, Any]:
+    """The optional result fields ``code`` and ``inputs``."""
+    return {"code": code(), "inputs": inputs(instance)}
+
+
+def notes(doc: Mapping[str, Any], instance: Instance) -> list[str]:
+    """Differences between a result's recorded version/inputs and this code/instance (for ``check``)."""
+    out: list[str] = []
+    made = doc.get("code")
+    if not isinstance(made, Mapping):
+        out.append("the result records no code version (made before versions were recorded)")
+    else:
+        now = code()
+        for key in ("version", "commit"):
+            if made.get(key) != now[key]:
+                out.append(f"the result was made by {key} {made.get(key)}; this is {key} {now[key]}")
+    recorded = doc.get("inputs")
+    if isinstance(recorded, Mapping):
+        for key, value in inputs(instance).items():
+            if recorded.get(key) not in (None, value):
+                what = key.removesuffix("_sha256")
+                out.append(f"the result was made from another {what} ({key} {recorded.get(key)}, this one {value})")
+    return out

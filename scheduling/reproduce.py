@@ -1,0 +1,510 @@
+"""Paper figures reproduced in one command, with repetitions and confidence intervals.
+
+``python -m scheduling reproduce <figure> [--seeds N] [--out DIR]`` and ``reproduce --list``.
+``FIGURES`` maps a figure name to its ``Figure``: the paper, the setting (instances per seed and
+x-axis point), the algorithms, the metric and what the paper reports; ``listing()`` describes them
+as plain dicts. ``run_figure`` runs it in this process (every result through the validator,
+``api.run``) and computes, per x-axis point, the statistics of ``scheduling.stats`` against the
+figure's reference algorithm. To fan the runs out instead (a Celery group), run every
+``(point, seed, algorithm)`` of ``case(fig, point, seed)`` and ``fig.algorithms`` anywhere, turn
+each result into a row with ``repeat.row_of`` and call ``assemble``. ``write`` stores
+
+* ``runs.csv``: one row per (point, seed, algorithm) with the metrics;
+* ``summary.csv``: per point and algorithm the median and mean with 95% CIs, the paired difference
+  against the reference with its CI, win/tie/loss counts, the verdict and "best";
+* ``table.md``: the same as a Markdown table beside the paper's number and whether the paper's
+  claim holds across the seeds (the claimed winner is "best": separated from every other
+  algorithm by a CI of the paired difference that excludes 0);
+* ``figure.html``: medians with 95% CI error bars (Plotly; ``plotly.min.js`` beside it, offline);
+* ``provenance.json``: code version, seeds, settings, parameters and the input digests per run.
+
+Settings are the paper's where a run takes seconds, and reduced (stated in ``Figure.setting``)
+where the paper's scale would take hours; docs/statistics.md lists them.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scheduling import presets, provenance, repeat, stats
+from scheduling.errors import InputError
+from scheduling.loaders import parse_cluster, parse_trace
+from scheduling.model import Instance
+
+Algorithm = tuple[str, str, Mapping[str, Any]]  # (label, registry name, parameters)
+Builder = Callable[[int], Instance]  # seed -> instance
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # "zhou-fig2"
+    paper: str  # "Zhou et al. (TCC'23)"
+    figure: str  # "Fig. 2"
+    title: str
+    setting: str  # the setting run, and how it differs from the paper's
+    metric: str  # a result metric (scheduling.stats.direction knows its direction)
+    scale: float  # the metric is shown divided by this
+    unit: str
+    algorithms: tuple[Algorithm, ...]
+    reference: str  # label the others are paired with
+    claimed_best: str  # label of the algorithm the paper finds best
+    points: tuple[tuple[str, Builder], ...]  # x-axis label -> instance per seed
+    x_label: str
+    paper_claim: str  # what the paper reports, in words and numbers
+    paper_values: Mapping[str, str] = field(default_factory=dict)  # label -> the paper's number
+    default_seeds: int = 10
+    minutes: float = 1.0  # wall time at the default seeds measured on 2 cores at load average ~9 (a shared machine)
+
+
+@dataclass(frozen=True)
+class PointResult:
+    label: str
+    rows: list[repeat.Row]
+    report: stats.MetricReport
+
+
+@dataclass(frozen=True)
+class FigureRun:
+    figure: Figure
+    seeds: list[int]
+    points: list[PointResult]
+    seconds: float
+    inputs: dict[str, dict[str, dict[str, str]]]  # point -> seed -> input digests
+
+
+# ---- instance builders ------------------------------------------------------------------------
+
+
+def preset_builder(name: str, jobs: int, size: float = 1.0) -> Builder:
+    """seed -> the preset's instance with ``jobs`` jobs at cluster scale ``size``."""
+
+    def build(seed: int) -> Instance:
+        return repeat.preset_instance(name, jobs, seed, size)
+
+    return build
+
+
+@contextmanager
+def _single_gpu_share(share: float | None) -> Iterator[None]:
+    """The asrpt preset with ``share`` of single-GPU job groups (None: the preset's own); the other
+    groups keep the preset's distribution of multi-GPU demands (A-SRPT Sec. V-B-2, Fig. 7)."""
+    module = presets.asrpt
+    original = module.ASRPT_GPU_SHARES
+    if share is not None:
+        multi = [(g, p) for g, p in original if g > 1]
+        total = sum(p for _, p in multi)
+        module.ASRPT_GPU_SHARES = ((1, share), *((g, (1 - share) * p / total) for g, p in multi))
+    try:
+        yield
+    finally:
+        module.ASRPT_GPU_SHARES = original
+
+
+def asrpt_window(
+    jobs: int,
+    seed: int,
+    size: float = 1.0,
+    share: float | None = None,
+    nic_gbps: float | None = None,
+    predictor: str = "random-forest",
+) -> tuple[Instance, float | None]:
+    """A-SRPT's setting (Sec. V-B-2): the asrpt preset with ``jobs`` history jobs then ``jobs``
+    window jobs; ``predictor`` fitted on the history predicts the window's iterations (out of
+    sample, no look-ahead: DESIGN section 9), and the window alone is simulated with those
+    predictions (``predictor=trace``). ``share``: share of single-GPU job groups (Fig. 7);
+    ``nic_gbps``: every server's NIC bandwidth (Fig. 8). Returns the instance and the predictor's
+    mean absolute error on the window (iterations)."""
+    from scheduling.algorithms.asrpt.predictors import predict
+
+    with _single_gpu_share(share):
+        files = presets.build("asrpt", jobs=2 * jobs, seed=seed, size=size)
+    cluster_doc = json.loads(files.cluster)
+    if nic_gbps is not None:
+        for server in cluster_doc["servers"]:
+            server["nic_bw_gbps"] = nic_gbps
+    cluster = parse_cluster(json.dumps(cluster_doc), "cluster.json")
+    rows: list[dict[str, Any]] = json.loads(files.trace)
+    every = parse_trace(files.trace, cluster, "trace.json", "json")
+    half = len(rows) // 2
+    pred = predict(every, predictor, half / len(rows), np.random.default_rng(seed))
+    win = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[half:]]
+    instance = Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
+    error = pred.errors(instance.jobs)["mean_abs_error"]
+    return instance, None if error is None else float(error)
+
+
+def _asrpt(jobs: int, size: float) -> Builder:
+    def build(seed: int) -> Instance:
+        return asrpt_window(jobs, seed, size)[0]
+
+    return build
+
+
+# ---- the figures ------------------------------------------------------------------------------
+
+_ZHOU_ALGOS: tuple[Algorithm, ...] = (
+    ("zhou", "zhou", {}),
+    ("fifo", "fifo", {}),
+    ("drf", "drf", {}),
+    ("antman", "antman", {}),
+    ("tiresias", "tiresias", {}),
+)
+_ZHOU_CLAIM = "A_online's total weighted completion time is at least 30% below FIFO, DRF, AntMan and Tiresias"
+_ASRPT_ALGOS: tuple[Algorithm, ...] = tuple(
+    (a, a, {"predictor": "trace"}) for a in ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
+)
+
+FIGURES: dict[str, Figure] = {
+    f.name: f
+    for f in (
+        Figure(
+            name="zhou-fig2",
+            paper="Zhou et al. (TCC'23)",
+            figure="Fig. 2",
+            title="Total weighted completion time, PS architecture",
+            setting="preset zhou-ps, 40 jobs, 150 servers, arrivals uniform over [0, 150) (the paper's job "
+            "count did not survive extraction: docs/results-zhou.md)",
+            metric="total_weighted_completion",
+            scale=1e6,
+            unit="10^6 weight x slots",
+            algorithms=_ZHOU_ALGOS,
+            reference="zhou",
+            claimed_best="zhou",
+            points=(("40 jobs", preset_builder("zhou-ps", 40)),),
+            x_label="setting",
+            paper_claim=_ZHOU_CLAIM + " (PS).",
+            paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
+            minutes=2.0,
+        ),
+        Figure(
+            name="zhou-fig5",
+            paper="Zhou et al. (TCC'23)",
+            figure="Fig. 5",
+            title="Total weighted completion time, Ring-AllReduce architecture",
+            setting="preset zhou-allreduce, 40 jobs, 150 servers, arrivals uniform over [0, 150)",
+            metric="total_weighted_completion",
+            scale=1e6,
+            unit="10^6 weight x slots",
+            algorithms=_ZHOU_ALGOS,
+            reference="zhou",
+            claimed_best="zhou",
+            points=(("40 jobs", preset_builder("zhou-allreduce", 40)),),
+            x_label="setting",
+            paper_claim=_ZHOU_CLAIM + " (all-reduce).",
+            paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
+            minutes=1.0,
+        ),
+        Figure(
+            name="oasis-fig3",
+            paper="OASiS (INFOCOM'18)",
+            figure="Fig. 3",
+            title="Total utility",
+            setting="preset oasis (50 worker + 50 PS servers, T = 300), 60 jobs instead of the paper's 50-400 "
+            "(a run of oasis or dorm at 200 jobs takes 10-30 s)",
+            metric="total_utility",
+            scale=1.0,
+            unit="utility",
+            algorithms=(
+                ("oasis", "oasis", {}),
+                ("fifo", "fifo", {}),
+                ("drf", "drf", {}),
+                ("rrh", "rrh", {}),
+                ("dorm", "dorm", {}),
+            ),
+            reference="oasis",
+            claimed_best="oasis",
+            points=(("60 jobs", preset_builder("oasis", 60)),),
+            x_label="setting",
+            paper_claim="OASiS achieves the highest total utility, well above FIFO, DRF, RRH and Dorm, "
+            "at every job count.",
+            paper_values={"oasis": "highest"},
+            minutes=3.0,
+        ),
+        Figure(
+            name="edge-fig7",
+            paper="Edge-cloud paper",
+            figure="Fig. 7",
+            title="Total JCT (JCT rate = total JCT / SRTF's)",
+            setting="preset edge-cloud, 300 jobs, 100 edge servers and an unlimited cloud (the paper's setting)",
+            metric="total_jct",
+            scale=1.0,
+            unit="slots",
+            algorithms=(
+                ("edge-cloud", "edge-cloud", {}),
+                ("edge-only", "edge-cloud", {"edge_only": True}),
+                ("srtf", "srtf", {}),
+                ("tiresias-l", "tiresias-l", {}),
+                ("batchsche", "batchsche", {}),
+            ),
+            reference="srtf",
+            claimed_best="edge-cloud",
+            points=(("300 jobs", preset_builder("edge-cloud", 300)),),
+            x_label="setting",
+            paper_claim="A_online has the lowest total JCT, up to 30-50% below the baselines; A_online-E is "
+            "below SRTF and Tiresias-L.",
+            paper_values={"edge-cloud": "lowest; up to 30-50% below the baselines", "srtf": "JCT rate 1"},
+            minutes=10.0,
+        ),
+        Figure(
+            name="asrpt-fig6",
+            paper="A-SRPT (Luo et al.)",
+            figure="Fig. 6",
+            title="Total JCT vs number of jobs",
+            setting="preset asrpt at size 0.5 (125 servers x 8 GPUs instead of 250), windows of 250 and 500 jobs "
+            "after a history of as many (the paper: 37,500-150,000 jobs); random-forest predictions",
+            metric="total_jct",
+            scale=1.0,
+            unit="slots",
+            algorithms=_ASRPT_ALGOS,
+            reference="asrpt",
+            claimed_best="asrpt",
+            points=(("250 jobs", _asrpt(250, 0.5)), ("500 jobs", _asrpt(500, 0.5))),
+            x_label="window jobs",
+            paper_claim="A-SRPT's total JCT is 31-91% below every baseline.",
+            paper_values={"asrpt": "31-91% below every baseline"},
+            minutes=3.5,
+        ),
+    )
+}
+
+
+def listing() -> list[dict[str, Any]]:
+    """The reproducible figures, for ``reproduce --list`` and the dashboard."""
+    return [
+        {
+            "name": f.name,
+            "paper": f.paper,
+            "figure": f.figure,
+            "title": f.title,
+            "metric": f.metric,
+            "algorithms": [label for label, _, _ in f.algorithms],
+            "default_seeds": f.default_seeds,
+            "minutes": f.minutes,
+            "setting": f.setting,
+        }
+        for f in FIGURES.values()
+    ]
+
+
+# ---- running and writing ----------------------------------------------------------------------
+
+
+def case(fig: Figure, point: str, seed: int) -> repeat.Case:
+    """The instance of ``point`` (an x-axis label of ``fig``) for ``seed``, as a repetition case."""
+    for label, build in fig.points:
+        if label == point:
+            return repeat.Case(f"seed={seed}", seed, None, build(seed))
+    raise ValueError(f"{fig.name} has no point {point!r} (points: {', '.join(p for p, _ in fig.points)})")
+
+
+def assemble(
+    fig: Figure,
+    seeds: Sequence[int],
+    rows: Mapping[str, Sequence[repeat.Row]],
+    seconds: float = 0.0,
+    inputs: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None,
+) -> FigureRun:
+    """A FigureRun from rows per point (``repeat.row_of`` of results computed anywhere, e.g. by a
+    Celery group over ``(point, seed, algorithm)``): the statistics of every point."""
+    points = []
+    for label, _ in fig.points:
+        point_rows = list(rows.get(label, []))
+        table = repeat.table(point_rows, fig.metric)
+        report = stats.compare(table, reference=fig.reference, metric=fig.metric) if table else None
+        if report is not None:
+            points.append(PointResult(label, point_rows, report))
+    copied = {p: {s: dict(d) for s, d in by_seed.items()} for p, by_seed in (inputs or {}).items()}
+    return FigureRun(fig, list(seeds), points, seconds, copied)
+
+
+def run_figure(
+    fig: Figure,
+    seeds: Sequence[int],
+    progress: Callable[[str, repeat.Row, dict[str, Any]], None] | None = None,
+) -> FigureRun:
+    """Every algorithm on every (point, seed) in this process, then the statistics per point."""
+    t0 = time.perf_counter()
+    rows: dict[str, list[repeat.Row]] = {}
+    inputs: dict[str, dict[str, dict[str, str]]] = {}
+    for label, _ in fig.points:
+        cases = [case(fig, label, s) for s in seeds]
+        inputs[label] = {str(c.seed): provenance.inputs(c.instance) for c in cases}
+
+        def report(row: repeat.Row, doc: dict[str, Any], point: str = label) -> None:
+            if progress is not None:
+                progress(point, row, doc)
+
+        rows[label] = repeat.run(cases, fig.algorithms, progress=report)
+    return assemble(fig, seeds, rows, time.perf_counter() - t0, inputs)
+
+
+def _shown(value: float | None, scale: float) -> str:
+    return "-" if value is None else repeat.fmt(value / scale)
+
+
+def _ci(ci: stats.Interval | None, scale: float) -> str:
+    return "no CI" if ci is None else f"[{_shown(ci.low, scale)}, {_shown(ci.high, scale)}]"
+
+
+def claim_holds(point: PointResult, fig: Figure) -> str:
+    best = point.report.best
+    if best == fig.claimed_best:
+        return f"yes: {best} is best, separated from every other algorithm (95% CIs)"
+    if best is not None:
+        return f"no: {best} is best, separated from every other algorithm (95% CIs)"
+    return f"no: {point.report.best_note}"
+
+
+def seed_text(seeds: Sequence[int]) -> str:
+    """ "0-9" for a run of consecutive seeds, else "0, 3, 5"."""
+    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def markdown(run: FigureRun) -> str:
+    fig = run.figure
+    seeds = run.seeds
+    side = stats.direction(fig.metric)
+    lines = [
+        f"### {fig.paper} {fig.figure}: {fig.title}",
+        "",
+        f"Setting: {fig.setting}. Seeds {seed_text(seeds)} ({len(seeds)}; trace seed = algorithm seed). "
+        f"Metric: {fig.metric} ({fig.unit}; {side} is better). Median and mean with 95% bootstrap CIs; "
+        f"paired median difference (algorithm - {fig.reference}) and median ratio (algorithm / {fig.reference}) "
+        f"per seed with their 95% CIs; W/T/L = the "
+        f"algorithm's wins/ties/losses against {fig.reference} (tie within 0.1%); docs/statistics.md.",
+        "",
+        f"Paper: {fig.paper_claim}",
+        "",
+    ]
+    for point in run.points:
+        r = point.report
+        lines += [
+            f"**{fig.x_label} = {point.label}**. Claim holds across seeds: {claim_holds(point, fig)}.",
+            "",
+            f"| algorithm | median [95% CI] | mean [95% CI] | diff vs {fig.reference} [95% CI] "
+            f"| ratio to {fig.reference} [95% CI] | W/T/L | verdict | paper |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for alg, s in r.summaries.items():
+            p = r.paired.get(alg)
+            name = f"**{alg}**" if r.best == alg else alg
+            cells = [name, f"{_shown(s.median, fig.scale)} {_ci(s.median_ci, fig.scale)}"]
+            cells.append(f"{_shown(s.mean, fig.scale)} {_ci(s.mean_ci, fig.scale)}")
+            if p is None:
+                cells += ["(reference)", "", "", ""]
+            else:
+                cells += [f"{_shown(p.median_diff, fig.scale)} {_ci(p.median_ci, fig.scale)}"]
+                cells += [f"{_shown(p.median_ratio, 1.0)} {_ci(p.median_ratio_ci, 1.0)}"]
+                cells += [f"{p.wins}/{p.ties}/{p.losses}", p.verdict]
+            cells.append(fig.paper_values.get(alg, ""))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines.append(
+        f"Code {provenance.code()['version']} at commit {provenance.code()['commit']}; {run.seconds:.0f} s wall."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def write(run: FigureRun, out: Path) -> list[Path]:
+    """runs.csv, summary.csv, table.md, figure.html (+ plotly.min.js) and provenance.json in ``out``."""
+    fig = run.figure
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / n for n in ("runs.csv", "summary.csv", "table.md", "provenance.json")]
+    with written[0].open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["point", "seed", "label", "algorithm", "params", *repeat.METRICS])
+        for point in run.points:
+            for row in point.rows:
+                values = [row.metrics.get(m) for m in repeat.METRICS]
+                params = json.dumps(row.params, sort_keys=True)
+                w.writerow(
+                    [
+                        point.label,
+                        row.case.seed,
+                        row.label,
+                        row.algorithm,
+                        params,
+                        *["" if v is None else v for v in values],
+                    ]
+                )
+    with written[1].open("w", newline="", encoding="utf-8") as f:
+        dw = csv.DictWriter(f, fieldnames=["point", *repeat.SUMMARY_COLUMNS, "claim_holds"])
+        dw.writeheader()
+        for point in run.points:
+            holds = "yes" if point.report.best == fig.claimed_best else "no"
+            for srow in repeat.summary_rows(point.report):
+                cells = {k: "" if srow.get(k) is None else srow.get(k) for k in repeat.SUMMARY_COLUMNS}
+                dw.writerow({"point": point.label, **cells, "claim_holds": holds})
+    written[2].write_text(markdown(run), encoding="utf-8")
+    record = {
+        "figure": fig.name,
+        "paper": f"{fig.paper} {fig.figure}",
+        "setting": fig.setting,
+        "metric": fig.metric,
+        "seeds": run.seeds,
+        "algorithms": [{"label": lb, "algorithm": a, "params": dict(p)} for lb, a, p in fig.algorithms],
+        "reference": fig.reference,
+        "code": provenance.code(),
+        "inputs": run.inputs,
+        "seconds": round(run.seconds, 1),
+    }
+    written[3].write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    html = out / "figure.html"
+    if _plot(run, html):
+        written.append(html)
+    return written
+
+
+def _plot(run: FigureRun, path: Path) -> bool:
+    """Medians with 95% CI error bars per algorithm and point (Plotly); False if plotly is missing."""
+    try:
+        import plotly.graph_objects as go  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - plotly is a pinned runtime dependency
+        return False
+    fig = run.figure
+    chart = go.Figure()
+    for label, _, _ in fig.algorithms:
+        xs, ys, up, down = [], [], [], []
+        for point in run.points:
+            s = point.report.summaries.get(label)
+            if s is None or s.median is None:
+                continue
+            xs.append(point.label)
+            ys.append(s.median / fig.scale)
+            ci = s.median_ci
+            up.append(0.0 if ci is None else (ci.high - s.median) / fig.scale)
+            down.append(0.0 if ci is None else (s.median - ci.low) / fig.scale)
+        chart.add_trace(
+            go.Bar(name=label, x=xs, y=ys, error_y={"type": "data", "array": up, "arrayminus": down, "visible": True})
+        )
+    chart.update_layout(
+        title=f"{fig.paper} {fig.figure}: {fig.title} (median, 95% CI, {len(run.seeds)} seeds)",
+        xaxis_title=fig.x_label,
+        yaxis_title=f"{fig.metric} ({fig.unit})",
+        barmode="group",
+    )
+    chart.write_html(str(path), include_plotlyjs="directory")
+    return True
+
+
+def seeds_of(text: str | None, fig: Figure) -> list[int]:
+    """``--seeds``: a count N (seeds 0..N-1), or a list/range such as 0-9 or 3,5,8."""
+    if text is None:
+        return list(range(fig.default_seeds))
+    if text.strip().isdigit():
+        n = int(text)
+        if not 1 <= n <= repeat.MAX_CASES:
+            raise InputError(f"{n} seeds: give 1 to {repeat.MAX_CASES}", field="--seeds")
+        return list(range(n))
+    return repeat.parse_seeds(text)

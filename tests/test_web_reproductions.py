@@ -1,0 +1,163 @@
+"""The reproductions page: one entry per figure of scheduling.reproduce.FIGURES; a run goes to the
+reproduce task (run inline here, on a small made-up figure) and its table, CSVs and figure show."""
+
+import pytest
+from django.urls import reverse
+
+from scheduling import reproduce
+from workers import reproductions as task
+
+pytestmark = [pytest.mark.django_db]
+
+SMALL = reproduce.Figure(
+    name="test-demo",
+    paper="Test",
+    figure="Fig. 0",
+    title="average JCT on the demo preset",
+    setting="preset demo, 6 jobs",
+    metric="avg_jct",
+    scale=1.0,
+    unit="slots",
+    algorithms=(("fifo", "fifo", {}), ("srtf", "srtf", {})),
+    reference="fifo",
+    claimed_best="srtf",
+    points=(("6 jobs", reproduce.preset_builder("demo", 6)),),
+    x_label="setting",
+    paper_claim="srtf is best",
+    default_seeds=3,
+)
+
+
+@pytest.fixture
+def client(auth_client):
+    return auth_client
+
+
+@pytest.fixture
+def inline_reproduce(settings, tmp_path, monkeypatch):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setitem(reproduce.FIGURES, SMALL.name, SMALL)
+    sent = []
+
+    def send(name, seeds, out):
+        sent.append((name, seeds))
+        (out / "cases").mkdir()
+        for point, seed, algorithm in task.cases_of(reproduce.FIGURES[name], seeds):
+            task.reproduce_case.apply((name, seeds, point, seed, algorithm, str(out)))
+
+    monkeypatch.setattr(task, "send", send)
+    return sent
+
+
+def test_the_page_lists_every_reproducible_figure_with_a_button(client):
+    page = client.get(reverse("reproductions")).content.decode()
+    for name in reproduce.FIGURES:
+        assert f'id="reproduction-{name}"' in page
+        assert reverse("reproduction-start", args=[name]) in page
+    assert "Zhou et al. (TCC&#x27;23) Fig. 2" in page or "Zhou et al. (TCC'23) Fig. 2" in page
+
+
+def test_a_reproduction_runs_on_the_worker_and_its_table_and_figure_show(client, inline_reproduce):
+    response = client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
+    assert response.status_code == 302
+    assert inline_reproduce == [("test-demo", [0, 1, 2])]
+    page = client.get(reverse("reproductions")).content.decode()
+    section = page.split('id="reproduction-test-demo"')[1].split("</section>")[0]
+    assert 'id="reproduction-test-demo" data-status="done"' in page
+    assert "Latest run over 3 seeds" in section and "| fifo |" in section and "W/T/L" in section
+    assert "Claim holds across seeds" in section
+    summary = client.get(reverse("reproduction-file", args=["test-demo", "summary.csv"]))
+    assert summary.status_code == 200 and b"srtf" in b"".join(summary.streaming_content)
+    figure = client.get(reverse("reproduction-file", args=["test-demo", "figure.html"]))
+    assert figure.status_code == 200 and figure["X-Frame-Options"] == "SAMEORIGIN"
+    assert client.get(reverse("reproduction-file", args=["test-demo", "plotly.min.js"])).status_code == 200
+
+
+def test_bad_seeds_unknown_figures_and_other_files_are_refused(client, inline_reproduce):
+    response = client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": "x"}, follow=True)
+    assert "seeds: &#x27;x&#x27; is not a seed" in response.content.decode()
+    response = client.post(reverse("reproduction-start", args=["nope"]), follow=True)
+    assert "unknown figure" in response.content.decode()
+    assert inline_reproduce == []
+    assert client.get(reverse("reproduction-file", args=["test-demo", "started.json"])).status_code == 404
+    assert client.get(reverse("reproduction-file", args=["nope", "table.md"])).status_code == 404
+
+
+def test_a_failed_reproduction_shows_its_reason(client, inline_reproduce, monkeypatch):
+    case = reproduce.case
+
+    def broken(fig, point, seed):
+        if seed == 1:
+            raise reproduce.InputError("the preset cannot be built", field="jobs")
+        return case(fig, point, seed)
+
+    monkeypatch.setattr(reproduce, "case", broken)
+    client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": "2"})
+    page = client.get(reverse("reproductions")).content.decode()
+    assert "Failed: fifo on 6 jobs, seed 1: InputError: field &#x27;jobs&#x27;: the preset cannot be built" in page
+
+
+def test_a_running_reproduction_counts_its_finished_runs_and_cannot_start_twice(client, settings, tmp_path):
+    import json
+    import time
+
+    from webapp import reproductions
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    folder = reproductions.folder("zhou-fig2")
+    (folder / "cases").mkdir(parents=True)
+    (folder / "started.json").write_text(json.dumps({"at": time.time(), "seeds": [0, 1]}))
+    (folder / "cases" / "0-0-0.json").write_text("{}")
+    section = client.get(reverse("reproductions")).content.decode().split('id="reproduction-zhou-fig2"')[1]
+    assert "1 of 10 runs finished" in section.split("</section>")[0]  # 1 point x 2 seeds x 5 algorithms
+    response = client.post(reverse("reproduction-start", args=["zhou-fig2"]), follow=True)
+    assert "zhou-fig2 is already running" in response.content.decode()
+
+
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_preset_figure_launches_as_a_repeated_experiment_on_its_metric_and_reference(
+    client, inline_reproduce, django_capture_on_commit_callbacks
+):
+    from webapp.models import Experiment
+
+    assert 'action="/reproductions/test-demo/experiment/"' in client.get(reverse("reproductions")).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("reproduction-experiment", args=["test-demo"]))
+    exp = Experiment.objects.get()
+    assert response.url == f"{exp.get_absolute_url()}?tab=repetitions&metric=avg_jct&reference=fifo"
+    assert exp.preset == "demo" and exp.preset_options == {"jobs": 6, "seed": 0, "size": 1.0}
+    assert exp.repetition == {"over": "seeds", "seeds": [0, 1, 2], "trace_seeds": True}
+    assert [(r.algorithm, r.trace_seed, r.status) for r in exp.runs.all()][:2] == [
+        ("fifo", 0, "done"),
+        ("srtf", 0, "done"),
+    ]
+    page = client.get(response.url)
+    assert page.context["rep_reference"] == "fifo" and page.context["rep_metric"] == "avg_jct"
+
+
+def test_a_figure_not_drawn_on_a_preset_has_no_experiment_button(client):
+    from webapp.reproductions import preset_of
+
+    assert preset_of(reproduce.FIGURES["asrpt-fig6"]) is None
+    assert preset_of(reproduce.FIGURES["zhou-fig2"]) == ("zhou-ps", 40, 1.0)
+    assert client.post(reverse("reproduction-experiment", args=["asrpt-fig6"])).status_code == 404
+
+
+@pytest.mark.redis
+def test_a_reproduction_fans_out_as_a_group_over_redis_and_is_assembled_once(redis_worker, monkeypatch, settings):
+    import time
+
+    from webapp import reproductions
+
+    monkeypatch.setitem(reproduce.FIGURES, SMALL.name, SMALL)
+    assert reproductions.start("test-demo", "3") == "test-demo started over 3 seeds (about 1 min at 3 seeds)"
+    deadline = time.monotonic() + 120
+    while reproductions.state("test-demo")["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    done = reproductions.state("test-demo")
+    assert done["status"] == "done", done
+    folder = reproductions.folder("test-demo")
+    assert len(list((folder / "cases").glob("*.json"))) == 6  # 3 seeds x 2 algorithms, a task each
+    assert "| fifo |" in done["table"] and (folder / "figure.html").exists()
+    runs_csv = (folder / "runs.csv").read_text().splitlines()
+    assert len(runs_csv) == 7 and runs_csv[0].startswith("point,seed,label,algorithm")

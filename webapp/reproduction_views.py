@@ -1,0 +1,54 @@
+"""The reproductions page (docs/architecture.md, "Reproductions"): list, start, and the files of a
+figure's latest run."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_GET, require_POST
+
+from scheduling import reproduce
+from webapp import reproductions, services
+from webapp.labels import run_labels
+
+
+@require_GET
+def reproduction_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "webapp/reproductions.html", {"figures": reproductions.entries()})
+
+
+@require_POST
+def reproduction_start(request: HttpRequest, name: str) -> HttpResponse:
+    messages.info(request, reproductions.start(name, request.POST.get("seeds", "")))
+    return redirect("reproductions")
+
+
+@require_POST
+def reproduction_experiment(request: HttpRequest, name: str) -> HttpResponse:
+    """Launch a figure as a repeated experiment; open it on the figure's metric and reference."""
+    fig = reproduce.FIGURES.get(name)
+    sub = reproductions.as_experiment(fig) if fig is not None else None
+    if fig is None or sub is None:
+        raise Http404("this figure cannot be launched as an experiment")
+    exp = services.create_experiment(sub, request.user)
+    first = [r for r in exp.runs.all() if r.repetition == 0]  # one per algorithm, in the figure's order
+    labels = run_labels(exp, first, repetition=False)
+    index = next((i for i, (label, _, _) in enumerate(fig.algorithms) if label == fig.reference), 0)
+    query = urlencode({"tab": "repetitions", "metric": fig.metric, "reference": labels[first[index].pk]})
+    return redirect(f"{exp.get_absolute_url()}?{query}")
+
+
+@xframe_options_sameorigin  # the page shows figure.html in a sandboxed frame
+@require_GET
+def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponse:
+    path = reproductions.file_path(name, filename)
+    if path is None:
+        raise Http404("no such file")
+    response = FileResponse(path.open("rb"), content_type=reproductions.FILES[filename])
+    if filename.endswith((".csv", ".md")):
+        response["Content-Disposition"] = f'attachment; filename="{name}-{filename}"'
+    return response
