@@ -27,8 +27,8 @@ run: $(VENV)/.runtime
 # Debian's docker-compose to validate docker-compose.yml (no Docker engine is needed for that).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; fi; }
+	  if [ "$$(id -u)" = 0 ]; then apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver docker-compose >/dev/null; \
+	  else sudo apt-get -o DPkg::Lock::Timeout=600 update -qq && sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver docker-compose >/dev/null; fi; }
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
