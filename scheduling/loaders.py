@@ -196,6 +196,31 @@ def parse_json(content: str, label: str) -> Any:
         raise InputError("invalid JSON: nested too deeply", file=label) from None
 
 
+def check_strings(doc: Any, field: str = "") -> None:
+    """InputError naming the field of the first string (key or value) of a JSON document holding
+    a NUL character ("\\u0000": PostgreSQL text refuses it) or an unpaired surrogate ("\\ud800":
+    not encodable as UTF-8, so no CSV or page could show it). Iterative, linear in the document."""
+    stack: list[tuple[str, Any]] = [(field, doc)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InputError(f"{_shown(item)} contains a NUL character", field=where or None)
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(
+                    f"{_shown(item)} contains an unpaired surrogate character", field=where or None
+                ) from None
+        elif isinstance(item, dict):
+            for k, v in reversed(item.items()):
+                key = f"{where}.{k}" if where else str(k)
+                stack.append((key, v))
+                stack.append((key, k))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+
+
 # ---------------------------------------------------------------------------------------------
 # Cluster spec
 
@@ -208,6 +233,7 @@ def load_cluster(path: Path | str, name: str | None = None) -> Cluster:
 def parse_cluster(content: str, label: str = "cluster.json") -> Cluster:
     doc = parse_json(content, label)
     try:
+        check_strings(doc)
         return cluster_from_dict(doc)
     except InputError as exc:
         raise exc.located(label) from None
@@ -427,6 +453,11 @@ def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     for i, row in enumerate(doc):
         if not isinstance(row, Mapping):
             raise InputError(f"job #{i + 1} is not an object", file=label)
+        try:
+            check_strings(row)
+        except InputError as exc:
+            job = None if (exc.field or "").startswith("job_id") else _row_id(row)
+            raise InputError(exc.problem, file=label, line=i + 1, job=job, field=exc.field) from None
         rows.append((i + 1, dict(row)))
     return rows
 

@@ -25,6 +25,7 @@ from webapp.models import Dataset
 from workers.runs import trace_format
 
 MIB = 2**20
+NAME_LENGTH = Dataset._meta.get_field("name").max_length or 255
 
 
 IMPORTS = {
@@ -46,7 +47,8 @@ def import_raw(choice: str, data: bytes, name: str) -> tuple[str, str, str]:
             importers.run(fmt, raw, out)
         except InputError as exc:
             raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
-        return kind, f"{Path(name).stem}-{fmt}{suffix}", out.read_text(encoding="utf-8")
+        tail = f"-{fmt}{suffix}"  # the new name fits the 255-character column, its tail kept
+        return kind, Path(name).stem[: NAME_LENGTH - len(tail)] + tail, out.read_text(encoding="utf-8")
 
 
 class DatasetForm(forms.Form):

@@ -441,7 +441,10 @@ def sweep_values(text: str) -> list[str]:
             raise ValueError(f"{text!r}: start, stop and step must be finite numbers")
         if step <= 0 or stop < start:
             raise ValueError(f"{text!r}: the step must be positive and stop at least start")
-        count = int((stop - start) / step + 1e-9) + 1
+        span = (stop - start) / step  # inf for 0:1e308:1e-10, which int() cannot convert
+        if not span < MAX_SWEEP_VALUES:
+            raise ValueError(f"{text!r} has more than {MAX_SWEEP_VALUES} values")
+        count = int(span + 1e-9) + 1
         if count > MAX_SWEEP_VALUES:
             raise ValueError(f"{text!r} has {count} values, more than {MAX_SWEEP_VALUES}")
         integral = all(float(x).is_integer() for x in (start, step))

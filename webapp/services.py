@@ -35,7 +35,10 @@ from webapp import charts
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
+from webapp.security import fit
 from workers import tasks
+
+NAME_LENGTH = Experiment._meta.get_field("name").max_length or 200
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +144,7 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
         inputs = sub.inputs
         exp = Experiment.objects.create(
             owner=owner if owner is not None and getattr(owner, "pk", None) else None,
-            name=sub.name,
+            name=fit(sub.name, NAME_LENGTH),  # generated names ("<cluster> + <trace>", "... (rerun)") may be longer
             source=inputs.source,
             kind=sub.kind,
             sweep=dict(sub.sweep),

@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    # 400 for a path, query or form value holding a NUL or an unpaired surrogate (webapp/security.py).
+    "webapp.security.TextCheckMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a signed-in user unless its view is marked @login_not_required
     # (sign-in, sign-up, share links, the token-authenticated API, the health check).

@@ -1,0 +1,60 @@
+"""Checks at the web boundary (docs/security.md): text no database column stores is refused with a
+400 before any view sees it, and names are fitted to their columns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+
+
+def bad_text(value: str) -> str | None:
+    """What makes ``value`` unstorable, or None: a NUL character (PostgreSQL text refuses it) or an
+    unpaired UTF-16 surrogate (not encodable as UTF-8: every CSV or page showing it would fail)."""
+    if "\x00" in value:
+        return "a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "an unpaired surrogate character"
+    return None
+
+
+def fit(value: str, limit: int) -> str:
+    """``value`` cut to ``limit`` characters with an ellipsis (a generated name over its column)."""
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _request_texts(request: HttpRequest) -> Iterable[tuple[str, str]]:
+    yield "path", request.path
+    for key, values in request.GET.lists():
+        yield "query", key
+        for v in values:
+            yield f"query field {key[:40]!r}", v
+    if request.method == "POST" and request.content_type in (
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    ):
+        for key, values in request.POST.lists():
+            yield "form", key
+            for v in values:
+                yield f"form field {key[:40]!r}", v
+        for key, files in request.FILES.lists():
+            for f in files:
+                yield f"file name of {key[:40]!r}", f.name or ""
+
+
+class TextCheckMiddleware:
+    """400 for a request whose path, query or form values hold text no column stores."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        for where, value in _request_texts(request):
+            if problem := bad_text(value):
+                message = f"the {where} contains {problem}"
+                if request.path.startswith("/api/"):
+                    return JsonResponse({"error": message}, status=400)
+                return HttpResponseBadRequest(f"Bad request: {message}.\n", content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
