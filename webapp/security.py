@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 
@@ -58,3 +60,45 @@ class TextCheckMiddleware:
                     return JsonResponse({"error": message}, status=400)
                 return HttpResponseBadRequest(f"Bad request: {message}.\n", content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+# Every page's scripts and styles come from /static/ (plotly.js included, vendored); figure data
+# travels in <script type="application/json"> blocks, which CSP does not treat as scripts. Styles
+# allow 'unsafe-inline' because plotly.js styles its SVG through style attributes and a <style>
+# element it adds; data:/blob: images are plotly's "download as PNG".
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+
+def site_flags(request: HttpRequest) -> dict[str, Any]:
+    """Template context: whether anyone may create an account (the sign-in page links sign-up)."""
+    return {"open_signup": settings.MLSCHED_OPEN_SIGNUP}
+
+
+class HeadersMiddleware:
+    """Content-Security-Policy on every response, and ``Cache-Control: private, no-store`` on every
+    response to a signed-in user (pages, exports, API) and on share links: no shared cache or
+    browser history keeps a copy of someone's experiments."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        user = getattr(request, "user", None)
+        if request.path.startswith("/s/") or (user is not None and user.is_authenticated):
+            response["Cache-Control"] = "private, no-store"
+        return response
