@@ -21,6 +21,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
+from webapp import quotas
 from webapp.models import Dataset, Experiment
 from webapp.services import Inputs, Submission
 from workers.runs import trace_format
@@ -326,6 +327,13 @@ class ExperimentForm(forms.Form):
             self.add_error("preset", "Choose a preset.")
             return None
         if any(f in self.errors for f in ("jobs", "preset_seed", "size")):
+            return None
+        if (data.get("jobs") or 0) > (most := quotas.preset_jobs_limit()):
+            self.add_error(
+                "jobs",
+                f"at most {most:,} jobs are generated here: for more, run `python -m scheduling generate` "
+                "and upload its files, or use the CLI",
+            )
             return None
         options = {
             "jobs": data.get("jobs"),

@@ -31,7 +31,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
-from webapp import charts
+from webapp import charts, quotas
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -140,6 +140,7 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
     """Store the experiment and one queued run per (algorithm, parameters); after commit the runs
     are sent as one Celery group. If the broker is unreachable the experiment is kept and its runs
     wait (``pending_dispatch``); ``recover_runs`` sends them when the broker is back."""
+    quotas.check_new_experiment(owner, len(sub.runs))
     with transaction.atomic():
         inputs = sub.inputs
         exp = Experiment.objects.create(

@@ -194,6 +194,12 @@ FILE_UPLOAD_HANDLERS = [
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# Per-user quotas (webapp/quotas.py, docs/security.md): runs queued or running at once, experiments
+# created per hour, and jobs of a preset generated inside a web request (larger: the CLI's generate).
+MLSCHED_QUOTA_ACTIVE_RUNS = int(os.environ.get("MLSCHED_QUOTA_ACTIVE_RUNS", "240"))
+MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR = int(os.environ.get("MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR", "30"))
+MLSCHED_QUOTA_WEB_PRESET_JOBS = int(os.environ.get("MLSCHED_QUOTA_WEB_PRESET_JOBS", "20000"))
+
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
 MLSCHED_RUN_TIME_LIMIT = int(os.environ.get("MLSCHED_RUN_TIME_LIMIT", "1800"))
