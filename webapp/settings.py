@@ -211,11 +211,13 @@ MLSCHED_HEARTBEAT = float(os.environ.get("MLSCHED_HEARTBEAT", "2"))
 MLSCHED_HEARTBEAT_TIMEOUT = float(os.environ.get("MLSCHED_HEARTBEAT_TIMEOUT", "60"))
 MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
 # Lost-run checks and re-dispatch of runs the broker did not take run at most this often (seconds),
-# from any page or API call that lists runs, and from `manage.py recover_runs`.
+# from `manage.py recover_runs --every N` (bin/run-local and docker-compose's recover service run
+# it; never a web request, so a hung broker costs pages nothing).
 MLSCHED_RECOVER_EVERY = float(os.environ.get("MLSCHED_RECOVER_EVERY", "5"))
-# A run still queued this many seconds after its message reached the broker, while the queue holds no
-# message, lost its message (a Redis restart without persistence): it is sent again.
-MLSCHED_REDISPATCH_AFTER = float(os.environ.get("MLSCHED_REDISPATCH_AFTER", "300"))
+# A run still queued this many seconds after its message reached the broker, while the queue holds
+# fewer messages than queued runs, may have lost its message (a Redis restart without persistence):
+# that many such runs, oldest first, are sent again. The experiment page notes runs waiting longer.
+MLSCHED_REDISPATCH_AFTER = float(os.environ.get("MLSCHED_REDISPATCH_AFTER", "60"))
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:
