@@ -112,3 +112,47 @@ def test_a_json_cluster_with_a_nul_in_a_network_key_is_refused(client, tiny_clus
 def test_a_sweep_range_too_long_to_count_is_refused_with_a_message():
     with pytest.raises(ValueError, match="more than 50 values"):
         sweep_values("0:1e308:1e-10")
+
+
+# ---------------------------------------------------------------------------------------------
+# Plotly text
+
+
+LINK_JOB = '<a href="https://evil.example/">click</a>'
+
+
+def strings_outside_templates(value, key=None):
+    if isinstance(value, str):
+        if key not in ("hovertemplate", "texttemplate"):
+            yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings_outside_templates(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings_outside_templates(v, key)
+
+
+def test_a_job_id_with_a_link_reaches_plotly_as_text_on_the_share_page(
+    client, tiny_cluster, django_capture_on_commit_callbacks
+):
+    import csv
+    import io
+
+    from webapp.models import ShareLink
+
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["job_id", "arrival", "epochs", "chunks", "minibatches", "batch_time", "ps_update"])
+    writer.writerow([LINK_JOB, 0, 1, 2, 2, 60, 30])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, upload_data(tiny_cluster, out.getvalue()))
+    exp = Experiment.objects.get()
+    client.post(reverse("experiment-share", args=[exp.pk]))
+    run = exp.runs.get()
+    page = Client().get(f"/s/{ShareLink.objects.get().token}/?tab=gantt&run={run.pk}")
+    html = page.content.decode()
+    figure = json.loads(html.split('id="gantt-figure-0" type="application/json">')[1].split("</script>")[0])
+    texts = list(strings_outside_templates(figure))
+    assert any("&lt;a href=" in t for t in texts)
+    assert not any("<" in t for t in texts), [t for t in texts if "<" in t][:3]

@@ -32,6 +32,7 @@ from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
 from webapp import charts, quotas
+from webapp.charts.safe import escape_figure
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -429,7 +430,7 @@ def _window(t0: str | None, t1: str | None) -> tuple[tuple[float | None, float |
 
 def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
     return [
-        {"dom_id": f"{prefix}-{i}", "script_id": f"{prefix}-figure-{i}", "figure": f}
+        {"dom_id": f"{prefix}-{i}", "script_id": f"{prefix}-figure-{i}", "figure": escape_figure(f)}
         for i, f in enumerate(x for x in figures if x is not None)
     ]
 
