@@ -156,3 +156,21 @@ def test_a_job_id_with_a_link_reaches_plotly_as_text_on_the_share_page(
     texts = list(strings_outside_templates(figure))
     assert any("&lt;a href=" in t for t in texts)
     assert not any("<" in t for t in texts), [t for t in texts if "<" in t][:3]
+
+
+def test_the_export_zip_keeps_raw_inputs_apart_with_a_warning_and_escapes_its_own_csvs(
+    client, tiny_cluster, django_capture_on_commit_callbacks
+):
+    import zipfile
+    from io import BytesIO
+
+    trace = "job_id,arrival,epochs,chunks,minibatches,batch_time,ps_update\n=HYPERLINK(1),0,1,2,2,60,30\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, upload_data(tiny_cluster, trace))
+    exp = Experiment.objects.get()
+    z = zipfile.ZipFile(BytesIO(client.get(reverse("experiment-export", args=[exp.pk])).content))
+    outside_raw = [n for n in z.namelist() if n.endswith(".csv") and not n.startswith("inputs/raw/")]
+    assert outside_raw and "inputs/raw/trace.csv" in z.namelist()
+    assert "NOT escaped for spreadsheets" in z.read("inputs/raw/README.txt").decode()
+    for name in outside_raw:
+        assert "\n=" not in z.read(name).decode() and "'=HYPERLINK(1)" in z.read(name).decode(), name

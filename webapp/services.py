@@ -568,12 +568,23 @@ def placements_csv(doc: Mapping[str, Any]) -> str:
     return out.getvalue()
 
 
+RAW_INPUTS_NOTE = """These are the input files exactly as they were uploaded (or generated), so that the
+experiment can be run again with the command line (python -m scheduling simulate ...).
+
+They are NOT escaped for spreadsheets: a cell beginning with =, +, -, @ may run as a formula if
+you open a CSV here in Excel or LibreOffice. Import it as text instead. The CSV files under runs/
+are written by the app and are escaped (such cells start with a ').
+"""
+
+
 def experiment_zip(exp: Experiment) -> bytes:
-    """Inputs, the frozen experiment description, and per done run its result and CSVs."""
+    """Inputs (raw, as uploaded: kept apart in inputs/raw/ with a note), the frozen experiment
+    description, and per done run its result and CSVs (escaped against formula injection)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr(f"inputs/{_safe(exp.cluster_name)}", exp.cluster_text)
-        z.writestr(f"inputs/{_safe(exp.trace_name)}", exp.trace_text)
+        z.writestr("inputs/raw/README.txt", RAW_INPUTS_NOTE)
+        z.writestr(f"inputs/raw/{_safe(exp.cluster_name)}", exp.cluster_text)
+        z.writestr(f"inputs/raw/{_safe(exp.trace_name)}", exp.trace_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
         for r in exp.runs.all():
             if r.status != Run.Status.DONE:
