@@ -12,7 +12,7 @@ import io
 import json
 import math
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -365,12 +365,26 @@ def load_trace(path: Path | str, cluster: Cluster, name: str | None = None) -> t
     return parse_trace(content, cluster, label, fmt)
 
 
-def parse_trace(content: str, cluster: Cluster, label: str = "trace.csv", fmt: str = "csv") -> tuple[Job, ...]:
+CHECK_EVERY = 1000
+"""Rows between two calls of ``parse_trace``'s ``checkpoint``."""
+
+
+def parse_trace(
+    content: str,
+    cluster: Cluster,
+    label: str = "trace.csv",
+    fmt: str = "csv",
+    checkpoint: Callable[[], None] | None = None,
+) -> tuple[Job, ...]:
+    """The jobs of a trace, sorted by arrival. ``checkpoint`` (optional) is called every
+    CHECK_EVERY rows and may raise to stop a long load (a worker's run cancelled meanwhile)."""
     rows = _json_rows(content, label) if fmt == "json" else _csv_rows(content, label)
     jobs: list[Job] = []
     seen: dict[str, int] = {}
     names = ClusterNames.of(cluster)  # once per trace, not once per row
-    for line, row in rows:
+    for k, (line, row) in enumerate(rows):
+        if checkpoint is not None and k % CHECK_EVERY == 0:
+            checkpoint()
         try:
             job = job_from_row(row, cluster, names)
             check_job_fits(job, cluster)

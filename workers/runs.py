@@ -7,7 +7,7 @@ models. It reads and records a run through a ``RunStore``, whose implementation 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,7 +59,18 @@ def trace_format(name: str) -> str:
     return "json" if name.lower().endswith(".json") else "csv"
 
 
-def load_instance(cluster_text: str, cluster_name: str, trace_text: str, trace_name: str) -> Instance:
-    """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault."""
+def load_instance(
+    cluster_text: str,
+    cluster_name: str,
+    trace_text: str,
+    trace_name: str,
+    checkpoint: Callable[[], None] | None = None,
+) -> Instance:
+    """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault.
+    ``checkpoint`` is called between the files and every few rows of the trace, and may raise to
+    stop the load (``loaders.parse_trace``)."""
     cluster = loaders.parse_cluster(cluster_text, cluster_name)
-    return Instance(cluster, loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name)))
+    if checkpoint is not None:
+        checkpoint()
+    jobs = loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name), checkpoint)
+    return Instance(cluster, jobs)
