@@ -174,3 +174,13 @@ def test_the_export_zip_keeps_raw_inputs_apart_with_a_warning_and_escapes_its_ow
     assert "NOT escaped for spreadsheets" in z.read("inputs/raw/README.txt").decode()
     for name in outside_raw:
         assert "\n=" not in z.read(name).decode() and "'=HYPERLINK(1)" in z.read(name).decode(), name
+
+
+def test_a_trace_whose_check_outlasts_the_request_budget_is_refused_with_the_limit(
+    client, settings, tiny_cluster, tiny_trace
+):
+    settings.MLSCHED_WEB_PARSE_SECONDS = -1  # every check is over budget
+    response = client.post(NEW, upload_data(tiny_cluster, tiny_trace))
+    errors = " ".join(response.context["form"].errors["trace_file"])
+    assert "trace.csv: checking this trace took more than -1 s on the dashboard" in errors
+    assert not Experiment.objects.exists()

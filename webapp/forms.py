@@ -23,6 +23,7 @@ from scheduling.errors import InputError
 from scheduling.model import Instance
 from webapp import quotas
 from webapp.models import Dataset, Experiment
+from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
 from workers.runs import trace_format
 
@@ -275,7 +276,8 @@ class ExperimentForm(forms.Form):
             self.add_error("cluster_dataset", str(exc))
             return None
         try:
-            jobs = loaders.parse_trace(trace_ds.text, parsed, trace_ds.name, trace_format(trace_ds.name))
+            fmt = trace_format(trace_ds.name)
+            jobs = loaders.parse_trace(trace_ds.text, parsed, trace_ds.name, fmt, parse_deadline(trace_ds.name))
         except InputError as exc:
             self.add_error("trace_dataset", str(exc))
             return None
@@ -296,7 +298,7 @@ class ExperimentForm(forms.Form):
             self.add_error("trace_file", message)
             return None
         try:
-            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]))
+            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]), parse_deadline(trace[0]))
         except InputError as exc:
             self.add_error("trace_file", str(exc))
             return None
@@ -343,7 +345,8 @@ class ExperimentForm(forms.Form):
         try:
             files = presets.build(name, jobs=options["jobs"], seed=options["seed"], size=options["size"])
             cluster = loaders.parse_cluster(files.cluster, "cluster.json")
-            jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
+            fmt = trace_format(files.trace_name)
+            jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, fmt, parse_deadline(files.trace_name))
         except InputError as exc:
             if exc.field in ("jobs", "size"):
                 self.add_error(exc.field, exc.problem)

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+
+from scheduling.errors import InputError
 
 
 def bad_text(value: str) -> str | None:
@@ -25,6 +28,24 @@ def bad_text(value: str) -> str | None:
 def fit(value: str, limit: int) -> str:
     """``value`` cut to ``limit`` characters with an ellipsis (a generated name over its column)."""
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def parse_deadline(label: str) -> Callable[[], None]:
+    """A ``checkpoint`` for ``loaders.parse_trace`` in a web request: InputError once checking has
+    taken MLSCHED_WEB_PARSE_SECONDS, so that no request holds a web worker parsing for longer (the
+    row cap bounds the work; this bounds the time on a loaded machine too)."""
+    limit = float(settings.MLSCHED_WEB_PARSE_SECONDS)
+    deadline = time.monotonic() + limit
+
+    def checkpoint() -> None:
+        if time.monotonic() > deadline:
+            raise InputError(
+                f"checking this trace took more than {limit:g} s on the dashboard: use a smaller trace, "
+                "or the command line (python -m scheduling validate / simulate)",
+                file=label,
+            )
+
+    return checkpoint
 
 
 def _request_texts(request: HttpRequest) -> Iterable[tuple[str, str]]:

@@ -199,6 +199,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 MLSCHED_QUOTA_ACTIVE_RUNS = int(os.environ.get("MLSCHED_QUOTA_ACTIVE_RUNS", "240"))
 MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR = int(os.environ.get("MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR", "30"))
 MLSCHED_QUOTA_WEB_PRESET_JOBS = int(os.environ.get("MLSCHED_QUOTA_WEB_PRESET_JOBS", "20000"))
+# Longest a web request spends checking one trace (webapp/security.py, parse_deadline); gunicorn's
+# worker timeout (docker-compose.yml) is 120 s.
+MLSCHED_WEB_PARSE_SECONDS = float(os.environ.get("MLSCHED_WEB_PARSE_SECONDS", "30"))
 
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
