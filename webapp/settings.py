@@ -3,9 +3,13 @@
 * ``DATABASE_URL`` (dj-database-url), else SQLite at ``var/db.sqlite3``;
 * ``REDIS_URL``: Celery broker and result backend, else kombu's server-less filesystem transport
   under ``var/broker/`` (one solo-pool worker, see bin/run-local);
-* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` and
-  ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated), ``DJANGO_SECURE_COOKIES`` (1 behind HTTPS);
-* ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account), ``MLSCHED_HEARTBEAT``,
+* ``DJANGO_SECRET_KEY`` (required unless ``DJANGO_DEBUG=1``), ``DJANGO_DEBUG`` (1/0),
+  ``DJANGO_ALLOWED_HOSTS`` and ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated),
+  ``DJANGO_HTTPS`` (1 in production: secure cookies, SSL redirect, HSTS), ``DJANGO_PROXY_SSL_HEADER``,
+  ``DJANGO_SECURE_COOKIES``; docs/security.md;
+* ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account; default 0), ``MLSCHED_LOGIN_FAILURES``,
+  ``MLSCHED_LOGIN_COOLOFF_MINUTES``, the ``MLSCHED_QUOTA_*`` limits, ``MLSCHED_WEB_PARSE_SECONDS``;
+* ``MLSCHED_HEARTBEAT``,
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
