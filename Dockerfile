@@ -17,8 +17,10 @@ COPY workers/ workers/
 COPY webapp/ webapp/
 COPY templates/ templates/
 COPY static/ static/
-# plotly.js from the installed plotly package, so that the pages work offline.
-RUN python manage.py vendor_plotly \
+# plotly.js from the installed plotly package, so that the pages work offline. (The settings need a
+# secret key to load; this build step's is used for nothing else: the containers get theirs from
+# DJANGO_SECRET_KEY.)
+RUN DJANGO_SECRET_KEY=build-step-only python manage.py vendor_plotly \
     && useradd --create-home --uid 1000 app \
     && mkdir -p /data/media \
     && chown -R app /data

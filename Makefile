@@ -4,7 +4,7 @@ PORT ?= 8000
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck pytest browser-deps contract docs clean
+.PHONY: run test lint typecheck pytest pytest-postgres browser-deps contract docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,8 @@ run: $(VENV)/.runtime
 # Debian's docker-compose to validate docker-compose.yml (no Docker engine is needed for that).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; fi; }
+	  if [ "$$(id -u)" = 0 ]; then apt-get -o DPkg::Lock::Timeout=600 update -qq && apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver docker-compose >/dev/null; \
+	  else sudo apt-get -o DPkg::Lock::Timeout=600 update -qq && sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq chromium chromium-driver docker-compose >/dev/null; fi; }
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .
@@ -39,6 +39,15 @@ typecheck: $(VENV)/.dev
 
 pytest: $(VENV)/.dev browser-deps
 	$(BIN)/python -m pytest -q
+	$(MAKE) pytest-postgres
+
+# The web and API test modules again on the local PostgreSQL server (SQLite above): errors only
+# PostgreSQL raises (NUL characters, varchar limits) show here. pytest-django creates the database
+# test_mlsched_web_<pid> and drops it after; browser and slow tests run once, in the pass above.
+PG_SERVER ?= postgres://postgres@127.0.0.1:5432
+pytest-postgres: $(VENV)/.dev
+	DATABASE_URL=$(PG_SERVER)/mlsched_web_$$$$ $(BIN)/python -m pytest -q -m "not browser and not slow" \
+	  -p no:cacheprovider tests/test_web*.py
 
 test: lint typecheck pytest
 

@@ -25,6 +25,7 @@ def configure(database_url: str | None = None) -> Path:
     """Environment for Django in this process and in gunicorn: a temporary var/ and media folder."""
     var = Path(tempfile.mkdtemp(prefix="mlsched-bench-"))
     os.environ.update(DJANGO_SETTINGS_MODULE="webapp.settings", MLSCHED_VAR_DIR=str(var), MEDIA_ROOT=str(var / "media"))
+    os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key")  # required with DEBUG off
     os.environ.pop("REDIS_URL", None)
     if database_url:
         os.environ["DATABASE_URL"] = database_url

@@ -338,6 +338,8 @@ def _progress_bar(label: str) -> Iterator[Callable[[float], None] | None]:
 
         yield update
         bar.refresh()  # the final state, before the bar is cleared
+
+
 def _compare_repeated(
     args: argparse.Namespace, instance: Instance | None, names: list[str], params: dict[str, dict[str, str]]
 ) -> int:

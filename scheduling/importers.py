@@ -99,13 +99,23 @@ def read_raw(path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
     if size > MAX_RAW_BYTES:
         raise InputError(f"file is {size / 2**20:.0f} MiB, larger than the {MAX_RAW_BYTES >> 20} MiB limit", file=label)
+    refuse_compressed(path, label)
     try:
         with warnings.catch_warnings():
             # index_col=False: never take a first column as the index (pandas does when a row has one
             # more field than the header, shifting every column); rows with extra fields only warn.
             warnings.simplefilter("error", pd.errors.ParserWarning)
+            # compression=None: the bytes uploaded are the bytes read, whatever the file's name
+            # (pandas infers gzip/zip/bz2/xz/zstd from the suffix by default, with no bound on the
+            # inflated size).
             table = pd.read_csv(
-                path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8-sig", index_col=False
+                path,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                encoding="utf-8-sig",
+                index_col=False,
+                compression=None,
             )
     except pd.errors.ParserWarning:
         raise _longer_row(path, label) from None
@@ -125,6 +135,32 @@ def read_raw(path: Path) -> pd.DataFrame:
     if table.empty:
         raise InputError("the file has a header but no rows", file=label, line=2)
     return table.apply(lambda col: col.str.strip())
+
+
+COMPRESSED_MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"PK\x03\x04": "zip",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"7z\xbc\xaf\x27\x1c": "7z",
+}
+
+
+def refuse_compressed(path: Path, label: str) -> None:
+    """InputError for a compressed archive, recognised by its first bytes (not its name): raw
+    traces are imported as the plain CSV text uploaded, so that the work done is bounded by the
+    upload's size (a small archive may inflate to gigabytes)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(8)
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
+    for magic, kind in COMPRESSED_MAGIC.items():
+        if head.startswith(magic):
+            raise InputError(
+                f"a {kind}-compressed file: upload the uncompressed CSV (up to {MAX_RAW_BYTES >> 20} MiB)", file=label
+            )
 
 
 def _longer_row(path: Path, label: str) -> InputError:

@@ -12,7 +12,8 @@ import io
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -137,6 +138,23 @@ def text(value: Any, field: str) -> str:
     return no_nul(str(value).strip(), field)
 
 
+def first_duplicate(values: Iterable[str]) -> str | None:
+    """The first value seen a second time, or None: one pass with a set (the inputs may hold
+    100,000 names, where comparing each with all earlier ones takes minutes)."""
+    seen: set[str] = set()
+    for v in values:
+        if v in seen:
+            return v
+        seen.add(v)
+    return None
+
+
+def _listed(names: Sequence[str], most: int = 20) -> str:
+    """Names for a message: the first ``most`` of them and how many more."""
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown}, ... ({len(names) - most:,} more)"
+
+
 def no_nul(value: str, field: str) -> str:
     """``value``, unless it holds a NUL character (JSON's "\\u0000"), which no database text column stores."""
     if "\x00" in value:
@@ -151,13 +169,15 @@ def choice(value: Any, field: str, options: tuple[str, ...]) -> str:
     return v
 
 
-def amounts(value: Any, field: str, resources: set[str] | None = None) -> dict[str, float]:
+def amounts(value: Any, field: str, resources: frozenset[str] | set[str] | None = None) -> dict[str, float]:
     if not isinstance(value, Mapping):
         raise InputError("expected an object of resource amounts", field=field)
     out = {}
     for k, v in value.items():
         if resources is not None and k not in resources:
-            raise InputError(f"unknown resource {k!r} (declared: {', '.join(sorted(resources))})", field=f"{field}.{k}")
+            raise InputError(
+                f"unknown resource {_shown(k)} (declared: {_listed(sorted(resources))})", field=f"{field}.{k}"
+            )
         out[str(k)] = number(v, f"{field}.{k}")
     return out
 
@@ -176,6 +196,31 @@ def parse_json(content: str, label: str) -> Any:
         raise InputError("invalid JSON: nested too deeply", file=label) from None
 
 
+def check_strings(doc: Any, field: str = "") -> None:
+    """InputError naming the field of the first string (key or value) of a JSON document holding
+    a NUL character ("\\u0000": PostgreSQL text refuses it) or an unpaired surrogate ("\\ud800":
+    not encodable as UTF-8, so no CSV or page could show it). Iterative, linear in the document."""
+    stack: list[tuple[str, Any]] = [(field, doc)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InputError(f"{_shown(item)} contains a NUL character", field=where or None)
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(
+                    f"{_shown(item)} contains an unpaired surrogate character", field=where or None
+                ) from None
+        elif isinstance(item, dict):
+            for k, v in reversed(item.items()):
+                key = f"{where}.{k}" if where else str(k)
+                stack.append((key, v))
+                stack.append((key, k))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+
+
 # ---------------------------------------------------------------------------------------------
 # Cluster spec
 
@@ -188,6 +233,7 @@ def load_cluster(path: Path | str, name: str | None = None) -> Cluster:
 def parse_cluster(content: str, label: str = "cluster.json") -> Cluster:
     doc = parse_json(content, label)
     try:
+        check_strings(doc)
         return cluster_from_dict(doc)
     except InputError as exc:
         raise exc.located(label) from None
@@ -236,10 +282,8 @@ def _resources(value: Any) -> tuple[Resource, ...]:
         raise InputError("expected a list of resources", field="resources")
     if not items:
         raise InputError("at least one resource is needed", field="resources")
-    seen = [r.name for r in items]
-    dup = {n for n in seen if seen.count(n) > 1}
-    if dup:
-        raise InputError(f"duplicate resource {sorted(dup)[0]!r}", field="resources")
+    if (dup := first_duplicate(r.name for r in items)) is not None:
+        raise InputError(f"duplicate resource {dup!r}", field="resources")
     return tuple(items)
 
 
@@ -283,9 +327,7 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
                     storage_gb=None if storage is None else number(storage, f"{f}.storage_gb", strict=True),
                 )
             )
-    ids = [s.id for s in out]
-    if len(set(ids)) != len(ids):
-        dup = next(x for x in ids if ids.count(x) > 1)
+    if (dup := first_duplicate(s.id for s in out)) is not None:
         raise InputError(f"duplicate server id {dup!r} (after expanding count)", field="servers")
     return tuple(out)
 
@@ -307,9 +349,8 @@ def _types(value: Any, field: str, resources: set[str], slot: float) -> tuple[In
                 bandwidth=gbps_to_mb_per_slot(number(gbps, f"{f}.bandwidth_gbps"), slot),
             )
         )
-    ids = [t.id for t in out]
-    if len(set(ids)) != len(ids):
-        raise InputError(f"duplicate type id {next(x for x in ids if ids.count(x) > 1)!r}", field=field)
+    if (dup := first_duplicate(t.id for t in out)) is not None:
+        raise InputError(f"duplicate type id {dup!r}", field=field)
     return tuple(out)
 
 
@@ -324,13 +365,28 @@ def load_trace(path: Path | str, cluster: Cluster, name: str | None = None) -> t
     return parse_trace(content, cluster, label, fmt)
 
 
-def parse_trace(content: str, cluster: Cluster, label: str = "trace.csv", fmt: str = "csv") -> tuple[Job, ...]:
+CHECK_EVERY = 1000
+"""Rows between two calls of ``parse_trace``'s ``checkpoint``."""
+
+
+def parse_trace(
+    content: str,
+    cluster: Cluster,
+    label: str = "trace.csv",
+    fmt: str = "csv",
+    checkpoint: Callable[[], None] | None = None,
+) -> tuple[Job, ...]:
+    """The jobs of a trace, sorted by arrival. ``checkpoint`` (optional) is called every
+    CHECK_EVERY rows and may raise to stop a long load (a worker's run cancelled meanwhile)."""
     rows = _json_rows(content, label) if fmt == "json" else _csv_rows(content, label)
     jobs: list[Job] = []
     seen: dict[str, int] = {}
-    for line, row in rows:
+    names = ClusterNames.of(cluster)  # once per trace, not once per row
+    for k, (line, row) in enumerate(rows):
+        if checkpoint is not None and k % CHECK_EVERY == 0:
+            checkpoint()
         try:
-            job = job_from_row(row, cluster)
+            job = job_from_row(row, cluster, names)
             check_job_fits(job, cluster)
         except InputError as exc:
             raise InputError(exc.problem, file=label, line=line, job=exc.job or _row_id(row), field=exc.field) from None
@@ -362,12 +418,13 @@ def _csv_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
         raise InputError(f"cannot read the CSV header ({exc})", file=label, line=1) from None
     header = [h.strip() for h in header]
     named = [h for h in header if h]  # empty names (trailing commas) are refused only if a row fills them
-    if duplicate := next((h for i, h in enumerate(named) if h in named[:i]), None):
-        raise InputError(f"duplicate column {duplicate!r}", file=label, line=1, field=duplicate)
+    if (duplicate := first_duplicate(named)) is not None:
+        raise InputError(f"duplicate column {_shown(duplicate)}", file=label, line=1, field=duplicate[:80])
+    columns = set(header)
     for required in ("job_id", "arrival"):
-        if required not in header:
+        if required not in columns:
             raise InputError(
-                f"missing column {required!r} (columns: {', '.join(header)})", file=label, line=1, field=required
+                f"missing column {required!r} (columns: {_listed(header)})", file=label, line=1, field=required
             )
     rows = []
     try:
@@ -410,18 +467,24 @@ def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     for i, row in enumerate(doc):
         if not isinstance(row, Mapping):
             raise InputError(f"job #{i + 1} is not an object", file=label)
+        try:
+            check_strings(row)
+        except InputError as exc:
+            job = None if (exc.field or "").startswith("job_id") else _row_id(row)
+            raise InputError(exc.problem, file=label, line=i + 1, job=job, field=exc.field) from None
         rows.append((i + 1, dict(row)))
     return rows
 
 
-def _per_type(value: Any, field: str, known: set[str], slot: float) -> dict[str, float]:
+def _per_type(value: Any, field: str, known: frozenset[str], slot: float) -> dict[str, float]:
     """Seconds per type (or one number for every type) -> slots per type, "*" for any type."""
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
             if k != "*" and k not in known:
                 raise InputError(
-                    f"unknown type {k!r} (cluster defines: {', '.join(sorted(known)) or 'none'})", field=f"{field}.{k}"
+                    f"unknown type {_shown(k)} (cluster defines: {_listed(sorted(known)) or 'none'})",
+                    field=f"{field}.{k}",
                 )
             out[str(k)] = _step(v, f"{field}.{k}") / slot
         return out
@@ -433,15 +496,39 @@ def _step(value: Any, field: str) -> float:
     return number(value, field, minimum=STEP_SECONDS[0], maximum=STEP_SECONDS[1])
 
 
-def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
-    """One job from a trace row (CSV columns unflattened, or a JSON object); units per formats.md."""
+@dataclass(frozen=True)
+class ClusterNames:
+    """The names a trace row is checked against, as sets built once per cluster: a row costs time
+    in its own size, not in the cluster's (a trace of 10^5 rows against 10^5 servers)."""
+
+    resources: frozenset[str]
+    worker_types: frozenset[str]
+    ps_types: frozenset[str]
+    delay_keys: frozenset[str]  # what an upload_delay object may name: server ids, sites, "*"
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> ClusterNames:
+        return cls(
+            resources=frozenset(cluster.resource_names()),
+            worker_types=frozenset(t.id for t in cluster.worker_types),
+            ps_types=frozenset(t.id for t in cluster.ps_types) | {"*"},
+            delay_keys=frozenset(s.id for s in cluster.servers) | set(SITES) | {"*"},
+        )
+
+
+_KNOWN_COLUMNS = frozenset(Job.__dataclass_fields__) | {"priority", "decay", "target", "status"}
+
+
+def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames | None = None) -> Job:
+    """One job from a trace row (CSV columns unflattened, or a JSON object); units per formats.md.
+    ``names``: ``ClusterNames.of(cluster)``, passed by callers that load many rows."""
     job_id = text(row.get("job_id"), "job_id")
     slot = cluster.slot_seconds
-    resources = set(cluster.resource_names())
-    known_columns = set(Job.__dataclass_fields__) | {"priority", "decay", "target", "status"}
+    names = names or ClusterNames.of(cluster)
+    resources = names.resources
     for key in row:
-        if key not in known_columns:
-            raise InputError(f"unknown field (known: {', '.join(sorted(known_columns))})", job=job_id, field=key)
+        if key not in _KNOWN_COLUMNS:
+            raise InputError(f"unknown field (known: {', '.join(sorted(_KNOWN_COLUMNS))})", job=job_id, field=key)
     try:
         kw: dict[str, Any] = {"job_id": job_id, "arrival": integer(row.get("arrival"), "arrival", maximum=MAX_SLOTS)}
         if "arch" in row:
@@ -453,13 +540,9 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
             if key in row:
                 kw[key] = integer(row[key], key, minimum=1, maximum=MAX_WORKERS if key == "chunks" else MAX_WORK)
         if "batch_time" in row:
-            kw["batch_time"] = frozen_amounts(
-                _per_type(row["batch_time"], "batch_time", {t.id for t in cluster.worker_types}, slot)
-            )
+            kw["batch_time"] = frozen_amounts(_per_type(row["batch_time"], "batch_time", names.worker_types, slot))
         if "ps_update" in row:
-            kw["ps_update"] = frozen_amounts(
-                _per_type(row["ps_update"], "ps_update", {t.id for t in cluster.ps_types} | {"*"}, slot)
-            )
+            kw["ps_update"] = frozen_amounts(_per_type(row["ps_update"], "ps_update", names.ps_types, slot))
         if "gradient_mb" in row:
             kw["gradient_mb"] = number(row["gradient_mb"], "gradient_mb")
         for key in ("worker_demand", "ps_demand"):
@@ -479,7 +562,7 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
         if "chunk_gb" in row:
             kw["chunk_gb"] = number(row["chunk_gb"], "chunk_gb", strict=True)
         if "upload_delay" in row:
-            kw["upload_delay"] = _upload_delays(row["upload_delay"], cluster)
+            kw["upload_delay"] = _upload_delays(row["upload_delay"], names.delay_keys)
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = no_nul(str(row[key]), key)
@@ -505,11 +588,10 @@ def _duration(value: Any, slot: float) -> int:
     return slots
 
 
-def _upload_delays(value: Any, cluster: Cluster) -> Mapping[str, int]:
+def _upload_delays(value: Any, known: frozenset[str]) -> Mapping[str, int]:
     """Delta_js in whole slots: one number for every server ("*"), or server id / site / "*" -> slots."""
     if not isinstance(value, Mapping):
         return MappingProxyType({"*": integer(value, "upload_delay", maximum=MAX_SLOTS)})
-    known = {s.id for s in cluster.servers} | set(SITES) | {"*"}
     out = {}
     for k, v in value.items():
         if k not in known:

@@ -53,6 +53,8 @@ def file_payload(name, text):
 
 
 def test_an_upload_with_two_algorithms_ends_with_metrics_and_gantt_charts(page, live_server, tiny_cluster, tiny_trace):
+    errors = []  # the Content-Security-Policy refuses nothing the pages (plotly.js included) do
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.goto(f"{live_server.url}/experiments/new/")
     page.set_input_files("#id_cluster_file", file_payload("cluster.json", tiny_cluster))
     page.set_input_files("#id_trace_file", file_payload("trace.csv", tiny_trace))
@@ -72,6 +74,9 @@ def test_an_upload_with_two_algorithms_ends_with_metrics_and_gantt_charts(page, 
         expect(chart).to_have_count(1)
         assert chart.locator(".barlayer .point path").count() > 0
         assert chart.locator(".legend .legendtext").all_text_contents() == ["worker", "parameter server (PS)"]
+    page.goto(f"{experiment}?tab=jct")
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    assert "Content-Security-Policy" not in " ".join(errors) and errors == [], errors
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "browser-experiment.png"), full_page=True)
 

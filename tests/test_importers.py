@@ -268,3 +268,41 @@ def test_a_node_list_cannot_be_windowed_by_time(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         importers.run("node-list", FIXTURES / "openb_nodes_head.csv", tmp_path / "n.json", start="0")
     assert err.value.field == "--start"
+
+
+# --- compressed uploads ----------------------------------------------------------------------------
+
+RAW_GPU = "job_id,submit_time,num_gpus,duration\nj1,0,1,60\nj2,10,2,120\n"
+
+
+def _bomb(kind: str) -> bytes:
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import zipfile
+
+    body = (RAW_GPU + "j,0,1,60\n" * 50_000).encode()
+    if kind == "zip":
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("trace.csv", body)
+        return buf.getvalue()
+    return {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}[kind](body)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zip", "bzip2", "xz"])
+@pytest.mark.parametrize("name", ["raw.csv.gz", "raw.zip", "raw.csv"])
+def test_a_compressed_raw_file_is_refused_whatever_its_name(tmp_path: Path, kind: str, name: str) -> None:
+    raw = tmp_path / name
+    raw.write_bytes(_bomb(kind))
+    with pytest.raises(InputError, match=f"a {kind}-compressed file: upload the uncompressed CSV") as exc:
+        importers.run("generic-gpu", raw, tmp_path / "out.csv")
+    assert str(raw) in str(exc.value)
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_a_plain_csv_named_like_an_archive_is_read_as_the_text_it_is(tmp_path: Path) -> None:
+    raw = write(tmp_path / "raw.csv.gz", RAW_GPU)
+    importers.run("generic-gpu", raw, tmp_path / "out.csv")
+    assert [r["job_id"] for r in read_csv(tmp_path / "out.csv")] == ["j1", "j2"]

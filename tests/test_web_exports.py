@@ -42,11 +42,11 @@ def test_the_experiment_zip_holds_inputs_description_and_every_done_result(clien
     data = client.get(reverse("experiment-export", args=[done_experiment.pk])).content
     z = zipfile.ZipFile(io.BytesIO(data))
     names = set(z.namelist())
-    assert {"inputs/cluster.json", "inputs/trace.csv", "experiment.json"} <= names
-    assert z.read("inputs/cluster.json").decode() == tiny_cluster
+    assert {"inputs/raw/cluster.json", "inputs/raw/trace.csv", "experiment.json"} <= names
+    assert z.read("inputs/raw/cluster.json").decode() == tiny_cluster
     described = json.loads(z.read("experiment.json"))
     assert described["seed"] == 0 and len(described["runs"]) == 3
-    instance = load_instance(tiny_cluster, "c.json", z.read("inputs/trace.csv").decode(), "t.csv")
+    instance = load_instance(tiny_cluster, "c.json", z.read("inputs/raw/trace.csv").decode(), "t.csv")
     for run in done_experiment.runs.all():
         doc = json.loads(z.read(f"runs/{run.pk}-{run.algorithm}/result.json"))
         assert validate(instance, doc) == []

@@ -17,6 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from scheduling import registry
 from webapp import datasets, repetition_stats, services
 from webapp.forms import ExperimentForm
+from webapp.quotas import QuotaExceeded
 
 View = Callable[..., HttpResponse]
 
@@ -70,7 +71,10 @@ def experiments(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         errors = {k: [str(m) for m in v] for k, v in form.errors.items()}
         return error(400, "invalid experiment: nothing was stored", fields=errors)
-    exp = services.create_experiment(form.submission(), request.user)
+    try:
+        exp = services.create_experiment(form.submission(), request.user)
+    except QuotaExceeded as exc:
+        return error(429, str(exc))
     datasets.remember_uploads(request.user, form)
     exp.refresh_from_db()
     body = {**services.describe(exp), "links": _links(request, exp.pk)}

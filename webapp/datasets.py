@@ -22,9 +22,11 @@ from scheduling.errors import InputError
 from scheduling.model import Cluster, Job
 from webapp.forms import too_many_rows
 from webapp.models import Dataset
+from webapp.security import parse_deadline
 from workers.runs import trace_format
 
 MIB = 2**20
+NAME_LENGTH = Dataset._meta.get_field("name").max_length or 255
 
 
 IMPORTS = {
@@ -46,7 +48,8 @@ def import_raw(choice: str, data: bytes, name: str) -> tuple[str, str, str]:
             importers.run(fmt, raw, out)
         except InputError as exc:
             raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
-        return kind, f"{Path(name).stem}-{fmt}{suffix}", out.read_text(encoding="utf-8")
+        tail = f"-{fmt}{suffix}"  # the new name fits the 255-character column, its tail kept
+        return kind, Path(name).stem[: NAME_LENGTH - len(tail)] + tail, out.read_text(encoding="utf-8")
 
 
 class DatasetForm(forms.Form):
@@ -108,7 +111,8 @@ class DatasetForm(forms.Form):
                     self.add_error("file", message)
                     return data
                 cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
-                loaders.parse_trace(self.text, cluster, self.name, trace_format(self.name))
+                fmt = trace_format(self.name)
+                loaders.parse_trace(self.text, cluster, self.name, fmt, parse_deadline(self.name))
         except InputError as exc:
             self.add_error("file", str(exc))
             if exc.line is not None and self.text:
@@ -208,7 +212,7 @@ def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
             return ctx
         ctx["against"] = chosen
         cluster = loaders.parse_cluster(Dataset.objects.get(pk=chosen.pk).text, chosen.name)
-        jobs = loaders.parse_trace(ds.text, cluster, ds.name, trace_format(ds.name))
+        jobs = loaders.parse_trace(ds.text, cluster, ds.name, trace_format(ds.name), parse_deadline(ds.name))
     except InputError as exc:
         ctx["error"] = str(exc)
         return ctx

@@ -21,8 +21,9 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
-from webapp import repetitions
+from webapp import quotas, repetitions
 from webapp.models import Dataset, Experiment
+from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
 from workers.runs import trace_format
 
@@ -325,7 +326,8 @@ class ExperimentForm(forms.Form):
             self.add_error("cluster_dataset", str(exc))
             return None
         try:
-            jobs = loaders.parse_trace(trace_ds.text, parsed, trace_ds.name, trace_format(trace_ds.name))
+            fmt = trace_format(trace_ds.name)
+            jobs = loaders.parse_trace(trace_ds.text, parsed, trace_ds.name, fmt, parse_deadline(trace_ds.name))
         except InputError as exc:
             self.add_error("trace_dataset", str(exc))
             return None
@@ -346,7 +348,7 @@ class ExperimentForm(forms.Form):
             self.add_error("trace_file", message)
             return None
         try:
-            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]))
+            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]), parse_deadline(trace[0]))
         except InputError as exc:
             self.add_error("trace_file", str(exc))
             return None
@@ -378,6 +380,13 @@ class ExperimentForm(forms.Form):
             return None
         if any(f in self.errors for f in ("jobs", "preset_seed", "size")):
             return None
+        if (data.get("jobs") or 0) > (most := quotas.preset_jobs_limit()):
+            self.add_error(
+                "jobs",
+                f"at most {most:,} jobs are generated here: for more, run `python -m scheduling generate` "
+                "and upload its files, or use the CLI",
+            )
+            return None
         options = {
             "jobs": data.get("jobs"),
             "seed": data.get("preset_seed") or 0,
@@ -386,7 +395,8 @@ class ExperimentForm(forms.Form):
         try:
             files = presets.build(name, jobs=options["jobs"], seed=options["seed"], size=options["size"])
             cluster = loaders.parse_cluster(files.cluster, "cluster.json")
-            jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
+            fmt = trace_format(files.trace_name)
+            jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, fmt, parse_deadline(files.trace_name))
         except InputError as exc:
             if exc.field in ("jobs", "size"):
                 self.add_error(exc.field, exc.problem)
@@ -492,7 +502,10 @@ def sweep_values(text: str) -> list[str]:
             raise ValueError(f"{text!r}: start, stop and step must be finite numbers")
         if step <= 0 or stop < start:
             raise ValueError(f"{text!r}: the step must be positive and stop at least start")
-        count = int((stop - start) / step + 1e-9) + 1
+        span = (stop - start) / step  # inf for 0:1e308:1e-10, which int() cannot convert
+        if not span < MAX_SWEEP_VALUES:
+            raise ValueError(f"{text!r} has more than {MAX_SWEEP_VALUES} values")
+        count = int(span + 1e-9) + 1
         if count > MAX_SWEEP_VALUES:
             raise ValueError(f"{text!r} has {count} values, more than {MAX_SWEEP_VALUES}")
         integral = all(float(x).is_integer() for x in (start, step))

@@ -31,12 +31,16 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
-from webapp import charts, repetition_stats, repetitions
+from webapp import charts, quotas, repetition_stats, repetitions
+from webapp.charts.safe import escape_figure
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
+from webapp.security import fit
 from webapp.versions import version_note
 from workers import tasks
+
+NAME_LENGTH = Experiment._meta.get_field("name").max_length or 200
 
 logger = logging.getLogger(__name__)
 
@@ -77,9 +81,9 @@ def visible_experiments(user: Any) -> QuerySet[Experiment]:
 
 
 def get_experiment(pk: int, user: Any, *, write: bool = False) -> Experiment:
-    """The experiment with its runs (after recovering lost runs); 404 unless the user may see it
-    (``write``: may change it, i.e. owns it, or is staff for the examples)."""
-    recover_runs()
+    """The experiment with its runs; 404 unless the user may see it (``write``: may change it,
+    i.e. owns it, or is staff for the examples). Lost-run recovery never runs on a request: a hung
+    broker would hold every page (``manage.py recover_runs --every N`` runs it)."""
     qs = visible_experiments(user).prefetch_related("runs")
     exp: Experiment = get_object_or_404(qs, pk=pk)
     if write and exp.owner_id != user.pk and not (exp.owner_id is None and user.is_staff):
@@ -89,7 +93,6 @@ def get_experiment(pk: int, user: Any, *, write: bool = False) -> Experiment:
 
 def get_shared(token: str) -> tuple[Experiment, ShareLink]:
     """The experiment behind a live share link; 404 for an unknown or revoked token."""
-    recover_runs()
     link = get_object_or_404(ShareLink.objects.select_related("experiment"), token=token, revoked__isnull=True)
     exp = Experiment.objects.prefetch_related("runs").get(pk=link.experiment_id)
     return exp, link
@@ -111,7 +114,6 @@ def get_dataset(pk: int, user: Any) -> Dataset:
 
 def list_experiments(user: Any) -> list[Experiment]:
     """The experiments ``user`` sees, each with ``run_badges`` (``labels.run_badges``)."""
-    recover_runs()
     experiments = list(visible_experiments(user).prefetch_related("runs"))
     for exp in experiments:
         exp.run_badges = run_badges(exp, list(exp.runs.all()))  # type: ignore[attr-defined]
@@ -139,11 +141,12 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
     """Store the experiment and one queued run per (algorithm, parameters); after commit the runs
     are sent as one Celery group. If the broker is unreachable the experiment is kept and its runs
     wait (``pending_dispatch``); ``recover_runs`` sends them when the broker is back."""
+    quotas.check_new_experiment(owner, len(sub.runs))
     with transaction.atomic():
         inputs = sub.inputs
         exp = Experiment.objects.create(
             owner=owner if owner is not None and getattr(owner, "pk", None) else None,
-            name=sub.name,
+            name=fit(sub.name, NAME_LENGTH),  # generated names ("<cluster> + <trace>", "... (rerun)") may be longer
             source=inputs.source,
             kind=sub.kind,
             sweep=dict(sub.sweep),
@@ -211,9 +214,14 @@ def recover_runs(force: bool = False) -> dict[str, int]:
     * a running run past the time limit plus grace is failed (the solo pool cannot enforce limits);
     * queued runs the broker never took (it was down) are sent again;
     * queued runs whose message the broker lost (a Redis restart without persistence, a deleted
-      queue) are sent again: sent more than MLSCHED_REDISPATCH_AFTER seconds ago while the runs'
-      queue holds no message (so a worker merely behind on the queue gets no duplicates). A
-      duplicate is harmless: a worker skips a run that is no longer queued.
+      queue) are sent again: when the queue holds fewer messages than there are queued runs sent
+      to it, that many of the runs sent more than MLSCHED_REDISPATCH_AFTER seconds ago, oldest
+      first, are sent again (a backlog alone sends nothing; a backlog with lost messages does not
+      wait for the queue to empty). A duplicate is harmless: a worker skips a run that is no
+      longer queued.
+
+    Run by ``manage.py recover_runs`` (``--every N``: bin/run-local and docker-compose's
+    ``recover`` service), never by a web request.
     """
     now_mono = time.monotonic()
     with _recover_lock:
@@ -251,11 +259,13 @@ def recover_runs(force: bool = False) -> dict[str, int]:
     queued = Run.objects.filter(status=Run.Status.QUEUED)
     counts["dispatched"] = _send(queued.filter(dispatched=False))
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
-    overdue = queued.filter(dispatched=True).filter(
+    sent = queued.filter(dispatched=True)
+    # A run sent before dispatch times were recorded counts from its creation.
+    overdue = sent.filter(
         Q(dispatched_at__lt=sent_before) | Q(dispatched_at__isnull=True, created__lt=sent_before)
-    )  # a run sent before dispatch times were recorded counts from its creation
-    if overdue.exists() and _queue_is_empty():
-        counts["resent"] = _send(overdue)
+    ).order_by("dispatched_at", "created", "pk")
+    if overdue.exists() and (missing := _missing_messages(sent.count())):
+        counts["resent"] = _send(overdue[:missing])
         if counts["resent"]:
             logger.warning("%d queued runs had no message in the broker's queue: sent again", counts["resent"])
     return counts
@@ -275,13 +285,15 @@ def _send(runs: QuerySet[Run]) -> int:
     return sent
 
 
-def _queue_is_empty() -> bool:
-    """Whether the runs' queue holds no message (False when the broker cannot tell)."""
+def _missing_messages(expected: int) -> int:
+    """How many of ``expected`` messages (one per queued run sent) the runs' queue lacks (0 when
+    the broker cannot tell). A message a worker holds but has not started (prefetch) is not in the
+    count, so its run may be sent twice: harmless."""
     try:
-        return tasks.queued_messages() == 0
+        return max(0, expected - tasks.queued_messages())
     except OperationalError as exc:
         logger.warning("broker unreachable, lost messages not checked: %s", exc)
-        return False
+        return 0
 
 
 def expire_lost_runs() -> int:
@@ -438,9 +450,18 @@ def _window(t0: str | None, t1: str | None) -> tuple[tuple[float | None, float |
 
 def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
     return [
-        {"dom_id": f"{prefix}-{i}", "script_id": f"{prefix}-figure-{i}", "figure": f}
+        {"dom_id": f"{prefix}-{i}", "script_id": f"{prefix}-figure-{i}", "figure": escape_figure(f)}
         for i, f in enumerate(x for x in figures if x is not None)
     ]
+
+
+def waiting_long(runs: Sequence[Run]) -> int:
+    """How many of ``runs`` were sent to the broker more than MLSCHED_REDISPATCH_AFTER seconds ago
+    and still wait for a worker (a backlog, or a message the recovery is sending again)."""
+    before = timezone.now() - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
+    return sum(
+        1 for r in runs if r.status == Run.Status.QUEUED and r.dispatched and (r.dispatched_at or r.created) < before
+    )
 
 
 def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -458,6 +479,8 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_long": waiting_long(runs),
+        "redispatch_after": f"{settings.MLSCHED_REDISPATCH_AFTER:g}",
         "tab": tab,
         "tabs": tabs,
         "query": q,
@@ -570,12 +593,23 @@ def placements_csv(doc: Mapping[str, Any]) -> str:
     return out.getvalue()
 
 
+RAW_INPUTS_NOTE = """These are the input files exactly as they were uploaded (or generated), so that the
+experiment can be run again with the command line (python -m scheduling simulate ...).
+
+They are NOT escaped for spreadsheets: a cell beginning with =, +, -, @ may run as a formula if
+you open a CSV here in Excel or LibreOffice. Import it as text instead. The CSV files under runs/
+are written by the app and are escaped (such cells start with a ').
+"""
+
+
 def experiment_zip(exp: Experiment) -> bytes:
-    """Inputs, the frozen experiment description, and per done run its result and CSVs."""
+    """Inputs (raw, as uploaded: kept apart in inputs/raw/ with a note), the frozen experiment
+    description, and per done run its result and CSVs (escaped against formula injection)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr(f"inputs/{_safe(exp.cluster_name)}", exp.cluster_text)
-        z.writestr(f"inputs/{_safe(exp.trace_name)}", exp.trace_text)
+        z.writestr("inputs/raw/README.txt", RAW_INPUTS_NOTE)
+        z.writestr(f"inputs/raw/{_safe(exp.cluster_name)}", exp.cluster_text)
+        z.writestr(f"inputs/raw/{_safe(exp.trace_name)}", exp.trace_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
         if exp.repetition:
             z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))

@@ -3,9 +3,13 @@
 * ``DATABASE_URL`` (dj-database-url), else SQLite at ``var/db.sqlite3``;
 * ``REDIS_URL``: Celery broker and result backend, else kombu's server-less filesystem transport
   under ``var/broker/`` (one solo-pool worker, see bin/run-local);
-* ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (1/0), ``DJANGO_ALLOWED_HOSTS`` and
-  ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated), ``DJANGO_SECURE_COOKIES`` (1 behind HTTPS);
-* ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account), ``MLSCHED_HEARTBEAT``,
+* ``DJANGO_SECRET_KEY`` (required unless ``DJANGO_DEBUG=1``), ``DJANGO_DEBUG`` (1/0),
+  ``DJANGO_ALLOWED_HOSTS`` and ``DJANGO_CSRF_TRUSTED_ORIGINS`` (comma-separated),
+  ``DJANGO_HTTPS`` (1 in production: secure cookies, SSL redirect, HSTS), ``DJANGO_PROXY_SSL_HEADER``,
+  ``DJANGO_SECURE_COOKIES``; docs/security.md;
+* ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account; default 0), ``MLSCHED_LOGIN_FAILURES``,
+  ``MLSCHED_LOGIN_COOLOFF_MINUTES``, the ``MLSCHED_QUOTA_*`` limits, ``MLSCHED_WEB_PARSE_SECONDS``;
+* ``MLSCHED_HEARTBEAT``,
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
@@ -15,9 +19,11 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -32,15 +38,38 @@ def env_list(name: str) -> list[str]:
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MLSCHED_VAR_DIR") or BASE_DIR / "var")
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY")
 DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        # A published key lets anyone forge sessions and share-page signatures: a deployment
+        # (DEBUG off) must bring its own.
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set: set it to a long random string (python -c 'import secrets; "
+            "print(secrets.token_urlsafe(50))'), or set DJANGO_DEBUG=1 for a local development server"
+        )
+    SECRET_KEY = "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY"
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", *env_list("DJANGO_ALLOWED_HOSTS")]
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")  # e.g. https://lab.example.org behind a proxy
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)  # 1 when served over HTTPS
+
+# Served over HTTPS (DJANGO_HTTPS=1, the production setting; docs/security.md): secure cookies,
+# HTTP redirected to HTTPS (the health check excepted: it is called over plain HTTP inside the
+# deployment), HSTS. Behind a TLS-terminating proxy, DJANGO_PROXY_SSL_HEADER=1 trusts its
+# X-Forwarded-Proto header (only set it when the proxy overwrites that header).
+HTTPS = env_bool("DJANGO_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS or env_bool("DJANGO_SECURE_COOKIES", False)
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000")) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS and env_bool("DJANGO_HSTS_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = HTTPS and env_bool("DJANGO_HSTS_PRELOAD", True)  # allows a preload-list submission
+if env_bool("DJANGO_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
+    "axes",  # login throttling (django-axes): AXES_* below
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
@@ -55,18 +84,49 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    # 400 for a path, query or form value holding a NUL or an unpaired surrogate (webapp/security.py).
+    "webapp.security.TextCheckMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a signed-in user unless its view is marked @login_not_required
     # (sign-in, sign-up, share links, the token-authenticated API, the health check).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Content-Security-Policy and Cache-Control on pages (webapp/security.py).
+    "webapp.security.HeadersMiddleware",
+    # Last, as django-axes asks: answers a locked-out sign-in with 429.
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out sign-in before any password is hashed
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling: after MLSCHED_LOGIN_FAILURES wrong passwords for one user name from one IP
+# address, that pair is refused (429, no password checked) for MLSCHED_LOGIN_COOLOFF_MINUTES; a
+# successful sign-in clears the count. Attempts are stored in the database (axes' tables), so every
+# web process sees them. `manage.py axes_reset` unlocks everybody.
+AXES_FAILURE_LIMIT = int(os.environ.get("MLSCHED_LOGIN_FAILURES", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("MLSCHED_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-MLSCHED_OPEN_SIGNUP = env_bool("MLSCHED_OPEN_SIGNUP", True)  # anyone may create an account at /accounts/signup/
+# Anyone may create an account at /accounts/signup/: off unless set (bin/run-local, i.e. `make run`,
+# turns it on for a local server); otherwise an operator creates accounts (admin or createsuperuser).
+MLSCHED_OPEN_SIGNUP = env_bool("MLSCHED_OPEN_SIGNUP", False)
 
 ROOT_URLCONF = "webapp.urls"
 WSGI_APPLICATION = "webapp.wsgi.application"
@@ -81,6 +141,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "webapp.security.site_flags",
             ],
         },
     },
@@ -137,6 +198,15 @@ FILE_UPLOAD_HANDLERS = [
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
+# Per-user quotas (webapp/quotas.py, docs/security.md): runs queued or running at once, experiments
+# created per hour, and jobs of a preset generated inside a web request (larger: the CLI's generate).
+MLSCHED_QUOTA_ACTIVE_RUNS = int(os.environ.get("MLSCHED_QUOTA_ACTIVE_RUNS", "240"))
+MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR = int(os.environ.get("MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR", "30"))
+MLSCHED_QUOTA_WEB_PRESET_JOBS = int(os.environ.get("MLSCHED_QUOTA_WEB_PRESET_JOBS", "20000"))
+# Longest a web request spends checking one trace (webapp/security.py, parse_deadline); gunicorn's
+# worker timeout (docker-compose.yml) is 120 s.
+MLSCHED_WEB_PARSE_SECONDS = float(os.environ.get("MLSCHED_WEB_PARSE_SECONDS", "30"))
+
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
 MLSCHED_RUN_TIME_LIMIT = int(os.environ.get("MLSCHED_RUN_TIME_LIMIT", "1800"))
@@ -148,11 +218,13 @@ MLSCHED_HEARTBEAT = float(os.environ.get("MLSCHED_HEARTBEAT", "2"))
 MLSCHED_HEARTBEAT_TIMEOUT = float(os.environ.get("MLSCHED_HEARTBEAT_TIMEOUT", "60"))
 MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
 # Lost-run checks and re-dispatch of runs the broker did not take run at most this often (seconds),
-# from any page or API call that lists runs, and from `manage.py recover_runs`.
+# from `manage.py recover_runs --every N` (bin/run-local and docker-compose's recover service run
+# it; never a web request, so a hung broker costs pages nothing).
 MLSCHED_RECOVER_EVERY = float(os.environ.get("MLSCHED_RECOVER_EVERY", "5"))
-# A run still queued this many seconds after its message reached the broker, while the queue holds no
-# message, lost its message (a Redis restart without persistence): it is sent again.
-MLSCHED_REDISPATCH_AFTER = float(os.environ.get("MLSCHED_REDISPATCH_AFTER", "300"))
+# A run still queued this many seconds after its message reached the broker, while the queue holds
+# fewer messages than queued runs, may have lost its message (a Redis restart without persistence):
+# that many such runs, oldest first, are sent again. The experiment page notes runs waiting longer.
+MLSCHED_REDISPATCH_AFTER = float(os.environ.get("MLSCHED_REDISPATCH_AFTER", "60"))
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from webapp import datasets, services
 from webapp.forms import ExperimentForm
 from webapp.models import ApiToken, Experiment, Run
+from webapp.quotas import QuotaExceeded
 
 # ---------------------------------------------------------------------------------------------
 # Experiments
@@ -39,7 +40,11 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
 def experiment_new(request: HttpRequest) -> HttpResponse:
     form = ExperimentForm(request.POST or None, request.FILES or None, user=request.user)
     if request.method == "POST" and form.is_valid():
-        exp = services.create_experiment(form.submission(), request.user)
+        try:
+            exp = services.create_experiment(form.submission(), request.user)
+        except QuotaExceeded as exc:
+            form.add_error(None, str(exc))
+            return render(request, "webapp/experiment_form.html", {"form": form}, status=429)
         datasets.remember_uploads(request.user, form)
         return redirect(exp)
     return render(request, "webapp/experiment_form.html", {"form": form})
@@ -57,7 +62,11 @@ def experiment_preset(request: HttpRequest) -> HttpResponse:
         raise Http404("unknown preset")
     sub = example(name)
     sub = services.Submission(name=f"{name} preset, all algorithms", inputs=sub.inputs, runs=sub.runs, seed=sub.seed)
-    return redirect(services.create_experiment(sub, request.user))
+    try:
+        return redirect(services.create_experiment(sub, request.user))
+    except QuotaExceeded as exc:
+        messages.error(request, str(exc))
+        return redirect("home")
 
 
 def _page(request: HttpRequest, exp: Experiment, base: str, shared: bool) -> HttpResponse:
@@ -112,7 +121,11 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_rerun(request: HttpRequest, pk: int) -> HttpResponse:
     exp = services.get_experiment(pk, request.user)
-    return redirect(services.rerun(exp, request.user))
+    try:
+        return redirect(services.rerun(exp, request.user))
+    except QuotaExceeded as exc:
+        messages.error(request, str(exc))
+        return redirect(exp)
 
 
 @require_POST

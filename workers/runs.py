@@ -7,7 +7,7 @@ models. It reads and records a run through a ``RunStore``, whose implementation 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -68,16 +68,21 @@ def load_instance(
     cluster_name: str,
     trace_text: str,
     trace_name: str,
+    checkpoint: Callable[[], None] | None = None,
     *,
     windows: int | Sequence[Sequence[int]] | None = None,
     window: int | None = None,
 ) -> Instance:
     """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault.
-    ``windows``, ``window``: keep only window number ``window`` of the trace cut as
-    ``scheduling.repeat.window_cases`` cuts it (K windows of equal job counts, or arrival-slot ranges),
-    its arrivals shifted to start at slot 0."""
+    ``checkpoint`` is called between the files and every few rows of the trace, and may raise to
+    stop the load (``loaders.parse_trace``). ``windows``, ``window``: keep only window number
+    ``window`` of the trace cut as ``scheduling.repeat.window_cases`` cuts it (K windows of equal job
+    counts, or arrival-slot ranges), its arrivals shifted to start at slot 0."""
     cluster = loaders.parse_cluster(cluster_text, cluster_name)
-    instance = Instance(cluster, loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name)))
+    if checkpoint is not None:
+        checkpoint()
+    jobs = loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name), checkpoint)
+    instance = Instance(cluster, jobs)
     if windows is None or window is None:
         return instance
     spec = windows if isinstance(windows, int) else [(int(a), int(b)) for a, b in windows]

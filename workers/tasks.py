@@ -61,6 +61,11 @@ class Control:
         self.stop = threading.Event()
         self.reason: str | None = None
 
+    def check(self) -> None:
+        """Raise RunStopped if the run was cancelled or taken away meanwhile."""
+        if self.stop.is_set():
+            raise RunStopped(self.reason or "cancel")
+
 
 class Watched(Tracked):
     """An algorithm wrapper: records progress (scheduling.progress, as the CLI's bar shows it) and
@@ -74,8 +79,7 @@ class Watched(Tracked):
         self.control.progress = fraction
 
     def decide(self, view: View) -> Decision:
-        if self.control.stop.is_set():
-            raise RunStopped(self.control.reason or "cancel")
+        self.control.check()
         return super().decide(view)
 
 
@@ -145,9 +149,17 @@ def simulate_run(run_id: int) -> str:
     beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
     beat.start()
     try:
+        # A cancel (seen by the heartbeat) also stops the loading of a large trace.
         instance = load_instance(
-            job.cluster_text, job.cluster_name, job.trace_text, job.trace_name, windows=job.windows, window=job.window
+            job.cluster_text,
+            job.cluster_name,
+            job.trace_text,
+            job.trace_name,
+            control.check,
+            windows=job.windows,
+            window=job.window,
         )
+        control.check()
         result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
     except RunStopped as stop:
         if stop.reason == "cancel":

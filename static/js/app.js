@@ -169,7 +169,13 @@
       });
       return high > 0 ? high : 1;
     });
-    const priceName = prices.label || "price";
+    // Plotly reads text as an HTML subset: server ids from an uploaded cluster spec are escaped
+    // (as webapp/charts/safe.py does for the server-built figures).
+    const plotlyText = function (v) {
+      return String(v).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    };
+    const serverNames = prices.servers.map(plotlyText);
+    const priceName = plotlyText(prices.label || "price");
     const draw = function () {
       const k = Number(slider.value), r = Number(resourceSel.value);
       const z = start.map(function (p0) { return new Array(prices.slots).fill(p0); });
@@ -180,7 +186,7 @@
       label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " " + (prices.declined || "rejected"));
       const x = []; for (let s = 0; s < prices.slots; s++) x.push(prices.slot0 + s);
       // YlOrRd reversed: price 0 pale, the highest dark red.
-      window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: prices.servers, colorscale: "YlOrRd",
+      window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: serverNames, colorscale: "YlOrRd",
         reversescale: true, zmin: 0, zmax: top[r], colorbar: { title: { text: priceName } },
         hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],
         { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 20, r: 20, t: 20, b: 40 },

@@ -1,7 +1,8 @@
 """Re-queue or fail runs whose worker died, and send runs the broker did not take (it was down).
 
-Pages and API calls do this by themselves at most every MLSCHED_RECOVER_EVERY seconds; run this
-command from cron (or ``--every N`` as a small loop) when nobody may be looking at the dashboard.
+Web requests never do this (a hung broker would hold every page): run this command with
+``--every N`` beside the web server (bin/run-local and docker-compose's ``recover`` service do), or
+from cron.
 """
 
 from __future__ import annotations
