@@ -88,6 +88,23 @@
     window.setTimeout(poll, 500);
   }
 
+  // Share links open on the view shown: each link box follows this page's query string (tab, run,
+  // filters, Gantt window, price decision), both on load and whenever a chart rewrites the address
+  // with history.replaceState (zoom, slider). Without JavaScript the box holds the bare link.
+  const shareBoxes = document.querySelectorAll("input.share-url");
+  if (shareBoxes.length) {
+    shareBoxes.forEach(function (box) { box.dataset.base = box.value.split("?")[0]; });
+    const follow = function () {
+      shareBoxes.forEach(function (box) { box.value = box.dataset.base + window.location.search; });
+    };
+    const replaceState = window.history.replaceState.bind(window.history);
+    window.history.replaceState = function (state, title, url) {
+      replaceState(state, title, url);
+      follow();
+    };
+    follow();
+  }
+
   // Forms that destroy something ask first.
   document.querySelectorAll("form[data-confirm]").forEach(function (f) {
     f.addEventListener("submit", function (ev) { if (!window.confirm(f.dataset.confirm)) ev.preventDefault(); });
