@@ -62,10 +62,16 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
-from scipy import stats as sps
+
+from scheduling.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from scipy import stats as sps
+else:
+    sps = LazyModule("scipy.stats")  # imported at the first statistic: `python -m scheduling --help` needs none
 
 K = TypeVar("K", bound=Hashable)  # a repetition key: a seed, a window, ...
 Better = Literal["lower", "higher"]
