@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="run one algorithm and write its result JSON")
     _instance_args(s)
+    _history_arg(s)
     s.add_argument("--algorithm", required=True)
     s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("--seed", type=_whole(0), default=0)
@@ -90,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="run several algorithms on one instance")
     _instance_args(c)
+    _history_arg(c)
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
     c.add_argument("--seed", type=_whole(0), default=0)
@@ -124,6 +126,15 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 def _instance_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path)
     p.add_argument("--trace", required=True, type=Path)
+
+
+def _history_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="a separate trace of past jobs that estimators may calibrate on (never the evaluated trace)",
+    )
 
 
 def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
@@ -207,7 +218,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, args.history)
     doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
     with _writing(args.out):
         results.write(doc, args.out)
@@ -216,7 +227,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, args.history)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     if not names:
         raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")

@@ -210,6 +210,9 @@ class Instance:
 
     cluster: Cluster
     jobs: tuple[Job, ...]  # sorted by (arrival, job_id)
+    # A separate past the user supplies (e.g. ``--history FILE``): finished jobs with their true
+    # sizes that online estimators may calibrate on. Never the jobs being scored (DESIGN section 9).
+    history: tuple[Job, ...] = ()
 
     def job(self, job_id: str) -> Job:
         for j in self.jobs:

@@ -264,3 +264,31 @@ def test_compare_checks_every_parameter_before_running_or_writing_anything(files
     assert main([*args, "--algorithms", " , "]) == 2
     assert "field '--algorithms': ' , ' names no algorithm" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_history_is_a_separate_trace_the_predictors_fit_on(tmp_path, capsys):
+    now, past = tmp_path / "now", tmp_path / "past"
+    assert (
+        main(["generate", "--preset", "asrpt", "--jobs", "12", "--seed", "1", "--size", "0.04", "--out", str(now)]) == 0
+    )
+    assert (
+        main(["generate", "--preset", "asrpt", "--jobs", "30", "--seed", "2", "--size", "0.04", "--out", str(past)])
+        == 0
+    )
+    trace = next(now.glob("trace.*"))
+    base = ["simulate", "--cluster", str(now / "cluster.json"), "--trace", str(trace), "--algorithm", "asrpt"]
+    base += ["--param", "predictor=mean"]
+    assert main([*base, "--out", str(tmp_path / "alone.json")]) == 0
+    assert main([*base, "--history", str(next(past.glob("trace.*"))), "--out", str(tmp_path / "past.json")]) == 0
+    alone = json.loads((tmp_path / "alone.json").read_text())["prediction"]
+    fitted = json.loads((tmp_path / "past.json").read_text())["prediction"]
+    assert alone["history_jobs"] == 0 and fitted["history_jobs"] == 30
+    assert fitted["mean_abs_error"] != alone["mean_abs_error"]
+
+
+def test_oasis_history_bounds_without_a_history_trace_exit_2(tmp_path, capsys):
+    main(["generate", "--preset", "oasis", "--jobs", "5", "--seed", "1", "--size", "0.1", "--out", str(tmp_path)])
+    args = ["simulate", "--cluster", str(tmp_path / "cluster.json"), "--trace", str(next(tmp_path.glob("trace.*")))]
+    code = main([*args, "--algorithm", "oasis", "--param", "bounds=history", "--out", str(tmp_path / "r.json")])
+    assert code == 2
+    assert "param bounds" in capsys.readouterr().err

@@ -172,6 +172,7 @@ register(
     AlgorithmSpec(
         name="offline-opt",
         kind="reference",
+        online=False,  # the optimum over the whole trace: it sees every job by definition
         summary="Exact offline optimum of OASiS's problem (1) as an ILP (HiGHS); small instances only.",
         semantics=(
             "Knows every job in advance and solves problem (1) exactly: admission x_i, workers "
