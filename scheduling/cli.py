@@ -126,6 +126,11 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 def _instance_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path)
     p.add_argument("--trace", required=True, type=Path)
+    p.add_argument(
+        "--convert-slots",
+        action="store_true",
+        help="convert a trace written in other slots than the cluster's (its slot_seconds) instead of refusing it",
+    )
 
 
 def _history_arg(p: argparse.ArgumentParser) -> None:
@@ -167,7 +172,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     print(f"OK: {len(instance.cluster.servers)} servers, {len(instance.jobs)} jobs")
     return 0
 
@@ -218,7 +223,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
-    instance = api.load_instance(args.cluster, args.trace, args.history)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
     with _writing(args.out):
         results.write(doc, args.out)
@@ -227,7 +232,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace, args.history)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     if not names:
         raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")
@@ -263,7 +268,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     label = str(args.result)
     try:
         doc = results.read(args.result)
