@@ -195,16 +195,19 @@ register(
 register(
     AlgorithmSpec(
         name="drf",
-        summary="Dominant resource fairness, recomputed at arrivals and completions.",
+        summary="Dominant resource fairness; a started job keeps its workers (fixed=false re-divides at every event).",
         semantics=(
             "Elastic jobs: at every arrival and completion, workers are handed out one at a time "
             "(progressive filling) to the job with the smallest dominant share (its largest share "
             "of any cluster resource; ties by arrival), up to D_j workers per job, with the "
-            "ideal-case worker and PS types and `ps` PSs per PS job; a job keeps the servers it "
-            "had where they still fit. A job left with no worker is suspended (a preemption). With "
-            "`fixed`, a running job keeps the workers it started with and only waiting jobs "
-            "are filled, from the free capacity. Under (2i) (see fifo) a worker beyond what the PSs' "
-            "bandwidth carries brings more PSs onto the job's PS server, or is not added. "
+            "ideal-case worker and PS types and `ps` PSs per PS job. By default (`fixed=true`, the "
+            "baseline of record: Zhou et al.'s problem (2) fixes y_jhm for a job's run) a running job "
+            "keeps the workers it started with and only waiting jobs are filled, from the free "
+            "capacity; it is never resized or suspended. With `fixed=false` (re-dividing DRF) every "
+            "job's share is recomputed at every event: a job keeps the servers it had where they "
+            "still fit, and one left with no worker is suspended (a preemption). Under (2i) (see "
+            "fifo) a worker beyond what the PSs' bandwidth carries brings more PSs onto the job's PS "
+            "server, or is not added. "
             "Rigid jobs are not resized: waiting jobs start, non-preemptively, in order of their "
             "group's dominant share (DRF across groups/users), ties by arrival."
         ),
@@ -216,9 +219,9 @@ register(
             Param(
                 "fixed",
                 bool,
-                False,
+                True,
                 "A running job keeps the workers it started with; only waiting jobs are filled "
-                "(Zhou et al.'s y_jhm, fixed for a job's run). Default: re-divide at every event.",
+                "(Zhou et al.'s y_jhm, fixed for a job's run: the default). false: re-divide at every event.",
             ),
         ),
     )
