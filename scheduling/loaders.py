@@ -548,6 +548,8 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
                 kw[key] = frozen_amounts(amounts(row[key], key, resources))
         if "gpus" in row:
             kw["gpus"] = integer(row["gpus"], "gpus", minimum=1, maximum=MAX_WORKERS)
+        if "gpu_request" in row:
+            kw["gpu_request"] = integer(row["gpu_request"], "gpu_request", minimum=1, maximum=MAX_WORKERS)
         if "duration" in row:
             kw["duration"] = _duration(row["duration"], slot)
         for key in ("iterations", "predicted_iterations"):

@@ -22,6 +22,12 @@ from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
 
+REQUEST_NOTE = (
+    " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "
+    "a drawn count (`use_request`, default true: the edge-cloud paper's baselines take the trace's "
+    "GPU requests)."
+)
+
 RIGID_NOTE = (
     " Rigid jobs (imported production traces) always get exactly the GPUs the trace requested, as "
     "one-GPU workers, and run for their recorded duration."
@@ -41,6 +47,13 @@ WORKER_PARAMS = (
         "workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000
     ),
     PS_PARAM,
+    Param(
+        "use_request",
+        bool,
+        True,
+        "A job whose trace states gpu_request gets that many workers instead of a drawn count "
+        "(the edge-cloud paper's baselines); false: drawn as for every other job.",
+    ),
 )
 
 # DRF's worker counts come from progressive filling (up to D_j), not from this range: the drawn count
@@ -69,7 +82,8 @@ def check_worker_range(params: Mapping[str, Any]) -> None:
 
 def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
     check_worker_range(params)
-    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"])
+    request = bool(params.get("use_request", True))
+    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
 
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
@@ -137,7 +151,7 @@ register(
             "per job uniformly in [workers_min, workers_max] (capped at D_j and at what an empty "
             "cluster holds) and `ps` PSs; placement is all-or-nothing, on one server if possible, "
             "else first-fit. Re-decides at arrivals and completions. Never preempts. Without "
-            "backfill the queue head blocks the jobs behind it." + RESERVATION_NOTE + RIGID_NOTE
+            "backfill the queue head blocks the jobs behind it." + REQUEST_NOTE + RESERVATION_NOTE + RIGID_NOTE
         ),
         reference="Zhou et al. (TCC'23) Sec. 7, baseline (i); OASiS Sec. V-A",
         factory=make_fifo,
@@ -155,7 +169,9 @@ register(
             "divided by the rate of the job's fixed configuration when not co-located), ties by "
             "arrival; each is booked in that order with its fixed configuration (as in fifo). A "
             "running job keeps its servers when it still fits; one that no longer fits is suspended "
-            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped." + RIGID_NOTE
+            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped."
+            + REQUEST_NOTE
+            + RIGID_NOTE
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,
