@@ -151,11 +151,14 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def build(name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0) -> PresetFiles:
+def build(
+    name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0, load: float | None = None
+) -> PresetFiles:
     """The cluster spec and trace of preset ``name``.
 
     ``jobs`` overrides the preset's default job count; ``size`` (0 < size <= 1) scales the cluster
-    down, and the default job count with it, for quick runs.
+    down, and the default job count with it, for quick runs; ``load`` overrides the preset's
+    offered load (docs/formats.md, "Presets": its meaning per preset; None: the preset's default).
     """
     if name not in PRESETS:
         raise InputError(f"unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})", field="preset")
@@ -163,12 +166,14 @@ def build(name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0) 
         raise InputError(f"{jobs} must be at least 1", field="jobs")
     if not 0 < size <= 1:
         raise InputError(f"{size:g} must be in (0, 1]", field="size")
+    if load is not None and not 0 < load <= 1000:
+        raise InputError(f"{load:g} must be in (0, 1000]", field="load")
     n = jobs if jobs is not None else max(1, round(PRESETS[name].default_jobs * size))
-    return _BUILDERS[name](n, np.random.default_rng(seed), size)
+    return _BUILDERS[name](n, np.random.default_rng(seed), size, load)
 
 
-def generate(name: str, jobs: int | None, seed: int, size: float, out: Path) -> list[Path]:
-    files = build(name, jobs, seed, size)
+def generate(name: str, jobs: int | None, seed: int, size: float, out: Path, load: float | None = None) -> list[Path]:
+    files = build(name, jobs, seed, size, load)
     out.mkdir(parents=True, exist_ok=True)
     cluster, trace = out / "cluster.json", out / files.trace_name
     cluster.write_text(files.cluster, encoding="utf-8")
@@ -179,7 +184,7 @@ def generate(name: str, jobs: int | None, seed: int, size: float, out: Path) -> 
     return [cluster, trace]
 
 
-Builder = Callable[[int, np.random.Generator, float], PresetFiles]
+Builder = Callable[[int, np.random.Generator, float, float | None], PresetFiles]
 
 _BUILDERS: dict[str, Builder] = {
     "demo": _demo,
