@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--load", type=float, default=None, help="offered load (default: the preset's; docs/formats.md, Presets)"
     )
+    g.add_argument(
+        "--history",
+        action="store_true",
+        help="also write DIR/history.csv (or .json): the preset drawn from another seed, for simulate --history",
+    )
     g.add_argument("--out", required=True, type=Path)
     g.set_defaults(handler=cmd_generate)
 
@@ -203,7 +208,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     _out_folder(args.out)
     with _writing(args.out):
         written = presets.generate(
-            args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out, load=args.load
+            args.preset,
+            jobs=args.jobs,
+            seed=args.seed,
+            size=args.size,
+            out=args.out,
+            load=args.load,
+            history=args.history,
         )
     for path in written:
         print(path)

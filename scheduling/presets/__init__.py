@@ -172,7 +172,23 @@ def build(
     return _BUILDERS[name](n, np.random.default_rng(seed), size, load)
 
 
-def generate(name: str, jobs: int | None, seed: int, size: float, out: Path, load: float | None = None) -> list[Path]:
+HISTORY_SEED_OFFSET = 1_000_003
+"""A preset's own history (``generate --history``) is the same preset drawn from seed + this: a
+past period of the same setting that shares no draw with the evaluated trace's seed range."""
+
+
+def generate(
+    name: str,
+    jobs: int | None,
+    seed: int,
+    size: float,
+    out: Path,
+    load: float | None = None,
+    history: bool = False,
+) -> list[Path]:
+    """Write the preset's cluster and trace to ``out``; with ``history`` also ``history.csv`` (or
+    ``.json``): the same preset's trace from another seed, for ``--history`` (no look-ahead: online
+    estimators calibrate on it, never on the evaluated trace)."""
     files = build(name, jobs, seed, size, load)
     out.mkdir(parents=True, exist_ok=True)
     cluster, trace = out / "cluster.json", out / files.trace_name
@@ -181,7 +197,13 @@ def generate(name: str, jobs: int | None, seed: int, size: float, out: Path, loa
     # A trace of the other format left by an earlier run would not match this cluster.
     stale = out / ("trace.json" if files.trace_name == "trace.csv" else "trace.csv")
     stale.unlink(missing_ok=True)
-    return [cluster, trace]
+    if not history:
+        return [cluster, trace]
+    past = build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
+    # The history runs on the evaluated trace's cluster: its jobs must fit it (checked on load).
+    path = out / files.trace_name.replace("trace", "history")
+    path.write_text(past.trace, encoding="utf-8")
+    return [cluster, trace, path]
 
 
 Builder = Callable[[int, np.random.Generator, float, float | None], PresetFiles]
