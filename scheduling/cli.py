@@ -69,6 +69,14 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
     g.add_argument("--seed", type=_whole(0), default=0)
     g.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
+    g.add_argument(
+        "--load", type=float, default=None, help="offered load (default: the preset's; docs/formats.md, Presets)"
+    )
+    g.add_argument(
+        "--history",
+        action="store_true",
+        help="also write DIR/history.csv (or .json): the preset drawn from another seed, for simulate --history",
+    )
     g.add_argument("--out", required=True, type=Path)
     g.set_defaults(handler=cmd_generate)
 
@@ -86,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="run one algorithm and write its result JSON")
     _instance_args(s)
+    _history_arg(s)
     s.add_argument("--algorithm", required=True)
     s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("--seed", type=_whole(0), default=0)
@@ -108,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--preset", choices=sorted(presets.PRESETS), help="generate the instance per seed instead")
     c.add_argument("--jobs", type=_whole(1), default=None, help="with --preset: number of jobs")
     c.add_argument("--size", type=float, default=None, help="with --preset: scale the cluster (0 < size <= 1)")
+    c.add_argument(
+        "--convert-slots",
+        action="store_true",
+        help="convert a trace written in other slots than the cluster's (its slot_seconds) instead of refusing it",
+    )
+    _history_arg(c)
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
     c.add_argument("--seed", type=_whole(0), default=0)
@@ -168,6 +183,20 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 def _instance_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path)
     p.add_argument("--trace", required=True, type=Path)
+    p.add_argument(
+        "--convert-slots",
+        action="store_true",
+        help="convert a trace written in other slots than the cluster's (its slot_seconds) instead of refusing it",
+    )
+
+
+def _history_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="a separate trace of past jobs that estimators may calibrate on (never the evaluated trace)",
+    )
 
 
 def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
@@ -200,7 +229,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     print(f"OK: {len(instance.cluster.servers)} servers, {len(instance.jobs)} jobs")
     return 0
 
@@ -227,7 +256,15 @@ def _writing(path: Path) -> Iterator[None]:
 def cmd_generate(args: argparse.Namespace) -> int:
     _out_folder(args.out)
     with _writing(args.out):
-        written = presets.generate(args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out)
+        written = presets.generate(
+            args.preset,
+            jobs=args.jobs,
+            seed=args.seed,
+            size=args.size,
+            out=args.out,
+            load=args.load,
+            history=args.history,
+        )
     for path in written:
         print(path)
     return 0
@@ -251,7 +288,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     params = _pairs(args.param, "--param")
     with _progress_bar(args.algorithm) as progress:
         doc = api.run(instance, args.algorithm, params, args.seed, args.horizon, progress)
@@ -280,7 +317,7 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
         raise InputError(f"missing: give --cluster and --trace, or --preset (missing {', '.join(missing)})")
     if not _repeating(args) and args.reference is not None:
         raise InputError("a reference needs a repetition: add --seeds, --windows or --preset", field="--reference")
-    return api.load_instance(args.cluster, args.trace)
+    return api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -410,7 +447,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     label = str(args.result)
     try:
         doc = results.read(args.result)

@@ -135,7 +135,7 @@ def asrpt_window(
     rows: list[dict[str, Any]] = json.loads(files.trace)
     every = parse_trace(files.trace, cluster, "trace.json", "json")
     half = len(rows) // 2
-    pred = predict(every, predictor, half / len(rows), np.random.default_rng(seed))
+    pred = predict(every[:half], every, predictor, 1.0, np.random.default_rng(seed))  # fitted on the history half only
     win = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[half:]]
     instance = Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
     error = pred.errors(instance.jobs)["mean_abs_error"]

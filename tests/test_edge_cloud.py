@@ -518,3 +518,24 @@ def test_the_preset_schedule_keeps_every_worker_busy_while_it_has_released_chunk
     inst = edge_instance(tmp_path, jobs=25, seed=seed)
     doc, algo = run_algo(inst, edge_only=edge_only)
     assert placed_busy(inst, doc) == haprf_busy(inst, algo)
+
+
+@pytest.mark.parametrize("algorithm", ["srtf", "tiresias-l"])
+def test_the_edge_baselines_run_each_job_on_the_workers_its_trace_requested(algorithm: str) -> None:
+    jobs = [
+        {"job_id": "a", "arrival": 0, "epochs": 1, "chunks": 6, "minibatches": 2, "gpu_request": 2},
+        {"job_id": "b", "arrival": 0, "epochs": 1, "chunks": 6, "minibatches": 2, "gpu_request": 3},
+    ]
+    inst = tiny([("e0", 8, 1)], jobs)
+    doc = api.run(inst, algorithm, seed=0)  # drawn counts would be in [1, 30], capped at 6 chunks
+    workers = {p["job_id"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
+    assert workers == {"a": 2, "b": 3}
+    drawn = api.run(inst, algorithm, {"workers_from": "drawn", "workers_min": 5, "workers_max": 5}, seed=0)
+    assert {p["count"] for p in drawn["placements"] if p["role"] == "worker"} == {5}
+
+
+def test_the_edge_preset_draws_gpu_requests_from_the_openb_pods() -> None:
+    files = presets.build("edge-cloud", jobs=400, seed=1, size=0.1)
+    requests = [int(line.split(",")[-1]) for line in files.trace.splitlines()[1:]]
+    assert set(requests) <= {1, 2, 4, 8} and requests.count(1) > 0.9 * len(requests)
+    assert files.trace.splitlines()[0].endswith(",gpu_request")

@@ -11,8 +11,8 @@ from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 
 UTILITY_FLOOR = 1e-2
-HISTORY_SHARE = 1 / 3  # W = T/3: the history window (docs/algorithms-oasis.md section 4a; tuned on seeds 100-102)
-HISTORY_MIN_JOBS = 20  # fewer jobs in the window: no history, bounds=trace
+HISTORY_SHARE = 1.0  # W = T: the whole history trace's first T slots (docs/algorithms-oasis.md section 4a)
+HISTORY_MIN_JOBS = 20  # fewer jobs in the history window: no history to speak of, bounds=arrived
 
 
 def _missing(instance: Instance) -> str | None:
@@ -67,13 +67,17 @@ register(
             "(ceil(workers b_i/B_i), constraints (6)-(7)) to the cheapest PS servers (COST_t). The job "
             "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
             "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
-            "U and L of (23)-(26) need every job, so by default (`bounds=history`) they are estimated "
-            "from the past: the jobs arriving in the first `history_share` x T slots are resampled into a "
-            "synthetic past period of the same length and arrival rate, U and L are computed on it, OASiS "
-            "is run on it for a grid of scales on U/L (1 to 1e-12) and the best scale is used from slot 0 "
-            "(with fewer than `history_min_jobs` jobs in the window: `bounds=trace`). `bounds=trace` takes U "
-            "and L from the trace's jobs arriving before `bounds_window` (0: the whole trace, the paper's "
-            "actual values). `ratio_scale` multiplies U/L on top of either by dividing L "
+            "U and L of (23)-(26) need every job; an online run may use only the jobs arrived so far and a "
+            'separate history (docs/algorithms-oasis.md, "What oasis may see"). `bounds=arrived` (default): '
+            "U and L over the history trace's jobs (if one is given) and every job of the trace as it arrives, "
+            "updated before the arriving job's Alg. 2; when they move, every price of (22) is recomputed from "
+            "the booked load (the price log marks a rebase). `bounds=history`: the separate history trace's "
+            "jobs arriving in its first `history_share` x T slots are resampled into a synthetic past period of "
+            "the same length and arrival rate, U and L are computed on it, OASiS is run on it for a grid of "
+            "scales on U/L (1 to 1e-12) and the best scale is used from slot 0 (no history trace: an error; "
+            "fewer than `history_min_jobs` jobs in the window: `bounds=arrived`). `bounds=trace` (offline "
+            "reading, sees future jobs): U and L from the trace's jobs arriving before `bounds_window` (0: the "
+            "whole trace, the paper's actual values). `ratio_scale` multiplies U/L on top of any of them by dividing L "
             "(`scale_moves=L`) or multiplying U (`scale_moves=U`) (Fig. 6). `dp=transcription` runs the literal "
             "O(T W^2) recursion (small instances only)."
         ),
@@ -100,16 +104,17 @@ register(
             Param(
                 "bounds",
                 str,
-                "history",
-                "Where U and L of (23)-(26) come from: a history replay of the first history_share x T slots, "
-                "scale on U/L chosen there (history), or the trace's jobs before bounds_window (trace).",
-                choices=("history", "trace"),
+                "arrived",
+                "Where U and L of (23)-(26) come from: the jobs arrived so far (arrived, online), a replay of "
+                "the separate history trace with the scale on U/L chosen there (history), or the trace's jobs "
+                "before bounds_window (trace: offline, sees future jobs).",
+                choices=("arrived", "history", "trace"),
             ),
             Param(
                 "history_share",
                 float,
                 HISTORY_SHARE,
-                "bounds=history: the window is the first share x T slots of the trace.",
+                "bounds=history: the window is the first share x T slots of the history trace.",
                 min=0.01,
                 max=1.0,
             ),
@@ -117,7 +122,7 @@ register(
                 "history_min_jobs",
                 int,
                 HISTORY_MIN_JOBS,
-                "bounds=history: fewer jobs in the window fall back to bounds=trace.",
+                "bounds=history: fewer history jobs in the window fall back to bounds=arrived.",
                 min=1,
             ),
             Param("history_seed", int, 0, "bounds=history: replay seed (0: a hash of the window's jobs).", min=0),
@@ -218,6 +223,7 @@ register(
     AlgorithmSpec(
         name="offline-opt",
         kind="reference",
+        online=False,  # the optimum over the whole trace: it sees every job by definition
         summary="Exact offline optimum of OASiS's problem (1) as an ILP (HiGHS); small instances only.",
         semantics=(
             "Knows every job in advance and solves problem (1) exactly: admission x_i, workers "
