@@ -8,7 +8,8 @@ computed once per process.
 
 ``inputs(instance)`` is ``{"cluster_sha256", "trace_sha256"}``: SHA-256 of the cluster and the
 jobs **as loaded** (the ``repr`` of the frozen model objects, so a CSV and a JSON trace with the
-same content, or the same file with other whitespace, have the same digest). Cached per instance.
+same content, or the same file with other whitespace, have the same digest). Cached while the
+instance lives.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import functools
 import hashlib
 import os
 import subprocess
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -55,19 +57,20 @@ def _git_commit() -> str | None:
     return f"{head}-dirty" if status else head
 
 
-_DIGESTS: dict[int, tuple[Instance, dict[str, str]]] = {}
+# id(instance) -> (weak reference, digests): the entry goes when the instance is freed, so the
+# cache never keeps an instance alive (a Celery worker returns to its idle size after a run).
+_DIGESTS: dict[int, tuple[weakref.ref[Instance], dict[str, str]]] = {}
 
 
 def inputs(instance: Instance) -> dict[str, str]:
-    cached = _DIGESTS.get(id(instance))
-    if cached is None or cached[0] is not instance:
+    key = id(instance)
+    cached = _DIGESTS.get(key)
+    if cached is None or cached[0]() is not instance:
         digests = {
             "cluster_sha256": hashlib.sha256(repr(instance.cluster).encode()).hexdigest(),
             "trace_sha256": hashlib.sha256(repr(instance.jobs).encode()).hexdigest(),
         }
-        if len(_DIGESTS) > 16:
-            _DIGESTS.clear()
-        cached = _DIGESTS[id(instance)] = (instance, digests)
+        cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
     return dict(cached[1])
 
 
