@@ -7,9 +7,9 @@
 computed once per process.
 
 ``inputs(instance)`` is ``{"cluster_sha256", "trace_sha256"}``: SHA-256 of the cluster and the
-jobs **as loaded** (the ``repr`` of the frozen model objects, so a CSV and a JSON trace with the
-same content, or the same file with other whitespace, have the same digest). Cached while the
-instance lives.
+jobs **as loaded** (the ``repr`` of the frozen cluster, and of each job followed by a newline,
+so a CSV and a JSON trace with the same content, or the same file with other whitespace, have
+the same digest). Cached while the instance lives.
 """
 
 from __future__ import annotations
@@ -66,9 +66,13 @@ def inputs(instance: Instance) -> dict[str, str]:
     key = id(instance)
     cached = _DIGESTS.get(key)
     if cached is None or cached[0]() is not instance:
+        trace = hashlib.sha256()
+        for job in instance.jobs:  # job by job: no string of the whole trace (150k jobs: ~100 MB)
+            trace.update(repr(job).encode())
+            trace.update(b"\n")
         digests = {
             "cluster_sha256": hashlib.sha256(repr(instance.cluster).encode()).hexdigest(),
-            "trace_sha256": hashlib.sha256(repr(instance.jobs).encode()).hexdigest(),
+            "trace_sha256": trace.hexdigest(),
         }
         cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
     return dict(cached[1])
