@@ -20,20 +20,22 @@ v100-2, k80-2; a restricted run keeps only that type's mini-batch time in every 
 of workers deployed for jobs": every job may use at most k workers (D_j capped at k, its work
 E_j D_j K_j kept as an explicit ``work``), so A_online's enumeration of worker counts stops at k.
 
-Every result is validated (api.run). Prints Markdown tables: mean over seeds of sum w_j c_j (10^6).
+Every result is validated (api.run). Prints Markdown tables of sum w_j c_j (10^6) over the seeds:
+median and mean with 95% bootstrap CIs (scheduling.stats, docs/statistics.md) and the per-seed
+values; ``servers`` runs through scheduling.reproduce (per H, paired differences against zhou and
+win counts).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bench.zhou_compare import parse
-from scheduling import api, presets
+from scheduling import api, presets, repeat, reproduce, stats
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Cluster, Instance, frozen_amounts
 
@@ -68,41 +70,55 @@ def run(inst: Instance, algo: str, seed: int) -> tuple[float, float]:
     return doc["metrics"]["total_weighted_completion"], time.perf_counter() - t0
 
 
+def _ci(ci: stats.Interval | None) -> str:
+    return "no CI" if ci is None else f"[{ci.low / 1e6:.2f}, {ci.high / 1e6:.2f}]"
+
+
 def per_seed_table(args: argparse.Namespace, by: str, head: str, table: Mapping[Any, list[float]]) -> None:
-    """zhou's sum w_j c_j (10^6) per variant: mean and per seed, as a Markdown table."""
+    """zhou's sum w_j c_j (10^6) per variant: median and mean with 95% CIs, and per seed."""
     print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: zhou's sum w_j c_j (10^6) by {by}\n")
-    print(f"| {head} | mean | per seed |")
-    print("|---|---|---|")
+    print(f"| {head} | median [95% CI] | mean [95% CI] | per seed |")
+    print("|---|---|---|---|")
     for key, values in table.items():
+        s = stats.summarize(values)
         per_seed = " / ".join(f"{v / 1e6:.2f}" for v in values)
-        print(f"| {key} | {statistics.mean(values) / 1e6:.2f} | {per_seed} |")
+        median = f"{(s.median or 0) / 1e6:.2f} {_ci(s.median_ci)}"
+        mean = f"{(s.mean or 0) / 1e6:.2f} {_ci(s.mean_ci)}"
+        print(f"| {key} | {median} | {mean} | {per_seed} |")
 
 
 def servers(args: argparse.Namespace) -> None:
     counts = [int(x) for x in args.servers.split(",")]
-    algos = args.algos.split(",")
-    table: dict[tuple[int, str], list[float]] = {}
-    for seed in [int(s) for s in args.seeds.split(",")]:
-        inst = base_instance(args.preset, args.jobs, seed)
-        for h in counts:
-            cluster = resized(inst.cluster, h)
-            sized = Instance(cluster, inst.jobs)
-            gpus = cluster.total_capacity("gpu")
-            for algo in algos:
-                value, secs = run(sized, algo, seed)
-                table.setdefault((h, algo), []).append(value)
-                print(f"seed={seed} H={h} gpus={gpus:.0f} {algo}: sum_wc={value:.4g} ({secs:.1f} s)", flush=True)
-    print(f"\n### {args.preset}, {args.jobs} jobs, seeds {args.seeds}: sum w_j c_j (10^6) vs servers H\n")
-    print("| H | " + " | ".join(algos) + " |")
-    print("|---" * (len(algos) + 1) + "|")
-    for h in counts:
-        cells = [f"{statistics.mean(table[h, a]) / 1e6:.2f}" for a in algos]
-        print(f"| {h} | " + " | ".join(cells) + " |")
+    algos = [(a, *parse(a)) for a in args.algos.split(",")]
+
+    def builder(h: int) -> Callable[[int], Instance]:
+        def build(seed: int) -> Instance:
+            inst = base_instance(args.preset, args.jobs, seed)
+            return Instance(resized(inst.cluster, h), inst.jobs)
+
+        return build
+
+    fig = dataclasses.replace(
+        reproduce.FIGURES["zhou-fig2" if args.preset == "zhou-ps" else "zhou-fig5"],
+        title="sum w_j c_j vs number of servers H at about the same total capacity (Figs. 3/6)",
+        setting=f"preset {args.preset}, {args.jobs} jobs, servers resized to H",
+        algorithms=tuple(algos),
+        reference=algos[0][0],
+        claimed_best=algos[0][0],
+        points=tuple((str(h), builder(h)) for h in counts),
+        x_label="H",
+    )
+
+    def show(point: str, row: repeat.Row, _doc: dict[str, Any]) -> None:
+        value = row.metrics["total_weighted_completion"]
+        print(f"seed={row.case.seed} H={point} {row.label}: sum_wc={value:.4g}", flush=True)
+
+    print("\n" + reproduce.markdown(reproduce.run_figure(fig, repeat.parse_seeds(args.seeds), progress=show)))
 
 
 def types(args: argparse.Namespace) -> None:
     table: dict[str, list[float]] = {}
-    for seed in [int(s) for s in args.seeds.split(",")]:
+    for seed in repeat.parse_seeds(args.seeds):
         inst = base_instance(args.preset, args.jobs, seed)
         variants = {"all types (A_online's choice)": inst}
         for label, wtype in FIG9_TYPES.items():
@@ -120,7 +136,7 @@ def types(args: argparse.Namespace) -> None:
 def workers(args: argparse.Namespace) -> None:
     caps = [int(x) for x in args.caps.split(",")]
     table: dict[int, list[float]] = {}
-    for seed in [int(s) for s in args.seeds.split(",")]:
+    for seed in repeat.parse_seeds(args.seeds):
         inst = base_instance(args.preset, args.jobs, seed)
         for k in caps:
             jobs = tuple(dataclasses.replace(j, work=j.work_required, chunks=min(j.chunks, k)) for j in inst.jobs)

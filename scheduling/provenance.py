@@ -7,8 +7,9 @@
 computed once per process.
 
 ``inputs(instance)`` is ``{"cluster_sha256", "trace_sha256"}``: SHA-256 of the cluster and the
-jobs **as loaded** (the ``repr`` of the frozen model objects, so a CSV and a JSON trace with the
-same content, or the same file with other whitespace, have the same digest). Cached per instance.
+jobs **as loaded** (the ``repr`` of the frozen cluster, and of each job followed by a newline,
+so a CSV and a JSON trace with the same content, or the same file with other whitespace, have
+the same digest). Cached while the instance lives.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import functools
 import hashlib
 import os
 import subprocess
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -55,19 +57,24 @@ def _git_commit() -> str | None:
     return f"{head}-dirty" if status else head
 
 
-_DIGESTS: dict[int, tuple[Instance, dict[str, str]]] = {}
+# id(instance) -> (weak reference, digests): the entry goes when the instance is freed, so the
+# cache never keeps an instance alive (a Celery worker returns to its idle size after a run).
+_DIGESTS: dict[int, tuple[weakref.ref[Instance], dict[str, str]]] = {}
 
 
 def inputs(instance: Instance) -> dict[str, str]:
-    cached = _DIGESTS.get(id(instance))
-    if cached is None or cached[0] is not instance:
+    key = id(instance)
+    cached = _DIGESTS.get(key)
+    if cached is None or cached[0]() is not instance:
+        trace = hashlib.sha256()
+        for job in instance.jobs:  # job by job: no string of the whole trace (150k jobs: ~100 MB)
+            trace.update(repr(job).encode())
+            trace.update(b"\n")
         digests = {
             "cluster_sha256": hashlib.sha256(repr(instance.cluster).encode()).hexdigest(),
-            "trace_sha256": hashlib.sha256(repr(instance.jobs).encode()).hexdigest(),
+            "trace_sha256": trace.hexdigest(),
         }
-        if len(_DIGESTS) > 16:
-            _DIGESTS.clear()
-        cached = _DIGESTS[id(instance)] = (instance, digests)
+        cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
     return dict(cached[1])
 
 

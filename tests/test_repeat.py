@@ -184,3 +184,15 @@ def test_check_of_a_current_result_prints_no_note(files, tmp_path, capsys):
 )
 def test_table_numbers_keep_4_digits_without_exponents(value, text):
     assert repeat.fmt(value) == text
+
+
+def test_the_digest_cache_does_not_keep_an_instance_alive(files):
+    import gc
+    import weakref
+
+    inst = api.load_instance(*files)
+    provenance.inputs(inst)
+    ref = weakref.ref(inst)
+    del inst
+    gc.collect()
+    assert ref() is None
