@@ -1,9 +1,12 @@
 """The datasets library: a user's cluster specs and traces, validated on upload, with previews.
 
 A trace is validated against a cluster spec (its worker/PS types and capacities decide whether a
-job is valid), so adding a trace asks for one of the user's cluster specs. A file that does not
-validate is not stored: the error is shown inline with its line and field, beside the offending
-line of the file.
+job is valid), so adding a trace asks for one of the user's cluster specs. A small trace (up to
+``INLINE_ROWS`` rows) is validated in the request: one that does not validate is not stored, and the
+error is shown inline with its line and field, beside the offending line of the file. A larger one
+is stored and checked by a background task (``workers.checks``), with progress on its page; its
+errors are shown there. Either way the check's summary is stored (``TraceCheck``) and every later
+preview or experiment reads it instead of loading the trace again.
 """
 
 from __future__ import annotations
@@ -19,12 +22,20 @@ from django.core.files.uploadedfile import UploadedFile
 
 from scheduling import importers, loaders
 from scheduling.errors import InputError
-from scheduling.model import Cluster, Job
+from scheduling.model import Cluster
+from webapp import tracechecks
 from webapp.forms import too_many_rows
-from webapp.models import Dataset
+from webapp.models import Dataset, TraceCheck
+from workers.checks import gpu_demand, summarize
 from workers.runs import trace_format
 
 MIB = 2**20
+
+INLINE_ROWS = 5000
+"""Traces with at most this many rows are validated in the request (well under a second); larger
+ones by a background task, with progress on the dataset page."""
+
+__all__ = ["gpu_demand"]  # moved to workers.checks; kept importable here
 
 
 IMPORTS = {
@@ -76,6 +87,7 @@ class DatasetForm(forms.Form):
             self.fields["cluster"].initial = only[0].pk  # the one cluster spec there is: chosen already
         self.text = ""
         self.name = ""
+        self.summary: dict[str, Any] | None = None  # of a trace validated in the request
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
 
     def clean(self) -> dict[str, Any]:
@@ -108,7 +120,9 @@ class DatasetForm(forms.Form):
                     self.add_error("file", message)
                     return data
                 cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
-                loaders.parse_trace(self.text, cluster, self.name, trace_format(self.name))
+                if self.text.count("\n") <= INLINE_ROWS:
+                    jobs = loaders.parse_trace(self.text, cluster, self.name, trace_format(self.name))
+                    self.summary = summarize(jobs, cluster)
         except InputError as exc:
             self.add_error("file", str(exc))
             if exc.line is not None and self.text:
@@ -125,6 +139,12 @@ class DatasetForm(forms.Form):
             text=self.text,
             size=len(self.text.encode("utf-8")),
         )
+        against: Dataset | None = self.cleaned_data.get("cluster")
+        if ds.kind == Dataset.Kind.TRACE and against is not None:
+            if self.summary is not None:
+                tracechecks.record(ds, against, self.summary)
+            else:
+                tracechecks.start(ds, against)
         return ds
 
 
@@ -167,20 +187,13 @@ def cluster_summary(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def gpu_demand(job: Job, cluster: Cluster) -> float:
-    """GPUs a job asks for: its ``gpus`` column, else its maximum workers x its own worker demand
-    (OASiS traces) or the smallest GPU demand of a worker type (0 when workers need no GPU)."""
-    if job.gpus is not None:
-        return float(job.gpus)
-    if job.worker_demand is not None:
-        return job.max_workers() * float(job.worker_demand.get("gpu", 0.0))
-    per = min((t.demand.get("gpu", 0.0) for t in cluster.worker_types), default=0.0)
-    return job.max_workers() * per
-
-
-def histogram(title: str, values: list[float], xlabel: str) -> dict[str, Any]:
+def bar_chart(title: str, x: list[float], y: list[int], xlabel: str, width: float | None = None) -> dict[str, Any]:
+    """A histogram drawn from counts binned when the trace was checked (a few dozen bars)."""
+    trace: dict[str, Any] = {"type": "bar", "x": x, "y": y, "marker": {"color": "#4c78a8"}}
+    if width is not None:
+        trace["width"] = width
     return {
-        "data": [{"type": "histogram", "x": values, "marker": {"color": "#4c78a8"}}],
+        "data": [trace],
         "layout": {
             "title": {"text": title, "font": {"size": 14}},
             "xaxis": {"title": {"text": xlabel}},
@@ -192,32 +205,56 @@ def histogram(title: str, values: list[float], xlabel: str) -> dict[str, Any]:
     }
 
 
+def summary_figures(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    arrivals = summary["arrivals"]
+    width = arrivals["width"]
+    hours = summary["slot_seconds"] / 3600
+    return [
+        {"dom_id": "ds-0", "script_id": "ds-figure-0",
+         "figure": bar_chart("Arrivals", [s + width / 2 for s in arrivals["start"]], arrivals["count"],
+                             f"arrival slot ({summary['slot_seconds']:g} s; 1,000 slots = {1000 * hours:.3g} h)",
+                             width)},
+        {"dom_id": "ds-1", "script_id": "ds-figure-1",
+         "figure": bar_chart("GPU demand", [g for g, _ in summary["gpu_demand"]],
+                             [n for _, n in summary["gpu_demand"]], "GPUs")},
+    ]  # fmt: skip
+
+
 def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
     from webapp.services import preview
 
     ctx: dict[str, Any] = {"dataset": ds, "head": preview(ds.text), "figures": [], "error": None}
-    try:
-        if ds.kind == Dataset.Kind.CLUSTER:
+    if ds.kind == Dataset.Kind.CLUSTER:
+        try:
             ctx["cluster"] = cluster_summary(loaders.parse_cluster(ds.text, ds.name))
-            return ctx
-        clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
-        ctx["clusters"] = clusters
-        chosen = next((c for c in clusters if str(c.pk) == against), clusters[0] if clusters else None)
-        if chosen is None:
-            ctx["error"] = "Add a cluster spec to preview this trace against it."
-            return ctx
-        ctx["against"] = chosen
-        cluster = loaders.parse_cluster(Dataset.objects.get(pk=chosen.pk).text, chosen.name)
-        jobs = loaders.parse_trace(ds.text, cluster, ds.name, trace_format(ds.name))
-    except InputError as exc:
-        ctx["error"] = str(exc)
+        except InputError as exc:
+            ctx["error"] = str(exc)
         return ctx
-    ctx["jobs"] = len(jobs)
-    ctx["span"] = (min((j.arrival for j in jobs), default=0), max((j.arrival for j in jobs), default=0))
-    ctx["figures"] = [
-        {"dom_id": "ds-0", "script_id": "ds-figure-0",
-         "figure": histogram("Arrivals", [j.arrival for j in jobs], "arrival slot")},
-        {"dom_id": "ds-1", "script_id": "ds-figure-1",
-         "figure": histogram("GPU demand", [gpu_demand(j, cluster) for j in jobs], "GPUs")},
-    ]  # fmt: skip
+    clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
+    ctx["clusters"] = clusters
+    checked = {c.cluster_id for c in ds.checks.all()}
+    # The cluster asked for, else one the trace was checked against, else the newest.
+    chosen = next((c for c in clusters if str(c.pk) == against), None) or next(
+        (c for c in clusters if c.pk in checked), clusters[0] if clusters else None
+    )
+    if chosen is None:
+        ctx["error"] = "Add a cluster spec to preview this trace against it."
+        return ctx
+    ctx["against"] = chosen
+    check = tracechecks.start(ds, chosen)
+    ctx["check"] = check
+    if check.status == TraceCheck.Status.FAILED:
+        ctx["error"] = check.error
+        if check.error_line:
+            lines = ds.text.splitlines()
+            if 0 < check.error_line <= len(lines):
+                ctx["error_line"] = (check.error_line, lines[check.error_line - 1][:300])
+        return ctx
+    if check.status != TraceCheck.Status.DONE or check.summary is None:
+        return ctx  # the page shows the check's progress and reloads when it ends
+    summary = check.summary
+    ctx["jobs"] = summary["jobs"]
+    ctx["span"] = tuple(summary["span"])
+    ctx["summary"] = summary
+    ctx["figures"] = summary_figures(summary)
     return ctx

@@ -18,13 +18,13 @@ from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import BadRequest
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp import datasets, services
+from webapp import datasets, services, tracechecks
 from webapp.forms import ExperimentForm
-from webapp.models import ApiToken, Experiment, Run
+from webapp.models import ApiToken, Experiment, Run, TraceCheck
 
 # ---------------------------------------------------------------------------------------------
 # Experiments
@@ -226,6 +226,14 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ds = services.get_dataset(pk, request.user)
     against = request.GET.get("cluster")
     return render(request, "webapp/dataset_detail.html", datasets.preview_page(ds, request.user, against))
+
+
+@require_GET
+def dataset_check_status(request: HttpRequest, pk: int, cluster_pk: int) -> JsonResponse:
+    """How far the background check of a trace against a cluster spec got (the page polls it)."""
+    ds = services.get_dataset(pk, request.user)
+    check = get_object_or_404(TraceCheck, trace=ds, cluster_id=cluster_pk)
+    return JsonResponse(tracechecks.status(check))
 
 
 @require_POST

@@ -33,6 +33,29 @@
     });
   }
 
+  // Dataset page: poll a trace's background check, move its bar, reload when it has ended.
+  const check = document.getElementById("trace-check");
+  if (check) {
+    const pollCheck = function () {
+      fetch(check.dataset.statusUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          return response.json();
+        })
+        .then(function (status) {
+          if (status.status === "done" || status.status === "failed") {
+            window.location.reload();
+            return;
+          }
+          check.querySelector("[data-progress]").value = status.progress;
+          check.querySelector("[data-phase]").textContent = status.phase || "waiting for a worker";
+          window.setTimeout(pollCheck, 1000);
+        })
+        .catch(function () { window.setTimeout(pollCheck, 3000); });
+    };
+    window.setTimeout(pollCheck, 500);
+  }
+
   // Experiment page: poll the status endpoint until every run has finished, then reload. A run that
   // finishes before the others loses its Cancel button and shows its result links at once.
   const runs = document.getElementById("runs");
