@@ -7,7 +7,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from scheduling import results
+from webapp.charts import downsample
 from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 BAR_METRICS = (
@@ -38,16 +41,18 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
     figures = []
     for resource in resources:
         data = []
+        binned = 1.0
         for i, (label, series) in enumerate(timelines):
-            points = series.get(resource, [])
+            xs, ys, width = downsample.step_means(series.get(resource, []))
+            binned = max(binned, width)
             data.append(
                 {
                     "type": "scatter",
                     "mode": "lines",
                     "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
                     "name": label,
-                    "x": [t for t, _ in points],
-                    "y": [round(share * 100, 3) for _, share in points],
+                    "x": xs,
+                    "y": [round(share * 100, 3) for share in ys],
                     "hovertemplate": "%{x}: %{y:.1f}%<extra>" + label + "</extra>",
                 }
             )
@@ -56,7 +61,9 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                 "data": data,
                 "layout": {
                     "title": {"text": f"{resource} utilisation", "font": {"size": 14}},
-                    "xaxis": {"title": {"text": "slot"}},
+                    "xaxis": {
+                        "title": {"text": "slot" if binned == 1 else f"slot (mean over bins of {binned:g} slots)"}
+                    },
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
                     "height": 280,
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
@@ -72,17 +79,17 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     data = []
     every: list[int] = []
     for i, (label, doc) in enumerate(runs):
-        jcts = sorted(j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None)
-        every += jcts
-        n = len(jcts)
+        jcts = [j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None]
+        xs, shares = downsample.cdf(jcts)
+        every += xs
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines",
                 "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
                 "name": label,
-                "x": jcts,
-                "y": [round((k + 1) / n, 6) for k in range(n)],
+                "x": xs,
+                "y": shares,
                 "hovertemplate": "JCT %{x}: %{y:.0%}<extra>" + label + "</extra>",
             }
         )
@@ -138,26 +145,35 @@ def jcts(doc: Mapping[str, Any]) -> dict[str, int]:
 
 
 def jct_box(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    data = [
-        {
-            "type": "box",
-            "name": label,
-            "y": list(jcts(doc).values()),
-            "marker": {"color": PALETTE[i % len(PALETTE)]},
-            "boxpoints": False,
-        }
-        for i, (label, doc) in enumerate(runs)
-    ]
-    every = [y for trace in data for y in trace["y"]]
+    """A box per run; beyond ``downsample.MAX_BOX_POINTS`` jobs the box's statistics are sent, not the
+    values (the same box, a few numbers instead of every JCT)."""
+    data = []
+    every: list[float] = []
+    for i, (label, doc) in enumerate(runs):
+        values = list(jcts(doc).values())
+        trace: dict[str, Any] = {"type": "box", "name": label, "marker": {"color": PALETTE[i % len(PALETTE)]},
+                                 "boxpoints": False}  # fmt: skip
+        if len(values) > downsample.MAX_BOX_POINTS:
+            stats = downsample.box_stats(values)
+            trace.update({k: [v] for k, v in stats.items()}, x=[label])
+            every += [stats["lowerfence"], stats["upperfence"], min(values), max(values)]
+        else:
+            trace["y"] = values
+            every += values
+        data.append(trace)
     return _small("JCT per completed job (box)", data, yaxis=log_axis("JCT (slots)", every), xaxis={"automargin": True})
 
 
 def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Per-job JCT of run ``a`` (x) against run ``b`` (y), jobs completed by both; the diagonal drawn."""
     ja, jb = jcts(a[1]), jcts(b[1])
-    common = sorted(set(ja) & set(jb))
+    every = sorted(set(ja) & set(jb))
+    common = [every[k] for k in downsample.sample(len(every))]  # evenly in job-id order
     xs, ys = [ja[j] for j in common], [jb[j] for j in common]
     top = max([*xs, *ys, 1])
+    shown = f"{len(every):,} jobs completed by both"
+    if len(common) < len(every):
+        shown = f"{len(common):,} of the {len(every):,} jobs completed by both; all in the CSV export"
     return {
         "data": [
             {
@@ -180,7 +196,7 @@ def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any
         ],
         "layout": {
             "title": {
-                "text": f"JCT per job: {a[0]} vs {b[0]} ({len(common):,} jobs completed by both)",
+                "text": f"JCT per job: {a[0]} vs {b[0]} ({shown})",
                 "font": {"size": 14},
             },
             "xaxis": {"title": {"text": f"{a[0]} JCT (slots)"}},
@@ -202,16 +218,19 @@ def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] 
         utilities = [j["utility"] for j in doc["jobs"]]
         if not any(utilities):
             continue
-        data.append(
-            {
-                "type": "histogram",
-                "name": label,
-                "x": utilities,
-                "opacity": 0.6,
-                "marker": {"color": PALETTE[i % len(PALETTE)]},
-                "histnorm": "percent",
-            }
-        )
+        trace: dict[str, Any] = {"name": label, "opacity": 0.6, "marker": {"color": PALETTE[i % len(PALETTE)]}}
+        if len(utilities) > downsample.MAX_BOX_POINTS:  # counted here: 40 bars, not every job's value
+            counts, edges = np.histogram(utilities, bins=40)
+            width = float(edges[1] - edges[0])
+            trace.update(
+                type="bar",
+                x=[float(e) + width / 2 for e in edges[:-1]],
+                y=[round(100 * c / len(utilities), 4) for c in counts],
+                width=width,
+            )
+        else:
+            trace.update(type="histogram", x=utilities, histnorm="percent")
+        data.append(trace)
     if not data:
         return None
     fig = _small("Completion timeliness: utility earned per job", data, barmode="overlay")

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from webapp.charts import downsample
 from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
 
 
@@ -28,9 +29,9 @@ def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
     return sorted(out, key=lambda s: (s[2], s[0]))
 
 
-def _steps(times: Sequence[int]) -> tuple[list[int], list[int]]:
-    xs = sorted(times)
-    return xs, list(range(1, len(xs) + 1))
+def _steps(times: Sequence[int]) -> tuple[list[float], list[int]]:
+    """Cumulative count over time: exact points, at most ``downsample.MAX_POINTS`` of them."""
+    return downsample.cumulative(times)
 
 
 def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
