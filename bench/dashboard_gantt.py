@@ -24,7 +24,7 @@ import time
 from dashboard_common import configure, experiment, gunicorn, rigid_inputs, session_cookie
 
 # Reference: a page holding only plotly.js and a two-bar chart (the floor any chart page pays).
-FLOOR_HTML = """<!doctype html><html><head><script defer src="/static/vendor/plotly.min.js"></script>
+FLOOR_HTML = """<!doctype html><html><head><script defer src="/static/vendor/plotly-cartesian.min.js"></script>
 <script>document.addEventListener("DOMContentLoaded", () => { performance.mark("charts-start");
 const c = document.querySelector(".gantt"); c.layout = {meta: {view: "reference"}};
 Plotly.newPlot(c, [{type: "bar", x: [1, 2], y: [3, 4]}], {meta: {view: "reference"}})

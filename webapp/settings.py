@@ -81,6 +81,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "webapp.context.plotly_js",
             ],
         },
     },
@@ -117,7 +118,7 @@ def static_cache_headers(headers: dict[str, str], path: str, url: str) -> None:
     """WhiteNoise hook: the vendored plotly.js (4.8 MB, changes only with the plotly pin) may be
     cached by browsers for a day, so that a returning user's page does not download and compile it
     again; the app's own CSS and JS keep WhiteNoise's short default."""
-    if url.endswith("/vendor/plotly.min.js"):
+    if url.endswith(("/vendor/plotly.min.js", "/vendor/plotly-cartesian.min.js")):
         headers["Cache-Control"] = "public, max-age=86400"
 
 

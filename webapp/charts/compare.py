@@ -177,7 +177,7 @@ def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any
     return {
         "data": [
             {
-                "type": "scattergl" if len(common) > 2000 else "scatter",
+                "type": "scatter",  # at most downsample.MAX_MARKERS: SVG copes, and the partial bundle has no WebGL
                 "mode": "markers",
                 "x": xs,
                 "y": ys,
