@@ -11,13 +11,19 @@ preview or experiment reads it instead of loading the trace again.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import secrets
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from django import forms
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 
 from scheduling import importers, loaders
@@ -45,38 +51,147 @@ IMPORTS = {
 }
 
 
-def import_raw(choice: str, data: bytes, name: str) -> tuple[str, str, str]:
+def import_raw(choice: str, data: bytes, name: str, options: Mapping[str, Any] | None = None) -> tuple[str, str, str]:
     """Convert a raw production file with ``scheduling.importers`` -> (kind, new name, text);
-    InputError names the raw file's line and column."""
+    ``options`` are ``importers.run``'s (mapping, slot_seconds, start, end, limit, seed: the CLI's
+    flags). InputError names the raw file's line and column."""
     fmt, kind, suffix = IMPORTS[choice]
     with tempfile.TemporaryDirectory(prefix="mlsched-import-") as tmp:
         raw = Path(tmp) / (Path(name).name or "raw.csv")
         raw.write_bytes(data)
         out = Path(tmp) / f"imported{suffix}"
         try:
-            importers.run(fmt, raw, out)
+            importers.run(fmt, raw, out, **(options or {}))
         except InputError as exc:
             raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
         return kind, f"{Path(name).stem}-{fmt}{suffix}", out.read_text(encoding="utf-8")
 
 
+def unique_name(owner: Any, name: str, exclude: int | None = None) -> str:
+    """``name``, or ``stem-2.ext``, ``stem-3.ext``, ... : the first not in the owner's library (the
+    extension stays last: it selects a trace's format)."""
+    taken = set(Dataset.objects.filter(owner=owner).exclude(pk=exclude).values_list("name", flat=True))
+    if name not in taken:
+        return name
+    stem, suffix = Path(name).stem, Path(name).suffix
+    k = 2
+    while f"{stem}-{k}{suffix}" in taken:
+        k += 1
+    return f"{stem}-{k}{suffix}"
+
+
+DRAFTS = "dataset-drafts"  # previewed files, in the media storage, until added or replaced
+DRAFT_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def _draft_path(user: Any, token: str) -> str:
+    return f"{DRAFTS}/{user.pk}-{token}.json"
+
+
+def save_draft(user: Any, kind: str, name: str, text: str) -> str:
+    token = secrets.token_urlsafe(18)
+    default_storage.save(_draft_path(user, token), ContentFile(json.dumps([kind, name, text]).encode("utf-8")))
+    return token
+
+
+def load_draft(user: Any, token: str) -> tuple[str, str, str] | None:
+    """(kind, name, text) of the user's previewed file, or None (unknown, another user's, bad token)."""
+    if not DRAFT_TOKEN.fullmatch(token) or not getattr(user, "pk", None):
+        return None
+    path = _draft_path(user, token)
+    if not default_storage.exists(path):
+        return None
+    with default_storage.open(path, "rb") as f:
+        kind, name, text = json.loads(f.read())
+    return str(kind), str(name), str(text)
+
+
+RAW_TRACE_COLUMNS = {"submit_time", "timestamp", "creation_time", "submission_time", "num_gpus", "num_gpu"}
+RAW_NODE_COLUMNS = {"sn", "cpu_milli", "memory_mib"}
+
+
+def wrong_kind_hint(kind: str, text: str) -> tuple[str, str] | None:
+    """When a raw production file was uploaded as a trace or cluster spec: the import that reads it."""
+    header = {c.strip().strip('"').lower() for c in (text.splitlines() or [""])[0].split(",")}
+    if kind in (Dataset.Kind.TRACE, Dataset.Kind.CLUSTER) and "arrival" not in header:
+        if len(header & RAW_TRACE_COLUMNS) >= 2 or "deletion_time" in header:
+            return "import-gpu", "This looks like a raw GPU-job trace (Philly, Alibaba pods):"
+        if len(header & RAW_NODE_COLUMNS) >= 2:
+            return "import-nodes", "This looks like a raw node list:"
+    return None
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """``FIELD=COLUMN`` items, one per line or separated by commas (the CLI's repeated --map)."""
+    out: dict[str, str] = {}
+    for item in (x.strip() for line in text.splitlines() for x in line.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InputError(f"{item!r} is not FIELD=COLUMN", field="mapping")
+        out[key.strip()] = value.strip()
+    return out
+
+
+KINDS = [
+    *Dataset.Kind.choices,
+    ("import-gpu", "raw GPU-job trace to import (Philly, Alibaba pods: job_id, submit_time, num_gpus, duration)"),
+    ("import-nodes", "raw node list to import (sn, cpu_milli, memory_mib, gpu, model)"),
+]
+
+OPTION_FIELDS = {  # an importer error on a CLI flag -> the form field that set it
+    "--start": "start",
+    "--end": "end",
+    "--limit": "limit",
+    "--slot-seconds": "slot_seconds",
+    "--map": "mapping",
+    "--map duration": "mapping",
+    "mapping": "mapping",
+}
+
+
 class DatasetForm(forms.Form):
     kind = forms.ChoiceField(
-        choices=[
-            *Dataset.Kind.choices,
-            ("import-gpu", "raw GPU-job trace to import (Philly-like: job_id, submit_time, num_gpus, duration)"),
-            ("import-nodes", "raw node list to import (sn, cpu_milli, memory_mib, gpu, model)"),
-        ],
+        choices=KINDS,
         widget=forms.RadioSelect,
         initial=Dataset.Kind.CLUSTER,
     )
-    file = forms.FileField(allow_empty_file=True, help_text="Cluster spec: JSON. Trace: CSV, or JSON (.json)")
+    file = forms.FileField(
+        required=False, allow_empty_file=True, help_text="Cluster spec: JSON. Trace: CSV, or JSON (.json)"
+    )
+    draft = forms.CharField(required=False, widget=forms.HiddenInput, max_length=100)  # a previewed file
     cluster = forms.ModelChoiceField(
         queryset=Dataset.objects.none(),
         required=False,
         label="Validate the trace against",
         help_text="One of your cluster specs (a trace's job types and sizes depend on the cluster)",
     )
+    name = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Blank: the file's name. Made unique in your library (name-2.csv, ...)",
+    )
+    # Options of a raw GPU-job trace import: the CLI's import flags (docs/formats.md, "Imports").
+    start = forms.CharField(
+        required=False,
+        max_length=64,
+        help_text="Keep jobs submitted at/after: seconds from the trace start, or a datetime",
+    )
+    end = forms.CharField(required=False, max_length=64, help_text="Keep jobs submitted before (same forms)")
+    limit = forms.IntegerField(required=False, min_value=1, help_text="Keep at most this many jobs (earliest first)")
+    slot_seconds = forms.FloatField(
+        required=False, min_value=0.001, label="Slot length (s)", help_text="Blank: 60 s; match the cluster spec's"
+    )
+    mapping = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Column mapping",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="FIELD=COLUMN, one per line or comma-separated; duration=END-START computes it from two "
+        "timestamp columns (Alibaba pod list: duration=deletion_time-creation_time)",
+    )
+    seed = forms.IntegerField(required=False, min_value=0, initial=0, help_text="Seed of the assumed model profiles")
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -88,27 +203,35 @@ class DatasetForm(forms.Form):
         self.text = ""
         self.name = ""
         self.summary: dict[str, Any] | None = None  # of a trace validated in the request
+        self.hint: tuple[str, str] | None = None  # (import choice, message) when the file is of another kind
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         upload: UploadedFile | None = data.get("file")
-        if upload is None:
-            return data
-        self.name = os.path.basename(upload.name or "") or "upload"
-        if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
-            limit = loaders.MAX_INPUT_BYTES // MIB
-            self.add_error(
-                "file", f"{self.name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit"
-            )
+        draft = load_draft(self.user, data.get("draft") or "") if upload is None else None
+        if upload is None and draft is None:
+            if "file" not in self.errors:
+                self.add_error("file", "Choose a file.")
             return data
         try:
-            raw = upload.read()
-            if data.get("kind") in IMPORTS:
-                kind, self.name, self.text = import_raw(data["kind"], raw, self.name)
-                data["kind"] = kind
+            if upload is not None:
+                self.name = os.path.basename(upload.name or "") or "upload"
+                if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
+                    limit = loaders.MAX_INPUT_BYTES // MIB
+                    self.add_error(
+                        "file", f"{self.name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit"
+                    )
+                    return data
+                raw = upload.read()
+                if data.get("kind") in IMPORTS:
+                    kind, self.name, self.text = import_raw(data["kind"], raw, self.name, self.import_options(data))
+                    data["kind"] = kind
+                else:
+                    self.text = loaders.decode(raw, self.name)
             else:
-                self.text = loaders.decode(raw, self.name)
+                assert draft is not None
+                data["kind"], self.name, self.text = draft  # imported when it was previewed
             if data.get("kind") == Dataset.Kind.CLUSTER:
                 loaders.parse_cluster(self.text, self.name)
             else:
@@ -124,18 +247,53 @@ class DatasetForm(forms.Form):
                     jobs = loaders.parse_trace(self.text, cluster, self.name, trace_format(self.name))
                     self.summary = summarize(jobs, cluster)
         except InputError as exc:
-            self.add_error("file", str(exc))
+            self.add_error(OPTION_FIELDS.get(exc.field or "", "file"), str(exc))
+            self.hint = wrong_kind_hint(data.get("kind") or "", self.text)
             if exc.line is not None and self.text:
                 lines = self.text.splitlines()
                 if 0 < exc.line <= len(lines):
                     self.error_line = (exc.line, lines[exc.line - 1][:300])
         return data
 
+    def preview(self) -> dict[str, Any]:
+        """What would be added (nothing is stored in the library yet): the converted file is kept as
+        a draft that the form's next "Add" saves without a new upload."""
+        token = save_draft(self.user, self.cleaned_data["kind"], self.chosen_name(), self.text)
+        self.data = self.data.copy()
+        self.data["draft"] = token
+        return {
+            "name": unique_name(self.user, self.chosen_name()),
+            "kind": Dataset.Kind(self.cleaned_data["kind"]).label,
+            "size": len(self.text.encode("utf-8")),
+            "rows": max(self.text.count("\n") - 1, 0),
+            "summary": self.summary,
+            "head": "\n".join(self.text.splitlines()[:12]),
+        }
+
+    def import_options(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``importers.run`` keyword arguments from the import fields (blank: the CLI's defaults)."""
+        options: dict[str, Any] = {"mapping": parse_mapping(data.get("mapping") or "")}
+        for key in ("start", "end"):
+            if (data.get(key) or "").strip():
+                options[key] = data[key].strip()
+        for key in ("limit", "slot_seconds", "seed"):
+            if data.get(key) is not None:
+                options[key] = data[key]
+        return options
+
+    def chosen_name(self) -> str:
+        """The name given (keeping the file's extension, which selects a trace's format), else the file's."""
+        given = (self.cleaned_data.get("name") or "").strip()
+        if not given:
+            return self.name
+        suffix = Path(self.name).suffix
+        return given if given.lower().endswith(suffix.lower()) else given + suffix
+
     def save(self) -> Dataset:
         ds: Dataset = Dataset.objects.create(
             owner=self.user,
             kind=self.cleaned_data["kind"],
-            name=self.name,
+            name=unique_name(self.user, self.chosen_name()),
             text=self.text,
             size=len(self.text.encode("utf-8")),
         )

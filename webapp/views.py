@@ -213,12 +213,18 @@ def run_result(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    form = datasets.DatasetForm(request.POST or None, request.FILES or None, user=request.user)
+    initial = {"kind": request.GET["kind"]} if request.GET.get("kind") in dict(datasets.KINDS) else None
+    form = datasets.DatasetForm(request.POST or None, request.FILES or None, user=request.user, initial=initial)
+    preview = None
     if request.method == "POST" and form.is_valid():
-        ds = form.save()
-        messages.info(request, f"Added {ds.name} to your datasets.")
-        return redirect(ds)
-    return render(request, "webapp/dataset_list.html", {"form": form, "datasets": datasets.mine(request.user)})
+        if request.POST.get("action") == "preview":
+            preview = form.preview()
+        else:
+            ds = form.save()
+            messages.info(request, f"Added {ds.name} to your datasets.")
+            return redirect(ds)
+    context = {"form": form, "datasets": datasets.mine(request.user), "preview": preview}
+    return render(request, "webapp/dataset_list.html", context)
 
 
 @require_GET
