@@ -90,3 +90,21 @@ def test_a_raw_trace_uploaded_as_a_trace_links_to_its_import(client, nodes):
     assert 'value="import-gpu" required id="id_kind_2" checked' in form or (
         'value="import-gpu"' in form and "checked" in form.split('value="import-gpu"')[1].split(">")[0]
     )
+
+
+def test_a_dataset_is_renamed_keeping_its_extension_and_a_unique_name(client, nodes):
+    post_import(client, nodes, "philly_head.csv")
+    post_import(client, nodes, "philly_head.csv", limit="4")
+    first, second = Dataset.objects.filter(kind="trace").order_by("id")
+    client.post(reverse("dataset-rename", args=[first.pk]), {"name": "philly-day-one"})
+    client.post(reverse("dataset-rename", args=[second.pk]), {"name": "philly-day-one.csv"})
+    first.refresh_from_db(), second.refresh_from_db()
+    assert (first.name, second.name) == ("philly-day-one.csv", "philly-day-one-2.csv")
+
+
+def test_the_experiment_forms_dropdowns_show_job_count_span_size_and_date(client, nodes):
+    post_import(client, nodes, "philly_head.csv", limit="7")
+    trace = Dataset.objects.get(kind="trace")
+    page = client.get(reverse("experiment-new")).content.decode()
+    option = page.split(f'<option value="{trace.pk}"')[1].split("</option>")[0]
+    assert "7 jobs over" in option and " h)" in option and "bytes" in option and trace.created.strftime("%Y-") in option

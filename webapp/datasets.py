@@ -25,6 +25,8 @@ from django import forms
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
+from django.template.defaultfilters import filesizeformat
+from django.utils import timezone
 
 from scheduling import importers, loaders
 from scheduling.errors import InputError
@@ -121,6 +123,37 @@ def wrong_kind_hint(kind: str, text: str) -> tuple[str, str] | None:
     return None
 
 
+def dataset_label(ds: Dataset) -> str:
+    """A dataset as dropdowns list it: name, job count and arrival span (traces checked), size, date."""
+    parts = [ds.name]
+    summary = next((c.summary for c in ds.checks.all() if c.summary), None) if ds.kind == Dataset.Kind.TRACE else None
+    if summary:
+        lo, hi = summary["span"]
+        hours = (hi - lo) * summary["slot_seconds"] / 3600
+        parts.append(f"{summary['jobs']:,} jobs over {hi - lo:,} slots ({hours:,.1f} h)")
+    parts += [filesizeformat(ds.size), timezone.localtime(ds.created).strftime("%Y-%m-%d %H:%M")]
+    return " · ".join(str(p) for p in parts)
+
+
+def labelled(field: Any, queryset: Any) -> None:
+    """Give a dataset dropdown its queryset (texts not loaded) and ``dataset_label`` labels."""
+    field.queryset = queryset.defer("text").prefetch_related("checks")
+    field.label_from_instance = dataset_label
+
+
+def rename(ds: Dataset, name: str) -> str:
+    """Rename ``ds`` (unique in its owner's library; a trace keeps its extension) -> the new name."""
+    name = os.path.basename(name.strip())
+    if not name:
+        raise InputError("a name cannot be blank", field="name")
+    suffix = Path(ds.name).suffix
+    if suffix and not name.lower().endswith(suffix.lower()):
+        name += suffix  # the extension selects a trace's format
+    ds.name = unique_name(ds.owner_id, name[:255], exclude=ds.pk)
+    ds.save(update_fields=["name"])
+    return ds.name
+
+
 def parse_mapping(text: str) -> dict[str, str]:
     """``FIELD=COLUMN`` items, one per line or separated by commas (the CLI's repeated --map)."""
     out: dict[str, str] = {}
@@ -197,7 +230,7 @@ class DatasetForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.user = user
         clusters = Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER)
-        self.fields["cluster"].queryset = clusters  # type: ignore[attr-defined]
+        labelled(self.fields["cluster"], clusters)
         if len(only := list(clusters[:2])) == 1:
             self.fields["cluster"].initial = only[0].pk  # the one cluster spec there is: chosen already
         self.text = ""

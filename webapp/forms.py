@@ -151,8 +151,10 @@ class ExperimentForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.user = user
         mine = Dataset.objects.filter(owner=user.pk) if user is not None and user.pk else Dataset.objects.none()
-        self.fields["cluster_dataset"].queryset = mine.filter(kind=Dataset.Kind.CLUSTER)  # type: ignore[attr-defined]
-        self.fields["trace_dataset"].queryset = mine.filter(kind=Dataset.Kind.TRACE)  # type: ignore[attr-defined]
+        from webapp.datasets import labelled  # datasets imports this module
+
+        labelled(self.fields["cluster_dataset"], mine.filter(kind=Dataset.Kind.CLUSTER))
+        labelled(self.fields["trace_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         self.specs = registry.all_specs()
         names = sorted({p.name for spec in self.specs.values() for p in spec.params if p.type in (int, float)})
         self.fields["sweep_param"].choices = [("", "—"), *((n, n) for n in names)]

@@ -49,6 +49,7 @@ urlpatterns = [
     path("datasets/", views.dataset_list, name="datasets"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset"),
     path("datasets/<int:pk>/delete/", views.dataset_delete, name="dataset-delete"),
+    path("datasets/<int:pk>/rename/", views.dataset_rename, name="dataset-rename"),
     path("datasets/<int:pk>/check/<int:cluster_pk>.json", views.dataset_check_status, name="dataset-check"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from scheduling.errors import InputError
 from webapp import datasets, services, tracechecks
 from webapp.forms import ExperimentForm
 from webapp.models import ApiToken, Experiment, Run, TraceCheck
@@ -240,6 +241,18 @@ def dataset_check_status(request: HttpRequest, pk: int, cluster_pk: int) -> Json
     ds = services.get_dataset(pk, request.user)
     check = get_object_or_404(TraceCheck, trace=ds, cluster_id=cluster_pk)
     return JsonResponse(tracechecks.status(check))
+
+
+@require_POST
+def dataset_rename(request: HttpRequest, pk: int) -> HttpResponse:
+    ds = services.get_dataset(pk, request.user)
+    try:
+        name = datasets.rename(ds, request.POST.get("name", ""))
+    except InputError as exc:
+        messages.error(request, exc.problem)
+    else:
+        messages.info(request, f"Renamed to {name}.")
+    return redirect(ds)
 
 
 @require_POST
