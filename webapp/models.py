@@ -163,6 +163,7 @@ class ShareLink(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     created = models.DateTimeField(auto_now_add=True)
     revoked = models.DateTimeField(null=True, blank=True)
+    expires = models.DateTimeField(null=True, blank=True)  # the link stops opening then (None: never)
 
     class Meta:
         ordering = ("-created", "-id")

@@ -27,6 +27,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -85,10 +86,25 @@ def get_experiment(pk: int, user: Any, *, write: bool = False) -> Experiment:
     return exp
 
 
+class ShareUnavailable(Exception):
+    """A share link that does not open: unknown (404), or revoked or expired (410). Rendered as a
+    page that says which, in every mode (``webapp.middleware.ShareErrors``)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
 def get_shared(token: str) -> tuple[Experiment, ShareLink]:
-    """The experiment behind a live share link; 404 for an unknown or revoked token."""
+    """The experiment behind a live share link; ShareUnavailable for an unknown, revoked or expired one."""
     recover_runs()
-    link = get_object_or_404(ShareLink.objects.select_related("experiment"), token=token, revoked__isnull=True)
+    link = ShareLink.objects.filter(token=token).first()
+    if link is None:
+        raise ShareUnavailable(404, "unknown")
+    if link.revoked is not None:
+        raise ShareUnavailable(410, "revoked")
+    if link.expires is not None and link.expires <= timezone.now():
+        raise ShareUnavailable(410, "expired")
     exp = Experiment.objects.prefetch_related("runs").get(pk=link.experiment_id)
     return exp, link
 
@@ -316,9 +332,22 @@ def rerun(exp: Experiment, owner: Any) -> Experiment:
     return create_experiment(sub, owner)
 
 
-def share(exp: Experiment) -> ShareLink:
-    link: ShareLink = ShareLink.objects.create(experiment=exp)
+SHARE_EXPIRY_DAYS = (1, 7, 30)  # the choices offered besides "never"
+
+
+def share(exp: Experiment, days: int | None = None) -> ShareLink:
+    """A new share link, expiring after ``days`` (None: never)."""
+    expires = timezone.now() + timedelta(days=days) if days else None
+    link: ShareLink = ShareLink.objects.create(experiment=exp, expires=expires)
     return link
+
+
+def share_url(request: Any, token: str) -> str:
+    """The full URL of a share link: under ``MLSCHED_PUBLIC_URL`` when set (the address teammates
+    reach, e.g. behind a proxy or from another machine), else the host this request came to."""
+    path = reverse("shared", args=[token])
+    base = settings.MLSCHED_PUBLIC_URL
+    return base.rstrip("/") + path if base else str(request.build_absolute_uri(path))
 
 
 def revoke(exp: Experiment, token_pk: int) -> None:

@@ -9,13 +9,15 @@
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
-* ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
+* ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue);
+* ``MLSCHED_PUBLIC_URL``: the base URL share links are built on (default: the request's host).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -34,7 +36,15 @@ VAR_DIR = Path(os.environ.get("MLSCHED_VAR_DIR") or BASE_DIR / "var")
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY")
 DEBUG = env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = ["localhost", "127.0.0.1", *env_list("DJANGO_ALLOWED_HOSTS")]
+# The address teammates open share links at (``make run HOST=0.0.0.0`` sets it to this machine's
+# address; behind a proxy, its public URL). Share links are built on it; its host is allowed.
+MLSCHED_PUBLIC_URL = os.environ.get("MLSCHED_PUBLIC_URL", "").strip()
+ALLOWED_HOSTS = [
+    "localhost",
+    "127.0.0.1",
+    *env_list("DJANGO_ALLOWED_HOSTS"),
+    *([urlsplit(MLSCHED_PUBLIC_URL).hostname or ""] if MLSCHED_PUBLIC_URL else []),
+]
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")  # e.g. https://lab.example.org behind a proxy
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)  # 1 when served over HTTPS
 
@@ -61,6 +71,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webapp.middleware.ShareErrors",  # friendly 404/410 pages for share links that do not open
 ]
 
 LOGIN_URL = "login"
