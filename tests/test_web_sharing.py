@@ -84,3 +84,20 @@ def test_the_public_urls_host_is_an_allowed_host():
     env = {"PATH": "/usr/bin:/bin", "MLSCHED_PUBLIC_URL": "https://lab.example.org/dash"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert "lab.example.org" in out.stdout.strip().split(",")
+
+
+def test_a_queued_run_shows_its_place_in_the_line_of_every_queued_run(auth_client, user, exp):
+    from webapp.models import Run
+
+    other = Experiment.objects.create(name="earlier", source="upload", cluster_text=exp.cluster_text,
+                                      trace_name="t.csv", trace_text=exp.trace_text, owner=user)  # fmt: skip
+    Run.objects.create(experiment=other, algorithm="fifo")  # queued before ours
+    Run.objects.create(experiment=other, algorithm="drf", status="running")
+    mine = [Run.objects.create(experiment=exp, algorithm=a) for a in ("fifo", "srtf")]
+    status = auth_client.get(reverse("experiment-status", args=[exp.pk])).json()
+    assert [r["queue_position"] for r in status["runs"]] == [2, 3]
+    page = auth_client.get(exp.get_absolute_url()).content.decode()
+    assert "#2 in the queue" in page and "#3 in the queue" in page
+    Run.objects.filter(pk=mine[0].pk).update(status="running")
+    assert [r["queue_position"] for r in auth_client.get(reverse("experiment-status", args=[exp.pk])).json()["runs"]] \
+        == [None, 2]  # fmt: skip

@@ -382,9 +382,23 @@ def result_bytes(run: Run) -> bytes:
 # Status and pages
 
 
+def queue_positions(runs: Sequence[Run]) -> dict[int, int]:
+    """Place of each queued run of ``runs`` in the line of every queued run (1: next to start).
+    Workers take runs in the order they were sent, close to their creation order (ids)."""
+    mine = [r.pk for r in runs if r.status == Run.Status.QUEUED]
+    if not mine:
+        return {}
+    first = min(mine)
+    ahead = Run.objects.filter(status=Run.Status.QUEUED, pk__lt=first).count()
+    line = list(Run.objects.filter(status=Run.Status.QUEUED, pk__gte=first).order_by("pk").values_list("pk", flat=True))
+    places = {pk: ahead + k + 1 for k, pk in enumerate(line)}
+    return {pk: places[pk] for pk in mine if pk in places}
+
+
 def status(exp: Experiment) -> dict[str, Any]:
     """The experiment page's (and the API's) polling payload."""
     runs = list(exp.runs.all())
+    places = queue_positions(runs)
     return {
         "experiment": exp.pk,
         "name": exp.name,
@@ -399,6 +413,7 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "seed": r.seed,
                 "status": r.status,
                 "progress": round(r.progress, 4),
+                "queue_position": places.get(r.pk),  # queued runs: 1 = next to start
                 "attempts": r.attempts,
                 "error": r.error,
                 "started": r.started.isoformat() if r.started else None,
@@ -459,6 +474,9 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     runs = list(exp.runs.all())
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
+    places = queue_positions(runs)
+    for r in runs:
+        r.queue_position = places.get(r.pk)  # type: ignore[attr-defined]
     ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,

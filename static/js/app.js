@@ -76,6 +76,8 @@
             badge.className = "badge " + run.status;
             const bar = row.querySelector("[data-progress]");
             if (bar) bar.value = run.progress;
+            const place = row.querySelector("[data-queue]");
+            if (place) place.textContent = run.queue_position ? "#" + run.queue_position + " in the queue" : "";
             const cancel = row.querySelector("form[data-cancel]");
             if (cancel && FINISHED.indexOf(run.status) >= 0) cancel.remove();
             const links = row.querySelector("[data-links]");
