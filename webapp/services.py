@@ -33,6 +33,7 @@ from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
 from webapp import charts
+from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -498,6 +499,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
             series = run_labels(exp, done, series=True)
             points = [(series[r.pk], r.params.get(param), r.metrics or {}) for r in done if param in r.params]
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
+            ctx["sweep_notes"] = sweep_unchanged(param, points)
     elif tab == "jct" and done:
         docs = [(labels[r.pk], load_result(r)) for r in done]
         by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}

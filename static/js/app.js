@@ -178,6 +178,7 @@
     const resourceSel = document.getElementById("price-resource");
     const label = document.getElementById("price-decision-label");
     const target = document.getElementById("price-matrix");
+    const logBox = document.getElementById("price-log");
     // Each server's price before any decision: initial, or its pool's in initial_by_pool (OASiS).
     const byPool = prices.initial_by_pool || {};
     const start = prices.servers.map(function (_, h) {
@@ -203,10 +204,16 @@
       const d = prices.decisions[k] || {};
       label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " " + (prices.declined || "rejected"));
       const x = []; for (let s = 0; s < prices.slots; s++) x.push(prices.slot0 + s);
-      // YlOrRd reversed: price 0 pale, the highest dark red.
-      window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: prices.servers, colorscale: "YlOrRd",
-        reversescale: true, zmin: 0, zmax: top[r], colorbar: { title: { text: priceName } },
-        hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],
+      // YlOrRd reversed: price 0 pale, the highest dark red. On the log scale (prices that grow
+      // exponentially with use, as Zhou's do, look binary on a linear one) colours follow log10 of
+      // the price from a thousandth of the highest; 0 stays pale.
+      const log = logBox && logBox.checked;
+      const floor = top[r] / 1000;
+      const shown = log ? z.map(function (row) { return row.map(function (p) { return Math.log10(Math.max(p, floor)); }); }) : z;
+      window.Plotly.react(target, [{ type: "heatmap", z: shown, customdata: z, x: x, y: prices.servers, colorscale: "YlOrRd",
+        reversescale: true, zmin: log ? Math.log10(floor) : 0, zmax: log ? Math.log10(top[r]) : top[r],
+        colorbar: { title: { text: log ? "log10 " + priceName : priceName } },
+        hovertemplate: "%{y}, slot %{x}: %{customdata}<extra></extra>" }],
         { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 20, r: 20, t: 20, b: 40 },
           xaxis: { title: { text: "slot" } }, yaxis: { title: { text: "server" }, autorange: "reversed", automargin: true } }, config).then(function () {
         target.dataset.decision = String(k);
@@ -214,10 +221,12 @@
       const url = new URL(window.location.href);
       url.searchParams.set("decision", k);
       url.searchParams.set("resource", prices.resources[r]);
+      if (log) url.searchParams.set("log", "1"); else url.searchParams.delete("log");
       window.history.replaceState(null, "", url);
     };
     slider.addEventListener("input", draw);
     resourceSel.addEventListener("change", draw);
+    if (logBox) logBox.addEventListener("change", draw);
     draw();
   }
 })();

@@ -11,7 +11,7 @@ import numpy as np
 
 from scheduling import results
 from webapp.charts import downsample
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
@@ -65,7 +65,7 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                         "title": {"text": "slot" if binned == 1 else f"slot (mean over bins of {binned:g} slots)"}
                     },
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
-                    "height": 280,
+                    "height": legend_height(len(runs), 280),
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
                     "legend": LEGEND_RIGHT,
                 },
@@ -99,7 +99,7 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
             "xaxis": log_axis("JCT (slots)", every),
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
-            "height": 320,
+            "height": legend_height(len(runs), 320),
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
             "legend": LEGEND_RIGHT,
         },
@@ -237,6 +237,7 @@ def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] 
     fig["layout"].update(
         showlegend=True,
         legend=LEGEND_RIGHT,
+        height=legend_height(len(data), 300),
         xaxis={"title": {"text": "utility"}},
         yaxis={"title": {"text": "% of jobs"}},
     )

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webapp.charts import downsample
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height
 
 
 def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
@@ -75,7 +75,8 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "y": ys,
             }
         )
-    common = {"xaxis": {"title": {"text": "slot"}}, "showlegend": True, "legend": LEGEND_RIGHT}
+    common = {"xaxis": {"title": {"text": "slot"}}, "showlegend": True, "legend": LEGEND_RIGHT,
+              "height": legend_height(len(runs), 300)}  # fmt: skip
     return [
         _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common),
         _small("Suspensions (a started job left without resources), cumulative", suspended, **common),

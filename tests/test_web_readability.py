@@ -1,0 +1,63 @@
+"""Readability of the charts: distinct colours past ten runs, legends that fit, flat sweep lines that
+are not zoomed into noise (nor have their tick labels cut), a note when a swept parameter changed
+nothing, and a price page that opens on its last decision."""
+
+import pytest
+from django.urls import reverse
+
+from scheduling import registry
+from tests.webhelpers import PRICED, upload_data
+from webapp import charts
+from webapp.charts.sweeps import unchanged
+from webapp.models import Experiment
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
+
+
+@pytest.fixture
+def client(auth_client):
+    return auth_client
+
+
+def run(k: int) -> tuple[str, dict]:
+    jobs = [{"job_id": f"j{i}", "arrival": 0, "completion": i + k + 1, "admitted": True, "utility": 0.5}
+            for i in range(5)]  # fmt: skip
+    return f"run-{k}", {"jobs": jobs, "metrics": {}}
+
+
+def test_twenty_one_runs_get_twenty_one_colours_and_a_legend_tall_enough_for_them():
+    cdf = charts.jct_cdf([run(k) for k in range(21)])
+    colours = [trace["line"]["color"] for trace in cdf["data"]]
+    assert len(set(colours)) == 21
+    assert cdf["layout"]["height"] >= 21 * 20
+
+
+def test_a_flat_sweep_metric_keeps_a_padded_range_and_whole_tick_labels():
+    points = [("zhou", f, {"total_jct": 7_420_199, "avg_jct": 100.0 + f}) for f in (0.5, 1, 2, 4)]
+    figures = {f["layout"]["title"]["text"]: f for f in charts.sweep_charts("F", points)}
+    flat = figures["total JCT (slots) against F"]["layout"]["yaxis"]
+    assert flat["range"] == pytest.approx([7_420_199 * 0.9, 7_420_199 * 1.1]) and flat["automargin"] is True
+    assert "range" not in figures["average JCT (slots) against F"]["layout"]["yaxis"]
+
+
+def test_a_sweep_whose_parameter_changed_no_schedule_gets_a_note():
+    same = {"avg_jct": 10.0, "completed": 3}
+    points = [("zhou", f, same) for f in (0.5, 1, 2)] + [("fifo", f, {"avg_jct": f, "completed": 3}) for f in (1, 2)]
+    assert unchanged("F", points) == [
+        "zhou: F = 0.5, 1, 2 all gave the same metrics; the parameter changed no schedule here."
+    ]
+
+
+def test_the_prices_tab_opens_on_the_last_decision(
+    client, tiny_cluster, tiny_trace, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setitem(registry.REGISTRY, "priced", PRICED)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("experiment-new"), upload_data(tiny_cluster, tiny_trace, algorithms=["priced"]))
+    exp = Experiment.objects.get()
+    html = client.get(exp.get_absolute_url(), {"tab": "prices"}).content.decode()
+    slider = html.split('id="price-decision"')[1].split(">")[0]
+    last = slider.split('max="')[1].split('"')[0]
+    assert int(last) > 0 and f'value="{last}"' in slider
+    html = client.get(exp.get_absolute_url(), {"tab": "prices", "decision": "0"}).content.decode()
+    assert 'value="0"' in html.split('id="price-decision"')[1].split(">")[0]  # a shared URL's decision is kept
