@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from scheduling.errors import InputError
-from webapp import datasets, services, tracechecks
+from webapp import datasets, preflight, services, tracechecks
 from webapp.forms import ExperimentForm
 from webapp.models import ApiToken, Experiment, Run, TraceCheck
 
@@ -45,7 +45,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
         exp = services.create_experiment(form.submission(), request.user)
         datasets.remember_uploads(request.user, form)
         return redirect(exp)
-    return render(request, "webapp/experiment_form.html", {"form": form})
+    return render(request, "webapp/experiment_form.html", {"form": form, "preflight": preflight.reasons(request.user)})
 
 
 @require_POST

@@ -17,6 +17,38 @@
     form.querySelectorAll("input[name=" + name + "]").forEach(function (r) { r.addEventListener("change", show); });
     show();
   };
+  // Pre-flight: grey out the algorithms the chosen preset or library pair cannot run, with the
+  // reason (known from a stored trace check or a small instance of the preset; uploads: at submit).
+  const preflightData = document.getElementById("preflight-data");
+  if (form && preflightData) {
+    const pre = JSON.parse(preflightData.textContent);
+    const value = function (name) { const el = form.querySelector("[name=" + name + "]"); return el ? el.value : ""; };
+    const apply = function () {
+      const source = form.querySelector("input[name=source]:checked");
+      let reasons = {};
+      if (source && source.value === "preset") reasons = pre.presets[value("preset")] || {};
+      if (source && source.value === "library") reasons = pre.library[value("trace_dataset") + ":" + value("cluster_dataset")] || {};
+      let any = false;
+      form.querySelectorAll(".algorithm").forEach(function (box) {
+        const why = reasons[box.dataset.algorithm];
+        const checkbox = box.querySelector("input[name=algorithms]");
+        const note = box.querySelector("[data-unsupported-reason]");
+        box.classList.toggle("unsupported", Boolean(why));
+        if (checkbox) {
+          if (why && checkbox.checked) { checkbox.checked = false; checkbox.dispatchEvent(new Event("change")); }
+          checkbox.disabled = Boolean(why);
+        }
+        if (note) { note.hidden = !why; note.textContent = why || ""; }
+        any = any || Boolean(why);
+      });
+      document.getElementById("preflight-note").hidden = !any;
+    };
+    form.querySelectorAll("input[name=source], [name=preset], [name=trace_dataset], [name=cluster_dataset]").forEach(function (el) {
+      el.addEventListener("change", apply);
+    });
+    apply();
+  }
+
   if (form) {
     radioSections("source", "fieldset.source", "source");
     radioSections("mode", "fieldset.mode", "mode");
