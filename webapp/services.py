@@ -33,6 +33,7 @@ from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
 from webapp import charts
+from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
@@ -312,7 +313,7 @@ def delete_experiment(exp: Experiment) -> None:
     names = [r.result.name for r in exp.runs.all() if r.result]
     exp.delete()
     for name in names:
-        for path in (name, index_name(name)):
+        for path in (name, index_name(name), chart_index_name(name)):
             if default_storage.exists(path):
                 default_storage.delete(path)
 
@@ -358,6 +359,23 @@ def revoke(exp: Experiment, token_pk: int) -> None:
 def load_result(run: Run) -> dict[str, Any]:
     with run.result.open("rb") as f:
         return decode_result(f.read())
+
+
+def load_chart_doc(run: Run) -> dict[str, Any]:
+    """What the JCT and utilisation tabs draw (webapp/chartindex.py), from the index written beside
+    the result; for runs that finished before indexes existed it is built once and stored."""
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import encode_result
+
+    name = chart_index_name(run.result.name)
+    if default_storage.exists(name):
+        with default_storage.open(name, "rb") as f:
+            return chart_doc(decode_result(f.read()))
+    index = chart_index(load_result(run))
+    default_storage.save(name, ContentFile(encode_result(index)))
+    return chart_doc(index)
 
 
 def load_gantt_index(run: Run) -> dict[str, Any]:
@@ -501,7 +519,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
             ctx["sweep_notes"] = sweep_unchanged(param, points)
     elif tab == "jct" and done:
-        docs = [(labels[r.pk], load_result(r)) for r in done]
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
         a = _pick(q.get("a"), done, 0)
         b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
@@ -525,7 +543,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         ctx.update(run=run.pk, servers=index["servers"])
         ctx["figures"] = _figures("gantt", [figure])
     elif tab == "time" and done:
-        docs = [(labels[r.pk], load_result(r)) for r in done]
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
     elif tab == "prices":
         priced = []

@@ -36,14 +36,14 @@ def log_axis(title: str, values: Sequence[float]) -> dict[str, Any]:
 
 def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """One figure per resource: share of finite capacity in use over time, a line per run."""
-    timelines = [(label, results.utilization_timeline(doc)) for label, doc in runs]
+    timelines = [(label, _utilization_series(doc)) for label, doc in runs]
     resources = sorted({r for _, series in timelines for r in series})
     figures = []
     for resource in resources:
         data = []
         binned = 1.0
         for i, (label, series) in enumerate(timelines):
-            xs, ys, width = downsample.step_means(series.get(resource, []))
+            xs, ys, width = series.get(resource, ([], [], 1.0))
             binned = max(binned, width)
             data.append(
                 {
@@ -72,6 +72,14 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
             }
         )
     return figures
+
+
+def _utilization_series(doc: Mapping[str, Any]) -> dict[str, tuple[list[float], list[float], float]]:
+    """Per resource (bin starts, utilisation, bin width): from a chart index (``_utilization``, see
+    webapp/chartindex.py) or derived from the result's placements."""
+    if "_utilization" in doc:
+        return {r: (s["x"], s["y"], s["width"]) for r, s in doc["_utilization"].items()}
+    return {r: downsample.step_means(points) for r, points in results.utilization_timeline(doc).items()}
 
 
 def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:

@@ -64,7 +64,8 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "y": ys,
             }
         )
-        xs, ys = _steps([s[2] for s in suspensions(doc)])
+        starts = doc["_suspension_starts"] if "_suspension_starts" in doc else [s[2] for s in suspensions(doc)]
+        xs, ys = _steps(starts)
         suspended.append(
             {
                 "type": "scatter",
