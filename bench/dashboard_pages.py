@@ -40,6 +40,7 @@ def main() -> None:
     ap.add_argument("--var", type=Path, default=None, help="reuse this var folder (made by an earlier run)")
     ap.add_argument("--algorithms", default="fifo,srtf")
     ap.add_argument("--repeat", type=int, default=3, help="loads of each page (median printed)")
+    ap.add_argument("--no-runs", action="store_true", help="stop after creating the experiment (no simulation)")
     a = ap.parse_args()
     if a.var is not None:
         a.var.mkdir(parents=True, exist_ok=True)
@@ -87,6 +88,11 @@ def main() -> None:
         response = timed("create an experiment on it (form POST)", lambda: client.post(reverse("experiment-new"), data))
         assert response.status_code == 302, response.content[:2000]
         exp = Experiment.objects.get(name="philly-on-openb")
+        if a.no_runs:
+            t = time.perf_counter()
+            client.get(trace.get_absolute_url())
+            print(f"dataset page: {time.perf_counter() - t:.2f} s", flush=True)
+            return
         for run in exp.runs.all():
             timed(f"simulate {run.algorithm} (task body)", lambda run=run: simulate_run(run.pk))
             assert Run.objects.get(pk=run.pk).status == "done", Run.objects.get(pk=run.pk).error
