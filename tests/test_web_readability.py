@@ -61,3 +61,15 @@ def test_the_prices_tab_opens_on_the_last_decision(
     assert int(last) > 0 and f'value="{last}"' in slider
     html = client.get(exp.get_absolute_url(), {"tab": "prices", "decision": "0"}).content.decode()
     assert 'value="0"' in html.split('id="price-decision"')[1].split(">")[0]  # a shared URL's decision is kept
+
+
+def test_time_axes_say_what_a_slot_is_in_seconds_and_hours_and_the_scatter_offers_a_log_scale():
+    runs = [run(0), run(1)]
+    for _, doc in runs:
+        doc.update(slot_seconds=60, placements=[], servers=[])
+    cdf = charts.jct_cdf(runs)
+    assert "1 slot = 60 s; 1,000 slots = 16.7 h" in cdf["layout"]["xaxis"]["title"]["text"]
+    events = charts.events_over_time(runs)[0]
+    assert "16.7 h" in events["layout"]["xaxis"]["title"]["text"]
+    buttons = charts.jct_scatter(runs[0], runs[1])["layout"]["updatemenus"][0]["buttons"]
+    assert [b["label"] for b in buttons] == ["linear", "log"]

@@ -27,6 +27,7 @@ def chart_index(result: Mapping[str, Any]) -> dict[str, Any]:
         utilization[resource] = {"x": xs, "y": ys, "width": width}
     return {
         "schema": SCHEMA,
+        "slot_seconds": result.get("slot_seconds"),
         "metrics": result["metrics"],
         "jobs": {f: [j.get(f) for j in result["jobs"]] for f in JOB_FIELDS},
         "utilization": utilization,
@@ -41,6 +42,7 @@ def chart_doc(index: Mapping[str, Any]) -> dict[str, Any]:
     cols = index["jobs"]
     jobs = [dict(zip(JOB_FIELDS, row, strict=True)) for row in zip(*(cols[f] for f in JOB_FIELDS), strict=True)]
     return {
+        "slot_seconds": index.get("slot_seconds"),
         "metrics": index["metrics"],
         "jobs": jobs,
         "_utilization": index["utilization"],

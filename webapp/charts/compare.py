@@ -11,7 +11,7 @@ import numpy as np
 
 from scheduling import results
 from webapp.charts import downsample
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, SCALE_BUTTONS, _small, legend_height, slot_axis
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
@@ -61,9 +61,7 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                 "data": data,
                 "layout": {
                     "title": {"text": f"{resource} utilisation", "font": {"size": 14}},
-                    "xaxis": {
-                        "title": {"text": "slot" if binned == 1 else f"slot (mean over bins of {binned:g} slots)"}
-                    },
+                    "xaxis": {"title": {"text": slot_axis(binned_title(binned), _slot_seconds(runs))}},
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
                     "height": legend_height(len(runs), 280),
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
@@ -72,6 +70,14 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
             }
         )
     return figures
+
+
+def _slot_seconds(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> float | None:
+    return next((doc.get("slot_seconds") for _, doc in runs if doc.get("slot_seconds")), None)
+
+
+def binned_title(width: float) -> str:
+    return "slot" if width == 1 else f"slot, mean over bins of {width:g}"
 
 
 def _utilization_series(doc: Mapping[str, Any]) -> dict[str, tuple[list[float], list[float], float]]:
@@ -105,7 +111,7 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "data": data,
         "layout": {
             "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
-            "xaxis": log_axis("JCT (slots)", every),
+            "xaxis": log_axis(slot_axis("JCT (slots)", _slot_seconds(runs)), every),
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
             "height": legend_height(len(runs), 320),
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
@@ -209,9 +215,10 @@ def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any
             },
             "xaxis": {"title": {"text": f"{a[0]} JCT (slots)"}},
             "yaxis": {"title": {"text": f"{b[0]} JCT (slots)"}},
-            "height": 420,
+            "height": 440,
             "showlegend": False,
-            "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+            "updatemenus": SCALE_BUTTONS,
+            "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
         },
     }
 

@@ -41,3 +41,27 @@ def _small(title: str, data: list[dict[str, Any]], **layout: Any) -> dict[str, A
             **layout,
         },
     }
+
+
+def slot_axis(title: str, slot_seconds: float | None) -> str:
+    """An axis title in slots that also says how long a slot is and what 1,000 slots are in hours."""
+    if not slot_seconds:
+        return title
+    return f"{title} (1 slot = {slot_seconds:g} s; 1,000 slots = {1000 * slot_seconds / 3600:,.3g} h)"
+
+
+# Linear/log buttons for a scatter whose values span decades (JCTs of production traces).
+SCALE_BUTTONS: list[dict[str, Any]] = [
+    {
+        "type": "buttons",
+        "direction": "right",
+        "x": 0,
+        "xanchor": "left",
+        "y": 1.12,
+        "yanchor": "bottom",
+        "buttons": [
+            {"label": "linear", "method": "relayout", "args": [{"xaxis.type": "linear", "yaxis.type": "linear"}]},
+            {"label": "log", "method": "relayout", "args": [{"xaxis.type": "log", "yaxis.type": "log"}]},
+        ],
+    }
+]
