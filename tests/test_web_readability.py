@@ -73,3 +73,12 @@ def test_time_axes_say_what_a_slot_is_in_seconds_and_hours_and_the_scatter_offer
     assert "16.7 h" in events["layout"]["xaxis"]["title"]["text"]
     buttons = charts.jct_scatter(runs[0], runs[1])["layout"]["updatemenus"][0]["buttons"]
     assert [b["label"] for b in buttons] == ["linear", "log"]
+
+
+def test_the_job_filter_matches_a_whole_job_id_or_a_pattern_never_a_part_of_an_id():
+    placements = [{"job_id": j, "server": "s", "role": "worker", "type": "w", "count": 1, "start": 0, "end": 1}
+                  for j in ("philly-1", "philly-10", "philly-100", "other")]  # fmt: skip
+    assert [p["job_id"] for p in charts.filter_placements(placements, job="philly-1")] == ["philly-1"]
+    assert [p["job_id"] for p in charts.filter_placements(placements, job="philly-1*")] == [
+        "philly-1", "philly-10", "philly-100"
+    ]  # fmt: skip
