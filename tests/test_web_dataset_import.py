@@ -64,6 +64,8 @@ def test_a_preview_stores_nothing_and_add_keeps_the_previewed_file(client, nodes
     trace = Dataset.objects.get(kind="trace")
     assert response.url == trace.get_absolute_url() and trace.name == "philly-5.csv"
     assert trace.text.count("\n") == 1 + 5
+    response = client.post(DATASETS, {"kind": "import-gpu", "cluster": nodes.pk, "draft": token, "action": "add"})
+    assert "Choose a file." in " ".join(response.context["form"].errors["file"])  # a draft is added once
 
 
 def test_a_draft_of_another_user_is_not_found(client, nodes, django_user_model):

@@ -96,6 +96,12 @@ def save_draft(user: Any, kind: str, name: str, text: str) -> str:
     return token
 
 
+def delete_draft(user: Any, token: str) -> None:
+    path = _draft_path(user, token)
+    if DRAFT_TOKEN.fullmatch(token) and default_storage.exists(path):
+        default_storage.delete(path)
+
+
 def load_draft(user: Any, token: str) -> tuple[str, str, str] | None:
     """(kind, name, text) of the user's previewed file, or None (unknown, another user's, bad token)."""
     if not DRAFT_TOKEN.fullmatch(token) or not getattr(user, "pk", None):
@@ -236,6 +242,7 @@ class DatasetForm(forms.Form):
         self.text = ""
         self.name = ""
         self.summary: dict[str, Any] | None = None  # of a trace validated in the request
+        self.draft_used = ""  # token of the previewed file this form adds
         self.hint: tuple[str, str] | None = None  # (import choice, message) when the file is of another kind
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
 
@@ -265,6 +272,7 @@ class DatasetForm(forms.Form):
             else:
                 assert draft is not None
                 data["kind"], self.name, self.text = draft  # imported when it was previewed
+                self.draft_used = data.get("draft") or ""
             if data.get("kind") == Dataset.Kind.CLUSTER:
                 loaders.parse_cluster(self.text, self.name)
             else:
@@ -330,6 +338,8 @@ class DatasetForm(forms.Form):
             text=self.text,
             size=len(self.text.encode("utf-8")),
         )
+        if self.draft_used:
+            delete_draft(self.user, self.draft_used)
         against: Dataset | None = self.cleaned_data.get("cluster")
         if ds.kind == Dataset.Kind.TRACE and against is not None:
             if self.summary is not None:
