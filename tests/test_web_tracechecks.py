@@ -101,3 +101,41 @@ def test_a_rigid_trace_shows_its_offered_load_and_warns_when_the_cluster_is_near
     upload_trace(client, cluster, "job_id,arrival,gpus,duration\nj1,0,1,60\nj2,10000,1,60\n")
     page = client.get(Dataset.objects.get(kind="trace").get_absolute_url()).content.decode()
     assert 'id="offered-load"' in page and "nearly idle" in page
+
+
+def test_a_large_raw_trace_is_imported_and_checked_by_the_background_task_not_the_request(
+    client, monkeypatch, django_capture_on_commit_callbacks
+):
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    nodes_raw = (fixtures / "openb_nodes_head.csv").read_bytes()
+    client.post(reverse("datasets"), {"kind": "import-nodes", "file": SimpleUploadedFile("n.csv", nodes_raw)})
+    nodes = Dataset.objects.get(kind="cluster")
+    monkeypatch.setattr(datasets, "IMPORT_INLINE_BYTES", 100)
+    raw = (fixtures / "philly_head.csv").read_bytes()
+    data = {"kind": "import-gpu", "cluster": nodes.pk, "limit": "9", "file": SimpleUploadedFile("philly.csv", raw)}
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(reverse("datasets"), data)
+    trace = Dataset.objects.get(kind="trace")
+    assert response.url == trace.get_absolute_url() and trace.name == "philly-generic-gpu.csv"
+    assert trace.text == "" and TraceCheck.objects.get(trace=trace).status == "queued"  # nothing imported yet
+    for callback in callbacks:
+        callback()  # the task runs
+    trace.refresh_from_db()
+    assert trace.text.count("\n") == 1 + 9 and trace.size == len(trace.text)
+    check = TraceCheck.objects.get(trace=trace)
+    assert check.status == "done" and check.raw == "" and check.summary["jobs"] == 9
+
+
+def test_a_large_raw_trace_that_fails_to_import_shows_the_raw_files_line(
+    client, cluster, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(datasets, "IMPORT_INLINE_BYTES", 10)
+    raw = b"job_id,submit_time,num_gpus,duration\nj1,0,1,60\nj2,soon,1,60\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("datasets"), {"kind": "import-gpu", "cluster": cluster.pk,
+                                          "file": SimpleUploadedFile("raw.csv", raw)})  # fmt: skip
+    trace = Dataset.objects.get(kind="trace")
+    page = client.get(trace.get_absolute_url()).content.decode()
+    assert "raw.csv, line 3" in page and "submit_time" in page

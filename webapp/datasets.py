@@ -39,6 +39,10 @@ from workers.runs import trace_format
 
 MIB = 2**20
 
+IMPORT_INLINE_BYTES = 256 * 1024
+"""Raw GPU-job traces up to this size are imported in the request; larger ones (Philly: 3.4 MB) by
+the background check, which imports, then validates, with progress on the dataset page."""
+
 INLINE_ROWS = 5000
 """Traces with at most this many rows are validated in the request (well under a second); larger
 ones by a background task, with progress on the dataset page."""
@@ -243,6 +247,7 @@ class DatasetForm(forms.Form):
         self.name = ""
         self.summary: dict[str, Any] | None = None  # of a trace validated in the request
         self.draft_used = ""  # token of the previewed file this form adds
+        self.raw_import: tuple[bytes, str, dict[str, Any]] | None = None  # (raw, file name, options): imported later
         self.hint: tuple[str, str] | None = None  # (import choice, message) when the file is of another kind
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
 
@@ -264,6 +269,8 @@ class DatasetForm(forms.Form):
                     )
                     return data
                 raw = upload.read()
+                if self.import_later(data, raw):
+                    return data
                 if data.get("kind") in IMPORTS:
                     kind, self.name, self.text = import_raw(data["kind"], raw, self.name, self.import_options(data))
                     data["kind"] = kind
@@ -295,6 +302,21 @@ class DatasetForm(forms.Form):
                 if 0 < exc.line <= len(lines):
                     self.error_line = (exc.line, lines[exc.line - 1][:300])
         return data
+
+    def import_later(self, data: dict[str, Any], raw: bytes) -> bool:
+        """A raw GPU-job trace over ``IMPORT_INLINE_BYTES``, to be added (not previewed), is imported
+        by the background check instead of this request; True when so (then nothing is checked here)."""
+        if data.get("kind") != "import-gpu" or len(raw) <= IMPORT_INLINE_BYTES or self.data.get("action") == "preview":
+            return False
+        if data.get("cluster") is None:
+            self.add_error("cluster", "Choose the cluster spec to validate the trace against.")
+            return True
+        options = self.import_options(data)  # a malformed mapping is refused now, with its field
+        fmt, _, suffix = IMPORTS["import-gpu"]
+        self.raw_import = (raw, self.name, options)
+        self.name = f"{Path(self.name).stem}-{fmt}{suffix}"
+        data["kind"] = Dataset.Kind.TRACE
+        return True
 
     def preview(self) -> dict[str, Any]:
         """What would be added (nothing is stored in the library yet): the converted file is kept as
@@ -342,7 +364,9 @@ class DatasetForm(forms.Form):
             delete_draft(self.user, self.draft_used)
         against: Dataset | None = self.cleaned_data.get("cluster")
         if ds.kind == Dataset.Kind.TRACE and against is not None:
-            if self.summary is not None:
+            if self.raw_import is not None:
+                tracechecks.start_import(ds, against, *self.raw_import)
+            elif self.summary is not None:
                 tracechecks.record(ds, against, self.summary)
             else:
                 tracechecks.start(ds, against)

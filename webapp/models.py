@@ -66,6 +66,10 @@ class TraceCheck(models.Model):
     error = models.TextField(blank=True)  # the InputError (file, line, job, field) when it failed
     error_line = models.PositiveIntegerField(null=True, blank=True)  # the trace line at fault
     summary = models.JSONField(null=True, blank=True)  # workers.checks.summarize, when done
+    # A large raw GPU-job trace the task imports first (media storage path, deleted once imported),
+    # with the import's options (importers.run keyword arguments: the CLI's flags).
+    raw = models.CharField(max_length=255, blank=True)
+    import_options = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
@@ -27,7 +29,26 @@ class DjangoCheckStore:
         ):
             return None
         check = TraceCheck.objects.select_related("trace", "cluster").get(pk=check_id)
-        return CheckInput(check.cluster.name, check.cluster.text, check.trace.name, check.trace.text)
+        raw = None
+        if check.raw:
+            with default_storage.open(check.raw, "rb") as f:
+                raw = f.read()
+        return CheckInput(
+            check.cluster.name,
+            check.cluster.text,
+            check.trace.name,
+            check.trace.text,
+            raw=raw,
+            raw_name=check.import_options.get("file", check.trace.name),
+            import_options={k: v for k, v in check.import_options.items() if k != "file"},
+        )
+
+    def imported(self, check_id: int, text: str) -> None:
+        check = TraceCheck.objects.get(pk=check_id)
+        Dataset.objects.filter(pk=check.trace_id).update(text=text, size=len(text.encode("utf-8")))
+        if check.raw and default_storage.exists(check.raw):
+            default_storage.delete(check.raw)
+        TraceCheck.objects.filter(pk=check_id).update(raw="")
 
     def progress(self, check_id: int, progress: float, phase: str) -> None:
         TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.RUNNING).update(
@@ -64,6 +85,16 @@ def start(trace: Dataset, cluster: Dataset) -> TraceCheck:
     check, _ = TraceCheck.objects.get_or_create(trace=trace, cluster=cluster)
     if check.status == TraceCheck.Status.QUEUED:
         send(check.pk)
+    return check
+
+
+def start_import(trace: Dataset, cluster: Dataset, raw: bytes, raw_name: str, options: dict[str, Any]) -> TraceCheck:
+    """A check that first imports ``raw`` into ``trace`` (created with an empty text), then validates it."""
+    path = default_storage.save(f"dataset-imports/{trace.pk}.raw", ContentFile(raw))
+    check = TraceCheck.objects.create(
+        trace=trace, cluster=cluster, raw=path, import_options={**options, "file": raw_name}
+    )
+    send(check.pk)
     return check
 
 

@@ -13,14 +13,17 @@ As for runs, a task reads and records a check through a store named by the setti
 from __future__ import annotations
 
 import math
+import tempfile
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from scheduling import loaders, registry
+from scheduling import importers, loaders, registry
+from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
 from workers.runs import trace_format
 
@@ -37,6 +40,9 @@ class CheckInput:
     cluster_text: str
     trace_name: str  # its extension selects CSV or JSON
     trace_text: str
+    raw: bytes | None = None  # a raw GPU-job trace to import first (then trace_text is empty)
+    raw_name: str = ""  # the uploaded file's name, for error messages
+    import_options: Mapping[str, Any] = field(default_factory=dict)  # importers.run keyword arguments
 
 
 class CheckStore(Protocol):
@@ -48,6 +54,9 @@ class CheckStore(Protocol):
     def finish(self, check_id: int, summary: dict[str, Any]) -> None: ...
 
     def fail(self, check_id: int, error: str, line: int | None) -> None: ...
+
+    def imported(self, check_id: int, text: str) -> None:
+        """Store the trace imported from the check's raw file as its dataset's text."""
 
 
 def gpu_demand(job: Job, cluster: Cluster) -> float:
@@ -113,6 +122,21 @@ def summarize(jobs: tuple[Job, ...], cluster: Cluster) -> dict[str, Any]:
         "load_warning": load_warning(load),
         "unsupported": {name: spec.unsupported(instance) for name, spec in registry.all_specs().items()},
     }
+
+
+def import_raw(data: CheckInput) -> str:
+    """The job trace imported from ``data.raw`` (``importers.run`` generic-gpu, the CLI's import);
+    InputError names the uploaded file, its line and column."""
+    assert data.raw is not None
+    with tempfile.TemporaryDirectory(prefix="mlsched-import-") as tmp:
+        raw = Path(tmp) / (Path(data.raw_name).name or "raw.csv")
+        raw.write_bytes(data.raw)
+        out = Path(tmp) / "imported.csv"
+        try:
+            importers.run("generic-gpu", raw, out, **dict(data.import_options))
+        except InputError as exc:
+            raise InputError(exc.problem, file=data.raw_name, line=exc.line, job=exc.job, field=exc.field) from None
+        return out.read_text(encoding="utf-8")
 
 
 def check_trace(data: CheckInput, report: Report) -> dict[str, Any]:
