@@ -3,8 +3,9 @@
 Usage: nice .venv/bin/python bench/dashboard_pages.py [--var DIR] [--algorithms fifo,srtf] [--limit N]
 
 1. the Alibaba node list (../shared/traces/alibaba-openb/) and the full Philly trace
-   (../shared/traces/philly/philly.csv, 82,247 jobs) imported through the Datasets form, then the
-   trace checked against the node list by the background task's body (as a worker runs it);
+   (../shared/traces/philly/philly.csv, 82,247 jobs) uploaded through the Datasets form, then the
+   trace imported and checked against the node list by the background task's body (as a worker
+   runs it);
 2. the trace's dataset page;
 3. an experiment created on the pair through the new-experiment form (library source);
 4. its runs simulated by the task body (as a worker runs them), then the JCT and utilisation tabs
@@ -73,14 +74,14 @@ def main() -> None:
         raw = PHILLY.read_bytes()
         t0 = time.perf_counter()
         timed(
-            "import Philly, 82,247 jobs (form POST: import, store, queue the check)",
+            "upload Philly, 82,247 jobs (form POST: store the raw file, queue its import and check)",
             lambda: client.post(reverse("datasets"), {"kind": "import-gpu", "cluster": cluster.pk,
                                                       "file": SimpleUploadedFile("philly.csv", raw)}),
         )  # fmt: skip
         trace = Dataset.objects.get(owner=user, kind="trace")
         check = TraceCheck.objects.get(trace=trace, cluster=cluster)
-        timed("check the trace against the node list (task body)", lambda: check_trace(check.pk))
-        print(f"import + check total: {time.perf_counter() - t0:.2f} s", flush=True)
+        timed("import it and check it against the node list (task body)", lambda: check_trace(check.pk))
+        print(f"upload + import + check total: {time.perf_counter() - t0:.2f} s", flush=True)
         check.refresh_from_db()
         assert check.status == "done", check.error
         data = {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk, "seed": 0,
