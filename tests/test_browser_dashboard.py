@@ -56,8 +56,11 @@ def add_nodes(page, live_server):
     page.wait_for_url(re.compile(r"/datasets/\d+/$"))
 
 
-def test_an_import_with_a_window_is_checked_in_the_background_with_a_progress_bar(browser, live_server, monkeypatch):
-    monkeypatch.setattr(datasets, "INLINE_ROWS", 5)  # the live server runs in this process
+def test_an_import_with_a_window_is_imported_and_checked_in_the_background_with_a_progress_bar(
+    browser, live_server, monkeypatch
+):
+    # The live server runs in this process: the raw file is imported and checked by the worker.
+    monkeypatch.setattr(datasets, "IMPORT_INLINE_BYTES", 100)
     page = signed_in(browser, live_server)
     add_nodes(page, live_server)
     page.goto(f"{live_server.url}/datasets/")
