@@ -82,3 +82,31 @@ def test_the_job_filter_matches_a_whole_job_id_or_a_pattern_never_a_part_of_an_i
     assert [p["job_id"] for p in charts.filter_placements(placements, job="philly-1*")] == [
         "philly-1", "philly-10", "philly-100"
     ]  # fmt: skip
+
+
+def test_also_run_variants_that_gave_the_same_metrics_get_a_note():
+    from webapp.services import same_variants
+
+    runs = [
+        ("fifo", "fifo", {"avg_jct": 3.0}),
+        ("fifo", "fifo backfill=true", {"avg_jct": 3.0}),
+        ("drf", "drf", {"avg_jct": 4.0}),
+        ("drf", "drf fixed=true", {"avg_jct": 5.0}),
+        ("srtf", "srtf", {}),
+    ]
+    assert same_variants(runs) == [
+        "fifo, fifo backfill=true gave the same metrics: their parameters changed no schedule here."
+    ]
+
+
+def test_the_summary_tab_shows_the_note_of_variants_that_changed_nothing(
+    client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    # On the tiny trace (3 small jobs, room for all at once) backfilling has nothing to fill.
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo"], extra_runs="fifo backfill=true")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("experiment-new"), data)
+    exp = Experiment.objects.get()
+    first, second = exp.runs.all()
+    assert first.metrics == second.metrics
+    assert "their parameters changed no schedule here" in client.get(exp.get_absolute_url()).content.decode()

@@ -518,6 +518,8 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
             points = [(series[r.pk], r.params.get(param), r.metrics or {}) for r in done if param in r.params]
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
             ctx["sweep_notes"] = sweep_unchanged(param, points)
+        else:
+            ctx["sweep_notes"] = same_variants([(r.algorithm, labels[r.pk], r.metrics or {}) for r in done])
     elif tab == "jct" and done:
         docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
@@ -562,6 +564,21 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         ctx["cluster_preview"] = preview(exp.cluster_text)
         ctx["trace_preview"] = preview(exp.trace_text)
     return ctx
+
+
+def same_variants(runs: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
+    """Notes for runs of one algorithm with other parameters ("Also run" variants) that gave exactly
+    the same metrics: the parameters changed no schedule there. ``runs``: (algorithm, label, metrics)."""
+    notes = []
+    for algorithm in dict.fromkeys(a for a, _, _ in runs):
+        mine = [(label, m) for a, label, m in runs if a == algorithm]
+        groups: dict[str, list[str]] = {}
+        for label, m in mine:
+            groups.setdefault(json.dumps(m, sort_keys=True), []).append(label)
+        for same in groups.values():
+            if len(same) > 1:
+                notes.append(f"{', '.join(same)} gave the same metrics: their parameters changed no schedule here.")
+    return notes
 
 
 def _pick(value: str | None, runs: Sequence[Run], default: int) -> Run:
