@@ -160,3 +160,21 @@ def test_algorithms_the_chosen_preset_cannot_run_are_greyed_out_with_the_reason(
     expect(asrpt.locator("input[name=algorithms]")).to_be_enabled()
     page.check("input[name=source][value=upload]")  # files are known only at submit
     expect(page.locator(".algorithm.unsupported")).to_have_count(0)
+
+
+def test_a_library_pair_shows_its_offered_load_with_a_warning_before_submit(browser, live_server):
+    page = signed_in(browser, live_server)
+    add_nodes(page, live_server)
+    page.goto(f"{live_server.url}/datasets/")
+    page.check("input[name=kind][value=import-gpu]")
+    page.set_input_files("#id_file", str(FIXTURES / "philly_head.csv"))
+    page.click("button[value=add]")
+    page.wait_for_url(re.compile(r"/datasets/\d+/$"))
+    expect(page.locator("#offered-load")).to_have_count(1)
+    page.goto(f"{live_server.url}/experiments/new/")
+    page.check("input[name=source][value=library]")
+    page.select_option("#id_cluster_dataset", index=1)
+    page.select_option("#id_trace_dataset", index=1)
+    note = page.locator("#preflight-load")
+    expect(note).to_contain_text("Offered load")
+    expect(note).to_contain_text("nearly idle")  # 40 Philly jobs on 20 nodes over 10 days

@@ -32,9 +32,10 @@ def preset_reasons(name: str) -> dict[str, str | None]:
 
 
 def reasons(user: Any) -> dict[str, Any]:
-    """``{"presets": {name: {algorithm: reason}}, "library": {"trace:cluster": {algorithm: reason}}}``
-    (reason None: it can run); the form's script greys out the algorithms with a reason."""
-    out: dict[str, Any] = {"presets": {}, "library": {}}
+    """``{"presets": {name: {algorithm: reason}}, "library": {"trace:cluster": {algorithm: reason}},
+    "loads": {"trace:cluster": {"load", "warning"}}}`` (reason None: it can run); the form's script
+    greys out the algorithms with a reason and shows the pair's offered load."""
+    out: dict[str, Any] = {"presets": {}, "library": {}, "loads": {}}
     for name in presets.PRESETS:
         try:
             out["presets"][name] = preset_reasons(name)
@@ -46,5 +47,8 @@ def reasons(user: Any) -> dict[str, Any]:
         )
         for trace_id, cluster_id, summary in checks.values_list("trace_id", "cluster_id", "summary"):
             if summary:
-                out["library"][f"{trace_id}:{cluster_id}"] = summary.get("unsupported", {})
+                pair = f"{trace_id}:{cluster_id}"
+                out["library"][pair] = summary.get("unsupported", {})
+                if summary.get("offered_load") is not None:
+                    out["loads"][pair] = {"load": summary["offered_load"], "warning": summary.get("load_warning", "")}
     return out

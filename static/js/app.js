@@ -42,6 +42,12 @@
         any = any || Boolean(why);
       });
       document.getElementById("preflight-note").hidden = !any;
+      const pair = value("trace_dataset") + ":" + value("cluster_dataset");
+      const load = source && source.value === "library" ? (pre.loads || {})[pair] : null;
+      const loadNote = document.getElementById("preflight-load");
+      loadNote.hidden = !load;
+      loadNote.className = load && load.warning ? "warning" : "meta";
+      loadNote.textContent = load ? "Offered load " + load.load.toFixed(3) + " (GPU-time asked / GPU-time offered over the trace's span). " + load.warning : "";
     };
     form.querySelectorAll("input[name=source], [name=preset], [name=trace_dataset], [name=cluster_dataset]").forEach(function (el) {
       el.addEventListener("change", apply);
