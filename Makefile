@@ -1,6 +1,10 @@
 # Two commands on a fresh machine: `make run` (the dashboard) and `make test`.
 PYTHON ?= python3
 PORT ?= 8000
+# `make run HOST=0.0.0.0` serves on the network (share links then use this machine's address);
+# WORKERS: Celery worker processes of `make run` (blank: one per core).
+HOST ?= 127.0.0.1
+WORKERS ?=
 VENV := .venv
 BIN := $(VENV)/bin
 
@@ -18,10 +22,10 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@ $(VENV)/.runtime
 
-# The dashboard on http://127.0.0.1:$(PORT): migrates, loads the demo presets, starts a Celery
-# worker and the web server. SQLite and a server-less broker unless DATABASE_URL / REDIS_URL are set.
+# The dashboard on http://$(HOST):$(PORT): migrates, loads the demo presets, starts the Celery
+# workers and the web server. SQLite and a server-less broker unless DATABASE_URL / REDIS_URL are set.
 run: $(VENV)/.runtime
-	PORT=$(PORT) ./bin/run-local
+	PORT=$(PORT) HOST=$(HOST) WORKERS=$(WORKERS) ./bin/run-local
 
 # Debian's Chromium and ChromeDriver for the browser tests (no browser download at run time), and
 # Debian's docker-compose to validate docker-compose.yml (no Docker engine is needed for that).

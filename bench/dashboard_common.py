@@ -46,9 +46,13 @@ def rigid_inputs(jobs: int, servers: int, seed: int = 1) -> tuple[str, str]:
     from engine_scale import philly_like
 
     inst = philly_like(jobs, seed, servers)
-    cluster = {"slot_seconds": 60, "resources": ["gpu"],
+    slot = inst.cluster.slot_seconds
+    cluster = {"slot_seconds": slot, "resources": ["gpu"],
                "servers": [{"id": "n", "count": servers, "capacity": {"gpu": 8}}]}  # fmt: skip
-    rows = ["job_id,arrival,gpus,duration"] + [f"{j.job_id},{j.arrival},{j.gpus},{j.duration}" for j in inst.jobs]
+    # The trace's ``duration`` column is read in seconds (docs/formats.md); the generator counts slots.
+    rows = ["job_id,arrival,gpus,duration"] + [
+        f"{j.job_id},{j.arrival},{j.gpus},{(j.duration or 0) * slot:g}" for j in inst.jobs
+    ]
     return json.dumps(cluster), "\n".join(rows) + "\n"
 
 

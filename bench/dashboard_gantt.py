@@ -23,16 +23,24 @@ import time
 
 from dashboard_common import configure, experiment, gunicorn, rigid_inputs, session_cookie
 
-# Reference: a page holding only plotly.js and a two-bar chart (the floor any chart page pays).
-FLOOR_HTML = """<!doctype html><html><head><script defer src="/static/vendor/plotly.min.js"></script>
+# Reference: a page holding only plotly.js and a two-bar chart (the floor any chart page pays), with
+# the partial bundle the pages load (FLOOR_PATH) and with the full bundle (FULL_FLOOR_PATH).
+FLOOR_HTML = """<!doctype html><html><head><script defer src="/static/vendor/plotly-cartesian.min.js"></script>
 <script>document.addEventListener("DOMContentLoaded", () => { performance.mark("charts-start");
 const c = document.querySelector(".gantt"); c.layout = {meta: {view: "reference"}};
 Plotly.newPlot(c, [{type: "bar", x: [1, 2], y: [3, 4]}], {meta: {view: "reference"}})
   .then(() => { c.dataset.ready = "true"; }); });</script></head><body><div class="gantt"></div></body></html>"""
 FLOOR_PATH = "/bench-reference-page"
+FULL_FLOOR_PATH = "/bench-reference-page-full"
+FULL_FLOOR_HTML = FLOOR_HTML.replace("plotly-cartesian.min.js", "plotly.min.js")
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--no-first-run", "--disable-sync", "--disable-quic"]  # fmt: skip
+
+
+def reference(html: str):  # type: ignore[no-untyped-def]
+    """A route handler answering with ``html``."""
+    return lambda route: route.fulfill(status=200, content_type="text/html", body=html)
 
 
 def main() -> None:
@@ -67,7 +75,8 @@ def main() -> None:
     assert len(window) <= charts.MAX_BARS
     if a.small_only:
         cases = cases[:1]
-    cases.insert(0, ("reference: plotly.js and a 2-bar chart only", FLOOR_PATH))
+    cases.insert(0, ("reference: partial plotly.js (cartesian) and a 2-bar chart only", FLOOR_PATH))
+    cases.insert(1, ("reference: full plotly.js and a 2-bar chart only", FULL_FLOOR_PATH))
     cookie = session_cookie(user).split("=", 1)
 
     server, url = gunicorn(2, var / "gunicorn.log")
@@ -90,8 +99,8 @@ def main() -> None:
                             ctx = browser.new_context(viewport={"width": 1280, "height": 900})
                             ctx.add_cookies([{"name": cookie[0], "value": cookie[1], "url": url}])
                         page = ctx.new_page()
-                        page.route(url + FLOOR_PATH, lambda r: r.fulfill(status=200, content_type="text/html",
-                                                                         body=FLOOR_HTML))  # fmt: skip
+                        for route, html in ((FLOOR_PATH, FLOOR_HTML), (FULL_FLOOR_PATH, FULL_FLOOR_HTML)):
+                            page.route(url + route, reference(html))
                         page.goto(url + path, timeout=120_000)
                         page.wait_for_selector(".gantt[data-ready=true]", timeout=120_000)
                         tti = page.evaluate("performance.now()") / 1000

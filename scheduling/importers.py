@@ -368,14 +368,19 @@ def _generic_gpu(
     limit: int | None,
 ) -> str:
     label = str(raw)
-    cols = resolve_columns(table, label, GENERIC_FIELDS, mapping)
     columns = list(table.columns)
+    difference = _difference(mapping.get("duration", ""), columns, label)
+    if difference is not None:  # --map duration=END-START: computed, not a column
+        mapping = {k: v for k, v in mapping.items() if k != "duration"}
+    cols = resolve_columns(table, label, GENERIC_FIELDS, mapping)
     submit_col = _require(cols, "submit_time", label, columns)
     gpus_col = _require(cols, "num_gpus", label, columns)
-    duration_col = _require(cols, "duration", label, columns)
     submit, datetimes = _submit_seconds(table, submit_col, label)
     gpus = _numbers(table, gpus_col, label)
-    duration = _numbers(table, duration_col, label)
+    if difference is not None:
+        duration = _elapsed(table, *difference, label)
+    else:
+        duration = _numbers(table, _require(cols, "duration", label, columns), label)
     text = {f: table[c].to_numpy(dtype=object) for f, c in cols.items() if f in ("user", "group", "status", "model")}
     n_rows = len(table)
 
@@ -441,6 +446,36 @@ def _generic_gpu(
         f"{int(bad_gpus.sum())} non-positive num_gpus, {int(never_ran.sum())} never ran); "
         f"{filtered} outside --start/--end/--limit"
     )
+
+
+def _difference(value: str, columns: Sequence[str], label: str) -> tuple[str, str] | None:
+    """``END-START`` naming two columns (and not itself a column): the (end, start) columns."""
+    if not value or value in columns or "-" not in value:
+        return None
+    by_lower = {c.lower(): c for c in reversed(columns)}
+    for k in range(1, len(value)):  # every split at a "-": column names may hold dashes themselves
+        if value[k] != "-":
+            continue
+        end, start = value[:k].strip(), value[k + 1 :].strip()
+        if end.lower() in by_lower and start.lower() in by_lower:
+            return by_lower[end.lower()], by_lower[start.lower()]
+    raise InputError(
+        f"{value!r} names neither a column nor END-START of two columns (columns: {', '.join(columns)})",
+        file=label,
+        line=1,
+        field="--map duration",
+    )
+
+
+def _elapsed(table: pd.DataFrame, end: str, start: str, label: str) -> np.ndarray:
+    """Seconds from ``start`` to ``end`` per row: both numbers of seconds, or both datetimes."""
+    t_end, end_dates = _submit_seconds(table, end, label)
+    t_start, start_dates = _submit_seconds(table, start, label)
+    if end_dates != start_dates:
+        raise InputError(
+            f"{end} and {start} must both be datetimes or both numbers of seconds", file=label, line=2, field=end
+        )
+    return np.asarray(t_end - t_start, dtype=float)
 
 
 def _check_ids(ids: np.ndarray, keep: np.ndarray, label: str, column: str) -> None:

@@ -391,12 +391,13 @@ def parse_trace(
     if trace_slot is not None:
         rows = [(line, _converted_row(row, trace_slot, cluster.slot_seconds)) for line, row in rows]
     names = ClusterNames.of(cluster)  # once per trace, not once per row
+    feasibility = Feasibility(cluster)
     for k, (line, row) in enumerate(rows):
         if checkpoint is not None and k % CHECK_EVERY == 0:
             checkpoint()
         try:
             job = job_from_row(row, cluster, names)
-            check_job_fits(job, cluster)
+            check_job_fits(job, cluster, feasibility)
         except InputError as exc:
             raise InputError(exc.problem, file=label, line=line, job=exc.job or _row_id(row), field=exc.field) from None
         if job.job_id in seen:
@@ -721,16 +722,81 @@ def _stages(value: Any, slot: float) -> tuple[Stage, ...]:
 # Feasibility: a job that fits nowhere is bad input, not a scheduling outcome.
 
 
-def check_job_fits(job: Job, cluster: Cluster) -> None:
-    """Raise InputError if no allocation of the cluster can ever run ``job``."""
+class Feasibility:
+    """Answers "does this demand fit the empty cluster?" once per distinct demand shape.
+
+    Servers are grouped by shape (capacity, pool, unlimited): a node list of 1,213 servers has a
+    handful of shapes, and a trace of 82,000 jobs a handful of distinct demands, so checking a
+    whole trace costs O(jobs + servers) instead of O(jobs x servers).
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        shapes: dict[tuple[Any, ...], list[Server]] = {}
+        for s in cluster.servers:
+            shapes.setdefault((tuple(sorted(s.capacity.items())), s.pool, s.unlimited), []).append(s)
+        # (one server of the shape, how many servers have it)
+        self._shapes: list[tuple[Server, int]] = [(group[0], len(group)) for group in shapes.values()]
+        self._instances: dict[tuple[str, tuple[tuple[str, float], ...]], float] = {}
+        self._fitting: dict[tuple[str, tuple[tuple[str, float], ...]], tuple[int, int]] = {}
+
+    def instances(self, role: str, demand: Mapping[str, float]) -> float:
+        """How many instances of ``demand`` the whole (empty) cluster holds."""
+        key = (role, tuple(sorted(demand.items())))
+        if key not in self._instances:
+            total = 0.0
+            for s, n in self._shapes:
+                if not s.accepts(role):
+                    continue
+                if s.unlimited:
+                    total = math.inf
+                    break
+                per = min(
+                    (math.floor(s.capacity.get(r, 0.0) / a + 1e-9) for r, a in demand.items() if a > 0),
+                    default=math.inf,
+                )
+                total += n * per
+            self._instances[key] = total
+        return self._instances[key]
+
+    def fitting(self, role: str, demand: Mapping[str, float]) -> tuple[int, int]:
+        """(servers one instance of ``demand`` fits on, index of the first such shape or -1)."""
+        key = (role, tuple(sorted(demand.items())))
+        if key not in self._fitting:
+            count, first = 0, -1
+            for i, (s, n) in enumerate(self._shapes):
+                if s.accepts(role) and _fits(s, demand):
+                    count += n
+                    first = i if first < 0 else first
+            self._fitting[key] = (count, first)
+        return self._fitting[key]
+
+    def fits_somewhere(self, role: str, demand: Mapping[str, float]) -> bool:
+        return self.fitting(role, demand)[0] > 0
+
+    def pair_fits(self, worker: Mapping[str, float], ps: Mapping[str, float]) -> bool:
+        """One worker and one PS fit at once: on two servers, or together on one."""
+        nw, w_shape = self.fitting("worker", worker)
+        np_, p_shape = self.fitting("ps", ps)
+        if not nw or not np_:
+            return False
+        if nw > 1 or np_ > 1 or w_shape != p_shape:
+            return True  # two different servers
+        both = {r: worker.get(r, 0.0) + ps.get(r, 0.0) for r in set(worker) | set(ps)}
+        return _fits(self._shapes[w_shape][0], both)
+
+
+def check_job_fits(job: Job, cluster: Cluster, feasibility: Feasibility | None = None) -> None:
+    """Raise InputError if no allocation of the cluster can ever run ``job``.
+
+    Pass one ``Feasibility`` of ``cluster`` when checking many jobs: its answers are cached.
+    """
     from scheduling.speed import demand_of, needs_ps  # local: speed imports model only
 
-    def fits_somewhere(role: str, demand: Mapping[str, float]) -> bool:
-        return any(s.accepts(role) and _fits(s, demand) for s in cluster.servers)
-
+    fit = feasibility if feasibility is not None and feasibility.cluster is cluster else Feasibility(cluster)
     if job.rigid:
         assert job.gpus is not None
-        total = _instances(cluster, "worker", job.worker_demand or {"gpu": 1.0})
+        total = fit.instances("worker", job.worker_demand or {"gpu": 1.0})
         if total < job.gpus:
             raise InputError(f"needs {job.gpus} GPUs but the cluster has {total:g}", job=job.job_id, field="gpus")
         return
@@ -742,19 +808,19 @@ def check_job_fits(job: Job, cluster: Cluster) -> None:
         if not worker_types:
             raise InputError("the cluster defines no worker type this job can use", job=job.job_id, field="batch_time")
         demands = [(t, demand_of(cluster, job, "worker", t) or {}) for t in worker_types]
-    if not any(fits_somewhere("worker", d) for _, d in demands):
+    if not any(fit.fits_somewhere("worker", d) for _, d in demands):
         raise InputError("no worker of this job fits on any server", job=job.job_id, field="worker_demand")
     if job.gpus is not None:
-        most = max(_instances(cluster, "worker", d) for _, d in demands)
+        most = max(fit.instances("worker", d) for _, d in demands)
         if most < job.gpus:
             raise InputError(
                 f"needs {job.gpus} workers at once but the cluster holds at most {most:g}", job=job.job_id, field="gpus"
             )
     if needs_ps(cluster, job):
         ps_demands = [job.ps_demand] if job.ps_demand is not None else [p.demand for p in cluster.ps_types]
-        if not any(fits_somewhere("ps", d) for d in ps_demands):
+        if not any(fit.fits_somewhere("ps", d) for d in ps_demands):
             raise InputError("no parameter server of this job fits on any server", job=job.job_id, field="ps_demand")
-        if not any(_pair_fits(cluster, w, p) for _, w in demands for p in ps_demands):
+        if not any(fit.pair_fits(w, p) for _, w in demands for p in ps_demands):
             raise InputError(
                 "no server pair holds one worker and one parameter server of this job",
                 job=job.job_id,
@@ -762,37 +828,11 @@ def check_job_fits(job: Job, cluster: Cluster) -> None:
             )
 
 
-def _pair_fits(cluster: Cluster, worker: Mapping[str, float], ps: Mapping[str, float]) -> bool:
-    """One worker and one PS fit at once: on two servers, or together on one."""
-    both = {r: worker.get(r, 0.0) + ps.get(r, 0.0) for r in set(worker) | set(ps)}
-    ws = [s.id for s in cluster.servers if s.accepts("worker") and _fits(s, worker)]
-    pss = [s.id for s in cluster.servers if s.accepts("ps") and _fits(s, ps)]
-    if not ws or not pss:
-        return False
-    if len(ws) > 1 or len(pss) > 1 or ws[0] != pss[0]:
-        return True  # two different servers
-    return _fits(cluster.server(ws[0]), both)
-
-
 def usable_worker_types(job: Job, cluster: Cluster) -> list[str]:
     """Worker types ``job`` can train on: those its ``batch_time`` names, or all when it names none."""
     if "*" in job.batch_time or not job.batch_time:
         return [t.id for t in cluster.worker_types]
     return [t for t in job.batch_time if cluster.worker_type(t) is not None]
-
-
-def _instances(cluster: Cluster, role: str, demand: Mapping[str, float]) -> float:
-    """How many instances of ``demand`` the whole (empty) cluster holds."""
-    total = 0.0
-    for s in cluster.servers:
-        if not s.accepts(role):
-            continue
-        if s.unlimited:
-            return math.inf
-        total += min(
-            (math.floor(s.capacity.get(r, 0.0) / a + 1e-9) for r, a in demand.items() if a > 0), default=math.inf
-        )
-    return total
 
 
 def _fits(server: Server, demand: Mapping[str, float]) -> bool:

@@ -59,6 +59,7 @@ def inline_tasks(settings, tmp_path, monkeypatch):
             simulate_run.apply((run_id,))
 
     monkeypatch.setattr(tasks, "send_runs", send_runs)
+    monkeypatch.setattr(tasks, "send_check", lambda check_id: tasks.check_trace.apply((check_id,)))
 
 
 def quiet_recovery(settings):

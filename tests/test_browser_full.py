@@ -173,13 +173,15 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     page.locator("button.revoke").first.click()
     expect(page.locator(".share-url")).to_have_count(0)
     response = guest.goto(share_url)
-    assert response.status == 404
+    assert response.status == 410  # gone: revoked
+    expect(guest.locator("#share-unavailable h1")).to_have_text("Share link revoked")
 
     # A sweep from the library, its progress and its chart
     page.goto(f"{url}/experiments/new/")
     page.check("input[name=source][value=library]")
-    page.select_option("#id_cluster_dataset", label="cluster.json (cluster)")
-    page.select_option("#id_trace_dataset", label="trace.csv (trace)")
+    # Options read "name · jobs over span · size · date": chosen by their name
+    for select, name in (("#id_cluster_dataset", "cluster.json · "), ("#id_trace_dataset", "trace.csv · ")):
+        page.select_option(select, page.locator(f"{select} option", has_text=name).first.get_attribute("value"))
     page.check("input[name=algorithms][value=fifo]")
     page.check("input[name=algorithms][value=drf]")
     page.check("input[name=mode][value=sweep]")

@@ -91,9 +91,9 @@ def test_a_guessed_or_revoked_share_token_is_not_found(client, user, tiny_cluste
     for guess in (secrets.token_urlsafe(24), str(exp.pk), link.token[:-1], link.token.upper()):
         assert anon.get(reverse("shared", args=[guess])).status_code == 404
     client.post(reverse("experiment-share", args=[exp.pk]), {"revoke": link.pk})
-    assert anon.get(reverse("shared", args=[link.token])).status_code == 404
-    assert anon.get(reverse("shared-status", args=[link.token])).status_code == 404
-    assert anon.get(reverse("shared-export", args=[link.token])).status_code == 404
+    assert anon.get(reverse("shared", args=[link.token])).status_code == 410  # gone: revoked
+    assert anon.get(reverse("shared-status", args=[link.token])).status_code == 410
+    assert anon.get(reverse("shared-export", args=[link.token])).status_code == 410
 
 
 # ---------------------------------------------------------------------------------------------

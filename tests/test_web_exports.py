@@ -80,5 +80,5 @@ def test_a_share_link_opens_without_login_marked_noindex_and_stops_when_revoked(
     assert anon.get(f"{url}status.json").json()["finished"] is True
     assert anon.get(done_experiment.get_absolute_url()).status_code == 302  # the owner URL needs a login
     client.post(reverse("experiment-share", args=[done_experiment.pk]), {"revoke": link.pk})
-    assert anon.get(url).status_code == 404
-    assert anon.get(f"{url}runs/{run.pk}/jobs.csv").status_code == 404
+    assert anon.get(url).status_code == 410  # gone: revoked
+    assert anon.get(f"{url}runs/{run.pk}/jobs.csv").status_code == 410

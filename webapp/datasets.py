@@ -1,32 +1,55 @@
 """The datasets library: a user's cluster specs and traces, validated on upload, with previews.
 
 A trace is validated against a cluster spec (its worker/PS types and capacities decide whether a
-job is valid), so adding a trace asks for one of the user's cluster specs. A file that does not
-validate is not stored: the error is shown inline with its line and field, beside the offending
-line of the file.
+job is valid), so adding a trace asks for one of the user's cluster specs. A small trace (up to
+``INLINE_ROWS`` rows) is validated in the request: one that does not validate is not stored, and the
+error is shown inline with its line and field, beside the offending line of the file. A larger one
+is stored and checked by a background task (``workers.checks``), with progress on its page; its
+errors are shown there. Either way the check's summary is stored (``TraceCheck``) and every later
+preview or experiment reads it instead of loading the trace again.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import secrets
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from django import forms
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
+from django.template.defaultfilters import filesizeformat
+from django.utils import timezone
 
 from scheduling import importers, loaders
 from scheduling.errors import InputError
-from scheduling.model import Cluster, Job
+from scheduling.model import Cluster
+from webapp import tracechecks
 from webapp.forms import too_many_rows
-from webapp.models import Dataset
+from webapp.models import Dataset, TraceCheck
 from webapp.security import parse_deadline
+from workers.checks import gpu_demand, summarize
 from workers.runs import trace_format
 
 MIB = 2**20
 NAME_LENGTH = Dataset._meta.get_field("name").max_length or 255
+
+IMPORT_INLINE_BYTES = 256 * 1024
+"""Raw GPU-job traces up to this size are imported in the request; larger ones (Philly: 3.4 MB) by
+the background check, which imports, then validates, with progress on the dataset page."""
+
+INLINE_ROWS = 5000
+"""Traces with at most this many rows are validated in the request (well under a second); larger
+ones by a background task, with progress on the dataset page."""
+
+__all__ = ["gpu_demand"]  # moved to workers.checks; kept importable here
 
 
 IMPORTS = {
@@ -36,70 +59,230 @@ IMPORTS = {
 }
 
 
-def import_raw(choice: str, data: bytes, name: str) -> tuple[str, str, str]:
+def import_raw(choice: str, data: bytes, name: str, options: Mapping[str, Any] | None = None) -> tuple[str, str, str]:
     """Convert a raw production file with ``scheduling.importers`` -> (kind, new name, text);
-    InputError names the raw file's line and column."""
+    ``options`` are ``importers.run``'s (mapping, slot_seconds, start, end, limit, seed: the CLI's
+    flags). InputError names the raw file's line and column."""
     fmt, kind, suffix = IMPORTS[choice]
     with tempfile.TemporaryDirectory(prefix="mlsched-import-") as tmp:
         raw = Path(tmp) / (Path(name).name or "raw.csv")
         raw.write_bytes(data)
         out = Path(tmp) / f"imported{suffix}"
         try:
-            importers.run(fmt, raw, out)
+            importers.run(fmt, raw, out, **(options or {}))
         except InputError as exc:
             raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
         tail = f"-{fmt}{suffix}"  # the new name fits the 255-character column, its tail kept
         return kind, Path(name).stem[: NAME_LENGTH - len(tail)] + tail, out.read_text(encoding="utf-8")
 
 
+def unique_name(owner: Any, name: str, exclude: int | None = None) -> str:
+    """``name``, or ``stem-2.ext``, ``stem-3.ext``, ... : the first not in the owner's library (the
+    extension stays last: it selects a trace's format)."""
+    taken = set(Dataset.objects.filter(owner=owner).exclude(pk=exclude).values_list("name", flat=True))
+    if name not in taken:
+        return name
+    stem, suffix = Path(name).stem, Path(name).suffix
+    k = 2
+    while f"{stem}-{k}{suffix}" in taken:
+        k += 1
+    return f"{stem}-{k}{suffix}"
+
+
+DRAFTS = "dataset-drafts"  # previewed files, in the media storage, until added or replaced
+DRAFT_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+def _draft_path(user: Any, token: str) -> str:
+    return f"{DRAFTS}/{user.pk}-{token}.json"
+
+
+def save_draft(user: Any, kind: str, name: str, text: str) -> str:
+    token = secrets.token_urlsafe(18)
+    default_storage.save(_draft_path(user, token), ContentFile(json.dumps([kind, name, text]).encode("utf-8")))
+    return token
+
+
+def delete_draft(user: Any, token: str) -> None:
+    path = _draft_path(user, token)
+    if DRAFT_TOKEN.fullmatch(token) and default_storage.exists(path):
+        default_storage.delete(path)
+
+
+def load_draft(user: Any, token: str) -> tuple[str, str, str] | None:
+    """(kind, name, text) of the user's previewed file, or None (unknown, another user's, bad token)."""
+    if not DRAFT_TOKEN.fullmatch(token) or not getattr(user, "pk", None):
+        return None
+    path = _draft_path(user, token)
+    if not default_storage.exists(path):
+        return None
+    with default_storage.open(path, "rb") as f:
+        kind, name, text = json.loads(f.read())
+    return str(kind), str(name), str(text)
+
+
+RAW_TRACE_COLUMNS = {"submit_time", "timestamp", "creation_time", "submission_time", "num_gpus", "num_gpu"}
+RAW_NODE_COLUMNS = {"sn", "cpu_milli", "memory_mib"}
+
+
+def wrong_kind_hint(kind: str, text: str) -> tuple[str, str] | None:
+    """When a raw production file was uploaded as a trace or cluster spec: the import that reads it."""
+    header = {c.strip().strip('"').lower() for c in (text.splitlines() or [""])[0].split(",")}
+    if kind in (Dataset.Kind.TRACE, Dataset.Kind.CLUSTER) and "arrival" not in header:
+        if len(header & RAW_TRACE_COLUMNS) >= 2 or "deletion_time" in header:
+            return "import-gpu", "This looks like a raw GPU-job trace (Philly, Alibaba pods):"
+        if len(header & RAW_NODE_COLUMNS) >= 2:
+            return "import-nodes", "This looks like a raw node list:"
+    return None
+
+
+def dataset_label(ds: Dataset) -> str:
+    """A dataset as dropdowns list it: name, job count and arrival span (traces checked), size, date."""
+    parts = [ds.name]
+    summary = next((c.summary for c in ds.checks.all() if c.summary), None) if ds.kind == Dataset.Kind.TRACE else None
+    if summary:
+        lo, hi = summary["span"]
+        hours = (hi - lo) * summary["slot_seconds"] / 3600
+        parts.append(f"{summary['jobs']:,} jobs over {hi - lo:,} slots ({hours:,.1f} h)")
+    parts += [filesizeformat(ds.size), timezone.localtime(ds.created).strftime("%Y-%m-%d %H:%M")]
+    return " · ".join(str(p) for p in parts)
+
+
+def labelled(field: Any, queryset: Any) -> None:
+    """Give a dataset dropdown its queryset (texts not loaded) and ``dataset_label`` labels."""
+    field.queryset = queryset.defer("text").prefetch_related("checks")
+    field.label_from_instance = dataset_label
+
+
+def rename(ds: Dataset, name: str) -> str:
+    """Rename ``ds`` (unique in its owner's library; a trace keeps its extension) -> the new name."""
+    name = os.path.basename(name.strip())
+    if not name:
+        raise InputError("a name cannot be blank", field="name")
+    suffix = Path(ds.name).suffix
+    if suffix and not name.lower().endswith(suffix.lower()):
+        name += suffix  # the extension selects a trace's format
+    ds.name = unique_name(ds.owner_id, name[:255], exclude=ds.pk)
+    ds.save(update_fields=["name"])
+    return ds.name
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """``FIELD=COLUMN`` items, one per line or separated by commas (the CLI's repeated --map)."""
+    out: dict[str, str] = {}
+    for item in (x.strip() for line in text.splitlines() for x in line.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InputError(f"{item!r} is not FIELD=COLUMN", field="mapping")
+        out[key.strip()] = value.strip()
+    return out
+
+
+KINDS = [
+    *Dataset.Kind.choices,
+    ("import-gpu", "raw GPU-job trace to import (Philly, Alibaba pods: job_id, submit_time, num_gpus, duration)"),
+    ("import-nodes", "raw node list to import (sn, cpu_milli, memory_mib, gpu, model)"),
+]
+
+OPTION_FIELDS = {  # an importer error on a CLI flag -> the form field that set it
+    "--start": "start",
+    "--end": "end",
+    "--limit": "limit",
+    "--slot-seconds": "slot_seconds",
+    "--map": "mapping",
+    "--map duration": "mapping",
+    "mapping": "mapping",
+}
+
+
 class DatasetForm(forms.Form):
     kind = forms.ChoiceField(
-        choices=[
-            *Dataset.Kind.choices,
-            ("import-gpu", "raw GPU-job trace to import (Philly-like: job_id, submit_time, num_gpus, duration)"),
-            ("import-nodes", "raw node list to import (sn, cpu_milli, memory_mib, gpu, model)"),
-        ],
+        choices=KINDS,
         widget=forms.RadioSelect,
         initial=Dataset.Kind.CLUSTER,
     )
-    file = forms.FileField(allow_empty_file=True, help_text="Cluster spec: JSON. Trace: CSV, or JSON (.json)")
+    file = forms.FileField(
+        required=False, allow_empty_file=True, help_text="Cluster spec: JSON. Trace: CSV, or JSON (.json)"
+    )
+    draft = forms.CharField(required=False, widget=forms.HiddenInput, max_length=100)  # a previewed file
     cluster = forms.ModelChoiceField(
         queryset=Dataset.objects.none(),
         required=False,
         label="Validate the trace against",
         help_text="One of your cluster specs (a trace's job types and sizes depend on the cluster)",
     )
+    name = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Blank: the file's name. Made unique in your library (name-2.csv, ...)",
+    )
+    # Options of a raw GPU-job trace import: the CLI's import flags (docs/formats.md, "Imports").
+    start = forms.CharField(
+        required=False,
+        max_length=64,
+        help_text="Keep jobs submitted at/after: seconds from the trace start, or a datetime",
+    )
+    end = forms.CharField(required=False, max_length=64, help_text="Keep jobs submitted before (same forms)")
+    limit = forms.IntegerField(required=False, min_value=1, help_text="Keep at most this many jobs (earliest first)")
+    slot_seconds = forms.FloatField(
+        required=False, min_value=0.001, label="Slot length (s)", help_text="Blank: 60 s; match the cluster spec's"
+    )
+    mapping = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Column mapping",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="FIELD=COLUMN, one per line or comma-separated; duration=END-START computes it from two "
+        "timestamp columns (Alibaba pod list: duration=deletion_time-creation_time)",
+    )
+    seed = forms.IntegerField(required=False, min_value=0, initial=0, help_text="Seed of the assumed model profiles")
 
     def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
         clusters = Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER)
-        self.fields["cluster"].queryset = clusters  # type: ignore[attr-defined]
+        labelled(self.fields["cluster"], clusters)
         if len(only := list(clusters[:2])) == 1:
             self.fields["cluster"].initial = only[0].pk  # the one cluster spec there is: chosen already
         self.text = ""
         self.name = ""
+        self.summary: dict[str, Any] | None = None  # of a trace validated in the request
+        self.draft_used = ""  # token of the previewed file this form adds
+        self.raw_import: tuple[bytes, str, dict[str, Any]] | None = None  # (raw, file name, options): imported later
+        self.hint: tuple[str, str] | None = None  # (import choice, message) when the file is of another kind
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         upload: UploadedFile | None = data.get("file")
-        if upload is None:
-            return data
-        self.name = os.path.basename(upload.name or "") or "upload"
-        if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
-            limit = loaders.MAX_INPUT_BYTES // MIB
-            self.add_error(
-                "file", f"{self.name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit"
-            )
+        draft = load_draft(self.user, data.get("draft") or "") if upload is None else None
+        if upload is None and draft is None:
+            if "file" not in self.errors:
+                self.add_error("file", "Choose a file.")
             return data
         try:
-            raw = upload.read()
-            if data.get("kind") in IMPORTS:
-                kind, self.name, self.text = import_raw(data["kind"], raw, self.name)
-                data["kind"] = kind
+            if upload is not None:
+                self.name = os.path.basename(upload.name or "") or "upload"
+                if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
+                    limit = loaders.MAX_INPUT_BYTES // MIB
+                    self.add_error(
+                        "file", f"{self.name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit"
+                    )
+                    return data
+                raw = upload.read()
+                if self.import_later(data, raw):
+                    return data
+                if data.get("kind") in IMPORTS:
+                    kind, self.name, self.text = import_raw(data["kind"], raw, self.name, self.import_options(data))
+                    data["kind"] = kind
+                else:
+                    self.text = loaders.decode(raw, self.name)
             else:
-                self.text = loaders.decode(raw, self.name)
+                assert draft is not None
+                data["kind"], self.name, self.text = draft  # imported when it was previewed
+                self.draft_used = data.get("draft") or ""
             if data.get("kind") == Dataset.Kind.CLUSTER:
                 loaders.parse_cluster(self.text, self.name)
             else:
@@ -111,24 +294,86 @@ class DatasetForm(forms.Form):
                     self.add_error("file", message)
                     return data
                 cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
-                fmt = trace_format(self.name)
-                loaders.parse_trace(self.text, cluster, self.name, fmt, parse_deadline(self.name))
+                if self.text.count("\n") <= INLINE_ROWS:
+                    fmt = trace_format(self.name)
+                    jobs = loaders.parse_trace(self.text, cluster, self.name, fmt, parse_deadline(self.name))
+                    self.summary = summarize(jobs, cluster)
         except InputError as exc:
-            self.add_error("file", str(exc))
+            self.add_error(OPTION_FIELDS.get(exc.field or "", "file"), str(exc))
+            self.hint = wrong_kind_hint(data.get("kind") or "", self.text)
             if exc.line is not None and self.text:
                 lines = self.text.splitlines()
                 if 0 < exc.line <= len(lines):
                     self.error_line = (exc.line, lines[exc.line - 1][:300])
         return data
 
+    def import_later(self, data: dict[str, Any], raw: bytes) -> bool:
+        """A raw GPU-job trace over ``IMPORT_INLINE_BYTES``, to be added (not previewed), is imported
+        by the background check instead of this request; True when so (then nothing is checked here)."""
+        if data.get("kind") != "import-gpu" or len(raw) <= IMPORT_INLINE_BYTES or self.data.get("action") == "preview":
+            return False
+        if data.get("cluster") is None:
+            self.add_error("cluster", "Choose the cluster spec to validate the trace against.")
+            return True
+        options = self.import_options(data)  # a malformed mapping is refused now, with its field
+        fmt, _, suffix = IMPORTS["import-gpu"]
+        self.raw_import = (raw, self.name, options)
+        self.name = f"{Path(self.name).stem}-{fmt}{suffix}"
+        data["kind"] = Dataset.Kind.TRACE
+        return True
+
+    def preview(self) -> dict[str, Any]:
+        """What would be added (nothing is stored in the library yet): the converted file is kept as
+        a draft that the form's next "Add" saves without a new upload."""
+        token = save_draft(self.user, self.cleaned_data["kind"], self.chosen_name(), self.text)
+        self.data = self.data.copy()
+        self.data["draft"] = token
+        return {
+            "name": unique_name(self.user, self.chosen_name()),
+            "kind": Dataset.Kind(self.cleaned_data["kind"]).label,
+            "size": len(self.text.encode("utf-8")),
+            "rows": max(self.text.count("\n") - 1, 0),
+            "summary": self.summary,
+            "head": "\n".join(self.text.splitlines()[:12]),
+        }
+
+    def import_options(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``importers.run`` keyword arguments from the import fields (blank: the CLI's defaults)."""
+        options: dict[str, Any] = {"mapping": parse_mapping(data.get("mapping") or "")}
+        for key in ("start", "end"):
+            if (data.get(key) or "").strip():
+                options[key] = data[key].strip()
+        for key in ("limit", "slot_seconds", "seed"):
+            if data.get(key) is not None:
+                options[key] = data[key]
+        return options
+
+    def chosen_name(self) -> str:
+        """The name given (keeping the file's extension, which selects a trace's format), else the file's."""
+        given = (self.cleaned_data.get("name") or "").strip()
+        if not given:
+            return self.name
+        suffix = Path(self.name).suffix
+        return given if given.lower().endswith(suffix.lower()) else given + suffix
+
     def save(self) -> Dataset:
         ds: Dataset = Dataset.objects.create(
             owner=self.user,
             kind=self.cleaned_data["kind"],
-            name=self.name,
+            name=unique_name(self.user, self.chosen_name()),
             text=self.text,
             size=len(self.text.encode("utf-8")),
         )
+        if self.draft_used:
+            delete_draft(self.user, self.draft_used)
+        against: Dataset | None = self.cleaned_data.get("cluster")
+        if ds.kind == Dataset.Kind.TRACE and against is not None:
+            if self.raw_import is not None:
+                tracechecks.start_import(ds, against, *self.raw_import)
+            elif self.summary is not None:
+                tracechecks.record(ds, against, self.summary)
+            else:
+                tracechecks.start(ds, against)
         return ds
 
 
@@ -171,20 +416,13 @@ def cluster_summary(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def gpu_demand(job: Job, cluster: Cluster) -> float:
-    """GPUs a job asks for: its ``gpus`` column, else its maximum workers x its own worker demand
-    (OASiS traces) or the smallest GPU demand of a worker type (0 when workers need no GPU)."""
-    if job.gpus is not None:
-        return float(job.gpus)
-    if job.worker_demand is not None:
-        return job.max_workers() * float(job.worker_demand.get("gpu", 0.0))
-    per = min((t.demand.get("gpu", 0.0) for t in cluster.worker_types), default=0.0)
-    return job.max_workers() * per
-
-
-def histogram(title: str, values: list[float], xlabel: str) -> dict[str, Any]:
+def bar_chart(title: str, x: list[float], y: list[int], xlabel: str, width: float | None = None) -> dict[str, Any]:
+    """A histogram drawn from counts binned when the trace was checked (a few dozen bars)."""
+    trace: dict[str, Any] = {"type": "bar", "x": x, "y": y, "marker": {"color": "#4c78a8"}}
+    if width is not None:
+        trace["width"] = width
     return {
-        "data": [{"type": "histogram", "x": values, "marker": {"color": "#4c78a8"}}],
+        "data": [trace],
         "layout": {
             "title": {"text": title, "font": {"size": 14}},
             "xaxis": {"title": {"text": xlabel}},
@@ -196,32 +434,56 @@ def histogram(title: str, values: list[float], xlabel: str) -> dict[str, Any]:
     }
 
 
+def summary_figures(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    arrivals = summary["arrivals"]
+    width = arrivals["width"]
+    hours = summary["slot_seconds"] / 3600
+    return [
+        {"dom_id": "ds-0", "script_id": "ds-figure-0",
+         "figure": bar_chart("Arrivals", [s + width / 2 for s in arrivals["start"]], arrivals["count"],
+                             f"arrival slot ({summary['slot_seconds']:g} s; 1,000 slots = {1000 * hours:.3g} h)",
+                             width)},
+        {"dom_id": "ds-1", "script_id": "ds-figure-1",
+         "figure": bar_chart("GPU demand", [g for g, _ in summary["gpu_demand"]],
+                             [n for _, n in summary["gpu_demand"]], "GPUs")},
+    ]  # fmt: skip
+
+
 def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
     from webapp.services import preview
 
     ctx: dict[str, Any] = {"dataset": ds, "head": preview(ds.text), "figures": [], "error": None}
-    try:
-        if ds.kind == Dataset.Kind.CLUSTER:
+    if ds.kind == Dataset.Kind.CLUSTER:
+        try:
             ctx["cluster"] = cluster_summary(loaders.parse_cluster(ds.text, ds.name))
-            return ctx
-        clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
-        ctx["clusters"] = clusters
-        chosen = next((c for c in clusters if str(c.pk) == against), clusters[0] if clusters else None)
-        if chosen is None:
-            ctx["error"] = "Add a cluster spec to preview this trace against it."
-            return ctx
-        ctx["against"] = chosen
-        cluster = loaders.parse_cluster(Dataset.objects.get(pk=chosen.pk).text, chosen.name)
-        jobs = loaders.parse_trace(ds.text, cluster, ds.name, trace_format(ds.name), parse_deadline(ds.name))
-    except InputError as exc:
-        ctx["error"] = str(exc)
+        except InputError as exc:
+            ctx["error"] = str(exc)
         return ctx
-    ctx["jobs"] = len(jobs)
-    ctx["span"] = (min((j.arrival for j in jobs), default=0), max((j.arrival for j in jobs), default=0))
-    ctx["figures"] = [
-        {"dom_id": "ds-0", "script_id": "ds-figure-0",
-         "figure": histogram("Arrivals", [j.arrival for j in jobs], "arrival slot")},
-        {"dom_id": "ds-1", "script_id": "ds-figure-1",
-         "figure": histogram("GPU demand", [gpu_demand(j, cluster) for j in jobs], "GPUs")},
-    ]  # fmt: skip
+    clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
+    ctx["clusters"] = clusters
+    checked = {c.cluster_id for c in ds.checks.all()}
+    # The cluster asked for, else one the trace was checked against, else the newest.
+    chosen = next((c for c in clusters if str(c.pk) == against), None) or next(
+        (c for c in clusters if c.pk in checked), clusters[0] if clusters else None
+    )
+    if chosen is None:
+        ctx["error"] = "Add a cluster spec to preview this trace against it."
+        return ctx
+    ctx["against"] = chosen
+    check = tracechecks.start(ds, chosen)
+    ctx["check"] = check
+    if check.status == TraceCheck.Status.FAILED:
+        ctx["error"] = check.error
+        if check.error_line:
+            lines = ds.text.splitlines()
+            if 0 < check.error_line <= len(lines):
+                ctx["error_line"] = (check.error_line, lines[check.error_line - 1][:300])
+        return ctx
+    if check.status != TraceCheck.Status.DONE or check.summary is None:
+        return ctx  # the page shows the check's progress and reloads when it ends
+    summary = check.summary
+    ctx["jobs"] = summary["jobs"]
+    ctx["span"] = tuple(summary["span"])
+    ctx["summary"] = summary
+    ctx["figures"] = summary_figures(summary)
     return ctx

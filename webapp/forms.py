@@ -21,11 +21,11 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
-from webapp import quotas, repetitions
-from webapp.models import Dataset, Experiment
+from webapp import quotas, repetitions, tracechecks
+from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
-from workers.runs import trace_format
+from workers.runs import load_instance, trace_format
 
 SEP = "__"  # parameter field names are "<algorithm>__<parameter>"
 MAX_PRESET_JOBS = 100_000
@@ -36,6 +36,7 @@ MAX_EXTRA_RUNS_CHARS = 10_000  # the "Also run" lines
 NO_ALGORITHM = "Pick at least one algorithm."
 
 Chosen = list[tuple[str, dict[str, Any]]]  # (algorithm, parsed parameters), in order
+Reasons = dict[str, str | None]  # algorithm -> why it cannot run the inputs (None: it can), as a trace check stored it
 
 
 def too_many_rows(text: str, name: str) -> str | None:
@@ -177,8 +178,10 @@ class ExperimentForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.user = user
         mine = Dataset.objects.filter(owner=user.pk) if user is not None and user.pk else Dataset.objects.none()
-        self.fields["cluster_dataset"].queryset = mine.filter(kind=Dataset.Kind.CLUSTER)  # type: ignore[attr-defined]
-        self.fields["trace_dataset"].queryset = mine.filter(kind=Dataset.Kind.TRACE)  # type: ignore[attr-defined]
+        from webapp.datasets import labelled  # datasets imports this module
+
+        labelled(self.fields["cluster_dataset"], mine.filter(kind=Dataset.Kind.CLUSTER))
+        labelled(self.fields["trace_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         self.specs = registry.all_specs()
         names = sorted({p.name for spec in self.specs.values() for p in spec.params if p.type in (int, float)})
         self.fields["sweep_param"].choices = [("", "—"), *((n, n) for n in names)]
@@ -260,11 +263,19 @@ class ExperimentForm(forms.Form):
             self.add_error(None, f"{len(runs)} runs: an experiment may have at most {MAX_RUNS}")
         return runs
 
-    def _check_supported(self, instance: Instance, ticked: set[str]) -> None:
+    def _check_supported(self, instance: Instance | Reasons, ticked: set[str]) -> None:
         """A form error per chosen algorithm that cannot run ``instance`` (on the field that chose it;
-        on the lines, naming them)."""
+        on the lines, naming them). ``instance`` may be the reasons a stored trace check recorded."""
         for name in dict.fromkeys(name for name, _ in self.chosen):
-            why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
+            if isinstance(instance, Instance):
+                why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
+            elif name in instance:
+                why = instance[name]
+            else:  # registered after the check: load the inputs after all
+                assert self.inputs is not None
+                i = self.inputs
+                loaded = load_instance(i.cluster_text, i.cluster_name, i.trace_text, i.trace_name)
+                why = self.specs[name].unsupported(loaded)
             if not why:
                 continue
             if name in ticked:
@@ -312,7 +323,7 @@ class ExperimentForm(forms.Form):
         self.sweep = {"param": name, "values": [int(f) if (f := float(v)).is_integer() else f for v in raw]}
         return runs
 
-    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance] | None:
+    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance | Reasons] | None:
         cluster_ds: Dataset | None = data.get("cluster_dataset")
         trace_ds: Dataset | None = data.get("trace_dataset")
         if cluster_ds is None:
@@ -321,6 +332,14 @@ class ExperimentForm(forms.Form):
             self.add_error("trace_dataset", "Choose a trace from your datasets.")
         if cluster_ds is None or trace_ds is None:
             return None
+        inputs = Inputs(Experiment.Source.LIBRARY, cluster_ds.name, cluster_ds.text, trace_ds.name, trace_ds.text)
+        check = tracechecks.stored(trace_ds, cluster_ds)
+        if check is not None:  # checked before (on upload or on its page): not loaded again
+            if check.status == TraceCheck.Status.FAILED:
+                self.add_error("trace_dataset", check.error)
+                return None
+            if check.summary is not None:
+                return inputs, dict(check.summary["unsupported"])
         try:
             parsed = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
         except InputError as exc:
@@ -332,7 +351,6 @@ class ExperimentForm(forms.Form):
         except InputError as exc:
             self.add_error("trace_dataset", str(exc))
             return None
-        inputs = Inputs(Experiment.Source.LIBRARY, cluster_ds.name, cluster_ds.text, trace_ds.name, trace_ds.text)
         return inputs, Instance(parsed, jobs)
 
     def _uploaded_inputs(self) -> tuple[Inputs, Instance] | None:

@@ -48,6 +48,39 @@ class Dataset(models.Model):
         return reverse("dataset", args=[self.pk])
 
 
+class TraceCheck(models.Model):
+    """A trace validated against a cluster spec by a background task, with the summary the dataset
+    page and the experiment form read instead of loading the trace again (``workers.checks``)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    trace = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="checks")
+    cluster = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=100, blank=True)  # what the task is doing, shown beside the bar
+    progress = models.FloatField(default=0.0)  # 0..1
+    error = models.TextField(blank=True)  # the InputError (file, line, job, field) when it failed
+    error_line = models.PositiveIntegerField(null=True, blank=True)  # the trace line at fault
+    summary = models.JSONField(null=True, blank=True)  # workers.checks.summarize, when done
+    # A large raw GPU-job trace the task imports first (media storage path, deleted once imported),
+    # with the import's options (importers.run keyword arguments: the CLI's flags).
+    raw = models.CharField(max_length=255, blank=True)
+    import_options = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("-created", "-id")
+        constraints = (models.UniqueConstraint(fields=("trace", "cluster"), name="one_check_per_pair"),)
+
+    def __str__(self) -> str:
+        return f"check of {self.trace_id} against {self.cluster_id} ({self.status})"
+
+
 class Experiment(models.Model):
     class Source(models.TextChoices):
         UPLOAD = "upload", "uploaded files"
@@ -142,6 +175,7 @@ class ShareLink(models.Model):
     token = models.CharField(max_length=64, unique=True, default=new_token)
     created = models.DateTimeField(auto_now_add=True)
     revoked = models.DateTimeField(null=True, blank=True)
+    expires = models.DateTimeField(null=True, blank=True)  # the link stops opening then (None: never)
 
     class Meta:
         ordering = ("-created", "-id")

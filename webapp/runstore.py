@@ -21,6 +21,7 @@ from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
 from scheduling.errors import InputError
+from webapp.chartindex import chart_index, chart_index_name
 from webapp.models import Run
 from webapp.repetitions import repetition_inputs
 from workers.runs import RunInput, TransientStoreError
@@ -154,6 +155,7 @@ class DjangoRunStore:
         name = _save(f"results/{experiment_id}/run-{run_id}.json.gz", encode_result(result))
         try:
             _save(index_name(name), encode_result(gantt_index(result)))
+            _save(chart_index_name(name), encode_result(chart_index(result)))
             updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
                 status=Run.Status.DONE,
                 metrics=result["metrics"],
@@ -164,10 +166,10 @@ class DjangoRunStore:
                 error="",
             )
         except BaseException:
-            _delete(name, index_name(name))
+            _delete(name, index_name(name), chart_index_name(name))
             raise
         if not updated:
-            _delete(name, index_name(name))
+            _delete(name, index_name(name), chart_index_name(name))
 
     @transient
     def fail(self, run_id: int, message: str) -> None:

@@ -27,12 +27,15 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
 from webapp import charts, quotas, repetition_stats, repetitions
+from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
+from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
 from webapp.runstore import decode_result
@@ -91,9 +94,24 @@ def get_experiment(pk: int, user: Any, *, write: bool = False) -> Experiment:
     return exp
 
 
+class ShareUnavailable(Exception):
+    """A share link that does not open: unknown (404), or revoked or expired (410). Rendered as a
+    page that says which, in every mode (``webapp.middleware.ShareErrors``)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
 def get_shared(token: str) -> tuple[Experiment, ShareLink]:
-    """The experiment behind a live share link; 404 for an unknown or revoked token."""
-    link = get_object_or_404(ShareLink.objects.select_related("experiment"), token=token, revoked__isnull=True)
+    """The experiment behind a live share link; ShareUnavailable for an unknown, revoked or expired one."""
+    link = ShareLink.objects.filter(token=token).first()
+    if link is None:
+        raise ShareUnavailable(404, "unknown")
+    if link.revoked is not None:
+        raise ShareUnavailable(410, "revoked")
+    if link.expires is not None and link.expires <= timezone.now():
+        raise ShareUnavailable(410, "expired")
     exp = Experiment.objects.prefetch_related("runs").get(pk=link.experiment_id)
     return exp, link
 
@@ -323,7 +341,7 @@ def delete_experiment(exp: Experiment) -> None:
     names = [r.result.name for r in exp.runs.all() if r.result]
     exp.delete()
     for name in names:
-        for path in (name, index_name(name)):
+        for path in (name, index_name(name), chart_index_name(name)):
             if default_storage.exists(path):
                 default_storage.delete(path)
 
@@ -345,9 +363,22 @@ def rerun(exp: Experiment, owner: Any) -> Experiment:
     return create_experiment(sub, owner)
 
 
-def share(exp: Experiment) -> ShareLink:
-    link: ShareLink = ShareLink.objects.create(experiment=exp)
+SHARE_EXPIRY_DAYS = (1, 7, 30)  # the choices offered besides "never"
+
+
+def share(exp: Experiment, days: int | None = None) -> ShareLink:
+    """A new share link, expiring after ``days`` (None: never)."""
+    expires = timezone.now() + timedelta(days=days) if days else None
+    link: ShareLink = ShareLink.objects.create(experiment=exp, expires=expires)
     return link
+
+
+def share_url(request: Any, token: str) -> str:
+    """The full URL of a share link: under ``MLSCHED_PUBLIC_URL`` when set (the address teammates
+    reach, e.g. behind a proxy or from another machine), else the host this request came to."""
+    path = reverse("shared", args=[token])
+    base = settings.MLSCHED_PUBLIC_URL
+    return base.rstrip("/") + path if base else str(request.build_absolute_uri(path))
 
 
 def revoke(exp: Experiment, token_pk: int) -> None:
@@ -357,6 +388,23 @@ def revoke(exp: Experiment, token_pk: int) -> None:
 def load_result(run: Run) -> dict[str, Any]:
     with run.result.open("rb") as f:
         return decode_result(f.read())
+
+
+def load_chart_doc(run: Run) -> dict[str, Any]:
+    """What the JCT and utilisation tabs draw (webapp/chartindex.py), from the index written beside
+    the result; for runs that finished before indexes existed it is built once and stored."""
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from webapp.runstore import encode_result
+
+    name = chart_index_name(run.result.name)
+    if default_storage.exists(name):
+        with default_storage.open(name, "rb") as f:
+            return chart_doc(decode_result(f.read()))
+    index = chart_index(load_result(run))
+    default_storage.save(name, ContentFile(encode_result(index)))
+    return chart_doc(index)
 
 
 def load_gantt_index(run: Run) -> dict[str, Any]:
@@ -382,9 +430,23 @@ def result_bytes(run: Run) -> bytes:
 # Status and pages
 
 
+def queue_positions(runs: Sequence[Run]) -> dict[int, int]:
+    """Place of each queued run of ``runs`` in the line of every queued run (1: next to start).
+    Workers take runs in the order they were sent, close to their creation order (ids)."""
+    mine = [r.pk for r in runs if r.status == Run.Status.QUEUED]
+    if not mine:
+        return {}
+    first = min(mine)
+    ahead = Run.objects.filter(status=Run.Status.QUEUED, pk__lt=first).count()
+    line = list(Run.objects.filter(status=Run.Status.QUEUED, pk__gte=first).order_by("pk").values_list("pk", flat=True))
+    places = {pk: ahead + k + 1 for k, pk in enumerate(line)}
+    return {pk: places[pk] for pk in mine if pk in places}
+
+
 def status(exp: Experiment) -> dict[str, Any]:
     """The experiment page's (and the API's) polling payload."""
     runs = list(exp.runs.all())
+    places = queue_positions(runs)
     return {
         "experiment": exp.pk,
         "name": exp.name,
@@ -402,6 +464,7 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
+                "queue_position": places.get(r.pk),  # queued runs: 1 = next to start
                 "attempts": r.attempts,
                 "error": r.error,
                 "started": r.started.isoformat() if r.started else None,
@@ -472,6 +535,9 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     runs = list(exp.runs.all())
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
+    places = queue_positions(runs)
+    for r in runs:
+        r.queue_position = places.get(r.pk)  # type: ignore[attr-defined]
     ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,
@@ -496,11 +562,14 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
             series = run_labels(exp, done, series=True)
             points = [(series[r.pk], r.params.get(param), r.metrics or {}) for r in done if param in r.params]
             ctx["figures"] = _figures("sweep", charts.sweep_charts(param, points))
+            ctx["sweep_notes"] = sweep_unchanged(param, points)
+        else:
+            ctx["sweep_notes"] = same_variants([(r.algorithm, labels[r.pk], r.metrics or {}) for r in done])
     elif tab == "repetitions":
         ctx.update(repetition_stats.page(exp, runs, q))
         ctx["figures"] = _figures("rep", ctx.pop("rep_figures", []))
     elif tab == "jct" and done:
-        docs = [(labels[r.pk], load_result(r)) for r in done]
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
         a = _pick(q.get("a"), done, 0)
         b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
@@ -524,7 +593,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         ctx.update(run=run.pk, servers=index["servers"])
         ctx["figures"] = _figures("gantt", [figure])
     elif tab == "time" and done:
-        docs = [(labels[r.pk], load_result(r)) for r in done]
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
     elif tab == "prices":
         priced = []
@@ -543,6 +612,21 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         ctx["cluster_preview"] = preview(exp.cluster_text)
         ctx["trace_preview"] = preview(exp.trace_text)
     return ctx
+
+
+def same_variants(runs: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
+    """Notes for runs of one algorithm with other parameters ("Also run" variants) that gave exactly
+    the same metrics: the parameters changed no schedule there. ``runs``: (algorithm, label, metrics)."""
+    notes = []
+    for algorithm in dict.fromkeys(a for a, _, _ in runs):
+        mine = [(label, m) for a, label, m in runs if a == algorithm]
+        groups: dict[str, list[str]] = {}
+        for label, m in mine:
+            groups.setdefault(json.dumps(m, sort_keys=True), []).append(label)
+        for same in groups.values():
+            if len(same) > 1:
+                notes.append(f"{', '.join(same)} gave the same metrics: their parameters changed no schedule here.")
+    return notes
 
 
 def _pick(value: str | None, runs: Sequence[Run], default: int) -> Run:

@@ -13,7 +13,8 @@
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
-* ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue).
+* ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue);
+* ``MLSCHED_PUBLIC_URL``: the base URL share links are built on (default: the request's host).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -49,7 +51,15 @@ if not SECRET_KEY:
             "print(secrets.token_urlsafe(50))'), or set DJANGO_DEBUG=1 for a local development server"
         )
     SECRET_KEY = "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY"
-ALLOWED_HOSTS = ["localhost", "127.0.0.1", *env_list("DJANGO_ALLOWED_HOSTS")]
+# The address teammates open share links at (``make run HOST=0.0.0.0`` sets it to this machine's
+# address; behind a proxy, its public URL). Share links are built on it; its host is allowed.
+MLSCHED_PUBLIC_URL = os.environ.get("MLSCHED_PUBLIC_URL", "").strip()
+ALLOWED_HOSTS = [
+    "localhost",
+    "127.0.0.1",
+    *env_list("DJANGO_ALLOWED_HOSTS"),
+    *([urlsplit(MLSCHED_PUBLIC_URL).hostname or ""] if MLSCHED_PUBLIC_URL else []),
+]
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")  # e.g. https://lab.example.org behind a proxy
 
 # Served over HTTPS (DJANGO_HTTPS=1, the production setting; docs/security.md): secure cookies,
@@ -92,6 +102,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "webapp.middleware.ShareErrors",  # friendly 404/410 pages for share links that do not open
     # Content-Security-Policy and Cache-Control on pages (webapp/security.py).
     "webapp.security.HeadersMiddleware",
     # Last, as django-axes asks: answers a locked-out sign-in with 429.
@@ -142,6 +153,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "webapp.security.site_flags",
+                "webapp.context.plotly_js",
             ],
         },
     },
@@ -178,7 +190,7 @@ def static_cache_headers(headers: dict[str, str], path: str, url: str) -> None:
     """WhiteNoise hook: the vendored plotly.js (4.8 MB, changes only with the plotly pin) may be
     cached by browsers for a day, so that a returning user's page does not download and compile it
     again; the app's own CSS and JS keep WhiteNoise's short default."""
-    if url.endswith("/vendor/plotly.min.js"):
+    if url.endswith(("/vendor/plotly.min.js", "/vendor/plotly-cartesian.min.js")):
         headers["Cache-Control"] = "public, max-age=86400"
 
 
@@ -209,6 +221,7 @@ MLSCHED_WEB_PARSE_SECONDS = float(os.environ.get("MLSCHED_WEB_PARSE_SECONDS", "3
 
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
+MLSCHED_CHECK_STORE = "webapp.tracechecks.DjangoCheckStore"
 MLSCHED_RUN_TIME_LIMIT = int(os.environ.get("MLSCHED_RUN_TIME_LIMIT", "1800"))
 MLSCHED_STALE_GRACE = 120  # seconds past the time limit before a "running" run is declared lost
 # A running task beats every MLSCHED_HEARTBEAT seconds (and writes its progress then); a run whose

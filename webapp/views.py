@@ -17,14 +17,17 @@ from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import BadRequest
 from django.db import connection
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from webapp import datasets, services
+from scheduling.errors import InputError
+from webapp import datasets, preflight, services, tracechecks
 from webapp.forms import ExperimentForm
-from webapp.models import ApiToken, Experiment, Run
+from webapp.models import ApiToken, Experiment, Run, TraceCheck
 from webapp.quotas import QuotaExceeded
 
 # ---------------------------------------------------------------------------------------------
@@ -47,7 +50,7 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
             return render(request, "webapp/experiment_form.html", {"form": form}, status=429)
         datasets.remember_uploads(request.user, form)
         return redirect(exp)
-    return render(request, "webapp/experiment_form.html", {"form": form})
+    return render(request, "webapp/experiment_form.html", {"form": form, "preflight": preflight.reasons(request.user)})
 
 
 @require_POST
@@ -73,7 +76,11 @@ def _page(request: HttpRequest, exp: Experiment, base: str, shared: bool) -> Htt
     ctx = services.experiment_page(exp, request.GET.dict())
     ctx.update(base=base, shared=shared, can_edit=not shared and _can_edit(request, exp))
     if ctx["can_edit"]:
-        ctx["share_links"] = list(exp.share_links.filter(revoked__isnull=True))
+        live = exp.share_links.filter(revoked__isnull=True).filter(
+            Q(expires__isnull=True) | Q(expires__gt=timezone.now())
+        )
+        ctx["share_links"] = [(link, services.share_url(request, link.token)) for link in live]
+        ctx["share_expiry_days"] = services.SHARE_EXPIRY_DAYS
     response = render(request, "webapp/experiment_detail.html", ctx)
     if shared:
         response["X-Robots-Tag"] = "noindex, nofollow"
@@ -135,7 +142,8 @@ def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
         services.revoke(exp, _posted_id(request, "revoke"))
         messages.info(request, "The share link was revoked: it no longer opens.")
     else:
-        services.share(exp)
+        days = request.POST.get("expires_days", "")
+        services.share(exp, int(days) if days.isdigit() and int(days) in services.SHARE_EXPIRY_DAYS else None)
         messages.info(request, "Share link created: anyone with it can view this experiment (read-only).")
     return redirect(exp)
 
@@ -226,12 +234,18 @@ def run_result(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    form = datasets.DatasetForm(request.POST or None, request.FILES or None, user=request.user)
+    initial = {"kind": request.GET["kind"]} if request.GET.get("kind") in dict(datasets.KINDS) else None
+    form = datasets.DatasetForm(request.POST or None, request.FILES or None, user=request.user, initial=initial)
+    preview = None
     if request.method == "POST" and form.is_valid():
-        ds = form.save()
-        messages.info(request, f"Added {ds.name} to your datasets.")
-        return redirect(ds)
-    return render(request, "webapp/dataset_list.html", {"form": form, "datasets": datasets.mine(request.user)})
+        if request.POST.get("action") == "preview":
+            preview = form.preview()
+        else:
+            ds = form.save()
+            messages.info(request, f"Added {ds.name} to your datasets.")
+            return redirect(ds)
+    context = {"form": form, "datasets": datasets.mine(request.user), "preview": preview}
+    return render(request, "webapp/dataset_list.html", context)
 
 
 @require_GET
@@ -239,6 +253,26 @@ def dataset_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ds = services.get_dataset(pk, request.user)
     against = request.GET.get("cluster")
     return render(request, "webapp/dataset_detail.html", datasets.preview_page(ds, request.user, against))
+
+
+@require_GET
+def dataset_check_status(request: HttpRequest, pk: int, cluster_pk: int) -> JsonResponse:
+    """How far the background check of a trace against a cluster spec got (the page polls it)."""
+    ds = services.get_dataset(pk, request.user)
+    check = get_object_or_404(TraceCheck, trace=ds, cluster_id=cluster_pk)
+    return JsonResponse(tracechecks.status(check))
+
+
+@require_POST
+def dataset_rename(request: HttpRequest, pk: int) -> HttpResponse:
+    ds = services.get_dataset(pk, request.user)
+    try:
+        name = datasets.rename(ds, request.POST.get("name", ""))
+    except InputError as exc:
+        messages.error(request, exc.problem)
+    else:
+        messages.info(request, f"Renamed to {name}.")
+    return redirect(ds)
 
 
 @require_POST

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from celery import group
@@ -32,6 +33,7 @@ from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.model import Instance
 from scheduling.progress import Tracked
 from scheduling.validator import validate
+from workers import checks
 from workers.celery import app
 from workers.runs import RunStore, TransientStoreError, load_instance
 
@@ -190,6 +192,43 @@ def simulate_run(run_id: int) -> str:
         _retrying(lambda: store.fail(run_id, message))
         raise
     return "done"
+
+
+def check_store() -> checks.CheckStore:
+    store: checks.CheckStore = import_string(settings.MLSCHED_CHECK_STORE)()
+    return store
+
+
+@app.task(name="workers.check_trace", ignore_result=True)
+def check_trace(check_id: int) -> str:
+    """Load a trace against a cluster spec and store its summary (or the error naming the line)."""
+    store = check_store()
+    data = store.claim(check_id)
+    if data is None:
+        logger.warning("trace check %s is not queued (already taken, finished or deleted): skipped", check_id)
+        return "skipped"
+    try:
+        if data.raw is not None:  # a large raw upload: imported here, not in the web request
+            store.progress(check_id, 0.02, "importing the raw trace")
+            text = checks.import_raw(data)
+            store.imported(check_id, text)
+            data = replace(data, trace_text=text, raw=None)
+        summary = checks.check_trace(data, lambda p, phase: store.progress(check_id, p, phase))
+    except InputError as exc:
+        store.fail(check_id, str(exc), exc.line)
+        return "failed"
+    except BaseException as exc:
+        store.fail(check_id, f"internal error: {type(exc).__name__}: {exc}", None)
+        raise
+    store.finish(check_id, summary)
+    return "done"
+
+
+def send_check(check_id: int) -> None:
+    """Send one trace check to the workers. Raises kombu's OperationalError when the broker cannot
+    be reached or does not answer."""
+    with broker_connection() as connection:
+        check_trace.si(check_id).apply_async(producer=app.amqp.Producer(connection))
 
 
 def broker_connection() -> Connection:

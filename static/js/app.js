@@ -17,6 +17,44 @@
     form.querySelectorAll("input[name=" + name + "]").forEach(function (r) { r.addEventListener("change", show); });
     show();
   };
+  // Pre-flight: grey out the algorithms the chosen preset or library pair cannot run, with the
+  // reason (known from a stored trace check or a small instance of the preset; uploads: at submit).
+  const preflightData = document.getElementById("preflight-data");
+  if (form && preflightData) {
+    const pre = JSON.parse(preflightData.textContent);
+    const value = function (name) { const el = form.querySelector("[name=" + name + "]"); return el ? el.value : ""; };
+    const apply = function () {
+      const source = form.querySelector("input[name=source]:checked");
+      let reasons = {};
+      if (source && source.value === "preset") reasons = pre.presets[value("preset")] || {};
+      if (source && source.value === "library") reasons = pre.library[value("trace_dataset") + ":" + value("cluster_dataset")] || {};
+      let any = false;
+      form.querySelectorAll(".algorithm").forEach(function (box) {
+        const why = reasons[box.dataset.algorithm];
+        const checkbox = box.querySelector("input[name=algorithms]");
+        const note = box.querySelector("[data-unsupported-reason]");
+        box.classList.toggle("unsupported", Boolean(why));
+        if (checkbox) {
+          if (why && checkbox.checked) { checkbox.checked = false; checkbox.dispatchEvent(new Event("change")); }
+          checkbox.disabled = Boolean(why);
+        }
+        if (note) { note.hidden = !why; note.textContent = why || ""; }
+        any = any || Boolean(why);
+      });
+      document.getElementById("preflight-note").hidden = !any;
+      const pair = value("trace_dataset") + ":" + value("cluster_dataset");
+      const load = source && source.value === "library" ? (pre.loads || {})[pair] : null;
+      const loadNote = document.getElementById("preflight-load");
+      loadNote.hidden = !load;
+      loadNote.className = load && load.warning ? "warning" : "meta";
+      loadNote.textContent = load ? "Offered load " + load.load.toFixed(3) + " (GPU-time asked / GPU-time offered over the trace's span). " + load.warning : "";
+    };
+    form.querySelectorAll("input[name=source], [name=preset], [name=trace_dataset], [name=cluster_dataset]").forEach(function (el) {
+      el.addEventListener("change", apply);
+    });
+    apply();
+  }
+
   if (form) {
     radioSections("source", "fieldset.source", "source");
     radioSections("mode", "fieldset.mode", "mode");
@@ -32,6 +70,29 @@
       checkbox.addEventListener("change", toggle);
       toggle();
     });
+  }
+
+  // Dataset page: poll a trace's background check, move its bar, reload when it has ended.
+  const check = document.getElementById("trace-check");
+  if (check) {
+    const pollCheck = function () {
+      fetch(check.dataset.statusUrl, { headers: { Accept: "application/json" }, cache: "no-store" })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          return response.json();
+        })
+        .then(function (status) {
+          if (status.status === "done" || status.status === "failed") {
+            window.location.reload();
+            return;
+          }
+          check.querySelector("[data-progress]").value = status.progress;
+          check.querySelector("[data-phase]").textContent = status.phase || "waiting for a worker";
+          window.setTimeout(pollCheck, 1000);
+        })
+        .catch(function () { window.setTimeout(pollCheck, 3000); });
+    };
+    window.setTimeout(pollCheck, 500);
   }
 
   // Experiment page: poll the status endpoint until every run has finished, then reload. A run that
@@ -54,6 +115,8 @@
             badge.className = "badge " + run.status;
             const bar = row.querySelector("[data-progress]");
             if (bar) bar.value = run.progress;
+            const place = row.querySelector("[data-queue]");
+            if (place) place.textContent = run.queue_position ? "#" + run.queue_position + " in the queue" : "";
             const cancel = row.querySelector("form[data-cancel]");
             if (cancel && FINISHED.indexOf(run.status) >= 0) cancel.remove();
             const links = row.querySelector("[data-links]");
@@ -171,6 +234,7 @@
     const resourceSel = document.getElementById("price-resource");
     const label = document.getElementById("price-decision-label");
     const target = document.getElementById("price-matrix");
+    const logBox = document.getElementById("price-log");
     // Each server's price before any decision: initial, or its pool's in initial_by_pool (OASiS).
     const byPool = prices.initial_by_pool || {};
     const start = prices.servers.map(function (_, h) {
@@ -208,10 +272,16 @@
       const d = prices.decisions[k] || {};
       label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " " + (prices.declined || "rejected"));
       const x = []; for (let s = 0; s < prices.slots; s++) x.push(prices.slot0 + s);
-      // YlOrRd reversed: price 0 pale, the highest dark red.
-      window.Plotly.react(target, [{ type: "heatmap", z: z, x: x, y: serverNames, colorscale: "YlOrRd",
-        reversescale: true, zmin: 0, zmax: top[r], colorbar: { title: { text: priceName } },
-        hovertemplate: "%{y}, slot %{x}: %{z}<extra></extra>" }],
+      // YlOrRd reversed: price 0 pale, the highest dark red. On the log scale (prices that grow
+      // exponentially with use, as Zhou's do, look binary on a linear one) colours follow log10 of
+      // the price from a thousandth of the highest; 0 stays pale.
+      const log = logBox && logBox.checked;
+      const floor = top[r] / 1000;
+      const shown = log ? z.map(function (row) { return row.map(function (p) { return Math.log10(Math.max(p, floor)); }); }) : z;
+      window.Plotly.react(target, [{ type: "heatmap", z: shown, customdata: z, x: x, y: serverNames, colorscale: "YlOrRd",
+        reversescale: true, zmin: log ? Math.log10(floor) : 0, zmax: log ? Math.log10(top[r]) : top[r],
+        colorbar: { title: { text: log ? "log10 " + priceName : priceName } },
+        hovertemplate: "%{y}, slot %{x}: %{customdata}<extra></extra>" }],
         { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 20, r: 20, t: 20, b: 40 },
           xaxis: { title: { text: "slot" } }, yaxis: { title: { text: "server" }, autorange: "reversed", automargin: true } }, config).then(function () {
         target.dataset.decision = String(k);
@@ -219,10 +289,12 @@
       const url = new URL(window.location.href);
       url.searchParams.set("decision", k);
       url.searchParams.set("resource", prices.resources[r]);
+      if (log) url.searchParams.set("log", "1"); else url.searchParams.delete("log");
       window.history.replaceState(null, "", url);
     };
     slider.addEventListener("input", draw);
     resourceSel.addEventListener("change", draw);
+    if (logBox) logBox.addEventListener("change", draw);
     draw();
   }
 })();

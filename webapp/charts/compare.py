@@ -7,8 +7,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from scheduling import results
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
+from webapp.charts import downsample
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, SCALE_BUTTONS, _small, legend_height, slot_axis
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
@@ -33,21 +36,23 @@ def log_axis(title: str, values: Sequence[float]) -> dict[str, Any]:
 
 def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """One figure per resource: share of finite capacity in use over time, a line per run."""
-    timelines = [(label, results.utilization_timeline(doc)) for label, doc in runs]
+    timelines = [(label, _utilization_series(doc)) for label, doc in runs]
     resources = sorted({r for _, series in timelines for r in series})
     figures = []
     for resource in resources:
         data = []
+        binned = 1.0
         for i, (label, series) in enumerate(timelines):
-            points = series.get(resource, [])
+            xs, ys, width = series.get(resource, ([], [], 1.0))
+            binned = max(binned, width)
             data.append(
                 {
                     "type": "scatter",
                     "mode": "lines",
                     "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
                     "name": label,
-                    "x": [t for t, _ in points],
-                    "y": [round(share * 100, 3) for _, share in points],
+                    "x": xs,
+                    "y": [round(share * 100, 3) for share in ys],
                     "hovertemplate": "%{x}: %{y:.1f}%<extra>" + label + "</extra>",
                 }
             )
@@ -56,9 +61,9 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                 "data": data,
                 "layout": {
                     "title": {"text": f"{resource} utilisation", "font": {"size": 14}},
-                    "xaxis": {"title": {"text": "slot"}},
+                    "xaxis": {"title": {"text": slot_axis(binned_title(binned), _slot_seconds(runs))}},
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
-                    "height": 280,
+                    "height": legend_height(len(runs), 280),
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
                     "legend": LEGEND_RIGHT,
                 },
@@ -67,22 +72,38 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
     return figures
 
 
+def _slot_seconds(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> float | None:
+    return next((doc.get("slot_seconds") for _, doc in runs if doc.get("slot_seconds")), None)
+
+
+def binned_title(width: float) -> str:
+    return "slot" if width == 1 else f"slot, mean over bins of {width:g}"
+
+
+def _utilization_series(doc: Mapping[str, Any]) -> dict[str, tuple[list[float], list[float], float]]:
+    """Per resource (bin starts, utilisation, bin width): from a chart index (``_utilization``, see
+    webapp/chartindex.py) or derived from the result's placements."""
+    if "_utilization" in doc:
+        return {r: (s["x"], s["y"], s["width"]) for r, s in doc["_utilization"].items()}
+    return {r: downsample.step_means(points) for r, points in results.utilization_timeline(doc).items()}
+
+
 def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """Cumulative distribution of completed jobs' JCT (slots), a line per run."""
     data = []
     every: list[int] = []
     for i, (label, doc) in enumerate(runs):
-        jcts = sorted(j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None)
-        every += jcts
-        n = len(jcts)
+        jcts = [j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None]
+        xs, shares = downsample.cdf(jcts)
+        every += xs
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines",
                 "line": {"shape": "hv", "color": PALETTE[i % len(PALETTE)], "width": 1.5},
                 "name": label,
-                "x": jcts,
-                "y": [round((k + 1) / n, 6) for k in range(n)],
+                "x": xs,
+                "y": shares,
                 "hovertemplate": "JCT %{x}: %{y:.0%}<extra>" + label + "</extra>",
             }
         )
@@ -90,9 +111,9 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "data": data,
         "layout": {
             "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
-            "xaxis": log_axis("JCT (slots)", every),
+            "xaxis": log_axis(slot_axis("JCT (slots)", _slot_seconds(runs)), every),
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
-            "height": 320,
+            "height": legend_height(len(runs), 320),
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
             "legend": LEGEND_RIGHT,
         },
@@ -138,30 +159,39 @@ def jcts(doc: Mapping[str, Any]) -> dict[str, int]:
 
 
 def jct_box(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    data = [
-        {
-            "type": "box",
-            "name": label,
-            "y": list(jcts(doc).values()),
-            "marker": {"color": PALETTE[i % len(PALETTE)]},
-            "boxpoints": False,
-        }
-        for i, (label, doc) in enumerate(runs)
-    ]
-    every = [y for trace in data for y in trace["y"]]
+    """A box per run; beyond ``downsample.MAX_BOX_POINTS`` jobs the box's statistics are sent, not the
+    values (the same box, a few numbers instead of every JCT)."""
+    data = []
+    every: list[float] = []
+    for i, (label, doc) in enumerate(runs):
+        values = list(jcts(doc).values())
+        trace: dict[str, Any] = {"type": "box", "name": label, "marker": {"color": PALETTE[i % len(PALETTE)]},
+                                 "boxpoints": False}  # fmt: skip
+        if len(values) > downsample.MAX_BOX_POINTS:
+            stats = downsample.box_stats(values)
+            trace.update({k: [v] for k, v in stats.items()}, x=[label])
+            every += [stats["lowerfence"], stats["upperfence"], min(values), max(values)]
+        else:
+            trace["y"] = values
+            every += values
+        data.append(trace)
     return _small("JCT per completed job (box)", data, yaxis=log_axis("JCT (slots)", every), xaxis={"automargin": True})
 
 
 def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Per-job JCT of run ``a`` (x) against run ``b`` (y), jobs completed by both; the diagonal drawn."""
     ja, jb = jcts(a[1]), jcts(b[1])
-    common = sorted(set(ja) & set(jb))
+    every = sorted(set(ja) & set(jb))
+    common = [every[k] for k in downsample.sample(len(every))]  # evenly in job-id order
     xs, ys = [ja[j] for j in common], [jb[j] for j in common]
     top = max([*xs, *ys, 1])
+    shown = f"{len(every):,} jobs completed by both"
+    if len(common) < len(every):
+        shown = f"{len(common):,} of the {len(every):,} jobs completed by both; all in the CSV export"
     return {
         "data": [
             {
-                "type": "scattergl" if len(common) > 2000 else "scatter",
+                "type": "scatter",  # at most downsample.MAX_MARKERS: SVG copes, and the partial bundle has no WebGL
                 "mode": "markers",
                 "x": xs,
                 "y": ys,
@@ -180,14 +210,15 @@ def jct_scatter(a: tuple[str, Mapping[str, Any]], b: tuple[str, Mapping[str, Any
         ],
         "layout": {
             "title": {
-                "text": f"JCT per job: {a[0]} vs {b[0]} ({len(common):,} jobs completed by both)",
+                "text": f"JCT per job: {a[0]} vs {b[0]} ({shown})",
                 "font": {"size": 14},
             },
             "xaxis": {"title": {"text": f"{a[0]} JCT (slots)"}},
             "yaxis": {"title": {"text": f"{b[0]} JCT (slots)"}},
-            "height": 420,
+            "height": 440,
             "showlegend": False,
-            "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+            "updatemenus": SCALE_BUTTONS,
+            "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
         },
     }
 
@@ -202,22 +233,26 @@ def timeliness(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] 
         utilities = [j["utility"] for j in doc["jobs"]]
         if not any(utilities):
             continue
-        data.append(
-            {
-                "type": "histogram",
-                "name": label,
-                "x": utilities,
-                "opacity": 0.6,
-                "marker": {"color": PALETTE[i % len(PALETTE)]},
-                "histnorm": "percent",
-            }
-        )
+        trace: dict[str, Any] = {"name": label, "opacity": 0.6, "marker": {"color": PALETTE[i % len(PALETTE)]}}
+        if len(utilities) > downsample.MAX_BOX_POINTS:  # counted here: 40 bars, not every job's value
+            counts, edges = np.histogram(utilities, bins=40)
+            width = float(edges[1] - edges[0])
+            trace.update(
+                type="bar",
+                x=[float(e) + width / 2 for e in edges[:-1]],
+                y=[round(100 * c / len(utilities), 4) for c in counts],
+                width=width,
+            )
+        else:
+            trace.update(type="histogram", x=utilities, histnorm="percent")
+        data.append(trace)
     if not data:
         return None
     fig = _small("Completion timeliness: utility earned per job", data, barmode="overlay")
     fig["layout"].update(
         showlegend=True,
         legend=LEGEND_RIGHT,
+        height=legend_height(len(data), 300),
         xaxis={"title": {"text": "utility"}},
         yaxis={"title": {"text": "% of jobs"}},
     )

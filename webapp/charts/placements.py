@@ -4,8 +4,9 @@ heat map (busy GPUs, or placed instances, per server and time bin); also drawn f
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,14 @@ def job_colour(job_id: str) -> str:
     return JOB_PALETTE[h % len(JOB_PALETTE)]
 
 
+def job_matcher(pattern: str) -> Callable[[str], bool]:
+    """The Gantt's Job filter: a whole job id, or a pattern with ``*`` and ``?`` (fnmatch). An id is
+    never matched by a part of it: "philly-1" is that job, not philly-10, philly-100, ..."""
+    if any(c in pattern for c in "*?["):
+        return lambda name: fnmatch.fnmatchcase(name, pattern)
+    return lambda name: name == pattern
+
+
 def filter_placements(
     placements: Sequence[Mapping[str, Any]],
     job: str = "",
@@ -44,11 +53,12 @@ def filter_placements(
     t0: float | None = None,
     t1: float | None = None,
 ) -> list[Mapping[str, Any]]:
-    """Placements of jobs whose id contains ``job``, on servers whose id contains ``server``, that
-    overlap the window [t0, t1) (bars are clipped to the window by the axis range, not cut)."""
+    """Placements of the jobs ``job`` names (``job_matcher``), on servers whose id contains ``server``,
+    that overlap the window [t0, t1) (bars are clipped to the window by the axis range, not cut)."""
     out = []
+    wanted = job_matcher(job)
     for p in placements:
-        if job and job not in p["job_id"]:
+        if job and not wanted(p["job_id"]):
             continue
         if server and server not in p["server"]:
             continue
@@ -283,7 +293,8 @@ def gantt_from_index(
     A, B = np.asarray(p["start"], dtype=float), np.asarray(p["end"], dtype=float)
     mask = np.ones(len(J), dtype=bool)
     if job:
-        mask &= np.array([job in name for name in names], dtype=bool)[J]
+        wanted = job_matcher(job)
+        mask &= np.array([wanted(name) for name in names], dtype=bool)[J]
     if server:
         mask &= np.array([server in sid for sid in servers], dtype=bool)[S]
     if t0 is not None:

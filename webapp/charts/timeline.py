@@ -7,7 +7,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small
+from webapp.charts import downsample
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height, slot_axis
 
 
 def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
@@ -28,9 +29,9 @@ def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
     return sorted(out, key=lambda s: (s[2], s[0]))
 
 
-def _steps(times: Sequence[int]) -> tuple[list[int], list[int]]:
-    xs = sorted(times)
-    return xs, list(range(1, len(xs) + 1))
+def _steps(times: Sequence[int]) -> tuple[list[float], list[int]]:
+    """Cumulative count over time: exact points, at most ``downsample.MAX_POINTS`` of them."""
+    return downsample.cumulative(times)
 
 
 def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
@@ -63,7 +64,8 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "y": ys,
             }
         )
-        xs, ys = _steps([s[2] for s in suspensions(doc)])
+        starts = doc["_suspension_starts"] if "_suspension_starts" in doc else [s[2] for s in suspensions(doc)]
+        xs, ys = _steps(starts)
         suspended.append(
             {
                 "type": "scatter",
@@ -74,7 +76,9 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "y": ys,
             }
         )
-    common = {"xaxis": {"title": {"text": "slot"}}, "showlegend": True, "legend": LEGEND_RIGHT}
+    slot = next((doc.get("slot_seconds") for _, doc in runs if doc.get("slot_seconds")), None)
+    common = {"xaxis": {"title": {"text": slot_axis("slot", slot)}}, "showlegend": True, "legend": LEGEND_RIGHT,
+              "height": legend_height(len(runs), 300)}  # fmt: skip
     return [
         _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common),
         _small("Suspensions (a started job left without resources), cumulative", suspended, **common),

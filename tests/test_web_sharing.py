@@ -1,0 +1,103 @@
+"""Share links that reach teammates: built on the public URL, friendly pages for unknown (404),
+revoked and expired (410) links in every mode, optional expiry."""
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from webapp.models import Experiment, ShareLink
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
+
+
+@pytest.fixture
+def exp(user, tiny_cluster, tiny_trace):
+    return Experiment.objects.create(name="x", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
+                                     trace_text=tiny_trace, owner=user)  # fmt: skip
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_an_unknown_link_gets_a_friendly_404_page_even_in_debug(settings, debug, exp):
+    settings.DEBUG = debug
+    response = Client().get(reverse("shared", args=["no-such-token-at-all-here"]))
+    page = response.content.decode()
+    assert response.status_code == 404 and 'data-reason="unknown"' in page
+    assert "URLconf" not in page and "Share link not found" in page
+
+
+def test_a_revoked_link_gets_a_410_page_saying_so(auth_client, settings, exp):
+    settings.DEBUG = True
+    link = ShareLink.objects.create(experiment=exp)
+    auth_client.post(reverse("experiment-share", args=[exp.pk]), {"revoke": link.pk})
+    response = Client().get(reverse("shared", args=[link.token]))
+    assert response.status_code == 410 and "Share link revoked" in response.content.decode()
+    assert Client().get(reverse("shared-status", args=[link.token])).json()["reason"] == "revoked"
+
+
+def test_a_link_created_to_expire_stops_opening_after_its_expiry(auth_client, exp):
+    auth_client.post(reverse("experiment-share", args=[exp.pk]), {"expires_days": "7"})
+    link = ShareLink.objects.get()
+    assert timedelta(days=6.9) < link.expires - timezone.now() <= timedelta(days=7)
+    assert Client().get(reverse("shared", args=[link.token])).status_code == 200
+    ShareLink.objects.filter(pk=link.pk).update(expires=timezone.now() - timedelta(seconds=1))
+    response = Client().get(reverse("shared", args=[link.token]))
+    assert response.status_code == 410 and "expired" in response.content.decode()
+    assert link.token not in auth_client.get(exp.get_absolute_url()).content.decode()  # no longer listed
+
+
+def test_share_links_are_built_on_the_public_url_when_one_is_set(auth_client, settings, exp):
+    link = ShareLink.objects.create(experiment=exp)
+    page = auth_client.get(exp.get_absolute_url()).content.decode()
+    assert f'value="http://testserver/s/{link.token}/"' in page
+    settings.MLSCHED_PUBLIC_URL = "http://lab-box.example:8000/"
+    page = auth_client.get(exp.get_absolute_url()).content.decode()
+    assert f'value="http://lab-box.example:8000/s/{link.token}/"' in page
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def test_serving_on_the_network_allows_this_machines_addresses_and_builds_links_on_one(tmp_path):
+    import subprocess
+
+    script = '. bin/network-env; echo "$DJANGO_ALLOWED_HOSTS"; echo "$MLSCHED_PUBLIC_URL"'
+    env = {"PATH": "/usr/bin:/bin", "HOST": "0.0.0.0", "PORT": "8123"}
+    hosts, url = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                                check=True).stdout.splitlines()  # fmt: skip
+    names = hosts.split(",")
+    assert url.startswith("http://") and url.endswith(":8123")
+    assert url.removeprefix("http://").rsplit(":", 1)[0] in names
+    same = subprocess.run(["bash", "-c", script], cwd=ROOT, env={**env, "HOST": "127.0.0.1"}, capture_output=True,
+                          text=True, check=True).stdout.splitlines()  # fmt: skip
+    assert same == ["", ""]  # local only: nothing changes
+
+
+def test_the_public_urls_host_is_an_allowed_host():
+    import subprocess
+    import sys
+
+    code = "import django.conf as c, os; os.environ['DJANGO_SETTINGS_MODULE']='webapp.settings'; " \
+           "from django.conf import settings; print(','.join(settings.ALLOWED_HOSTS))"  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "MLSCHED_PUBLIC_URL": "https://lab.example.org/dash"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert "lab.example.org" in out.stdout.strip().split(",")
+
+
+def test_a_queued_run_shows_its_place_in_the_line_of_every_queued_run(auth_client, user, exp):
+    from webapp.models import Run
+
+    other = Experiment.objects.create(name="earlier", source="upload", cluster_text=exp.cluster_text,
+                                      trace_name="t.csv", trace_text=exp.trace_text, owner=user)  # fmt: skip
+    Run.objects.create(experiment=other, algorithm="fifo")  # queued before ours
+    Run.objects.create(experiment=other, algorithm="drf", status="running")
+    mine = [Run.objects.create(experiment=exp, algorithm=a) for a in ("fifo", "srtf")]
+    status = auth_client.get(reverse("experiment-status", args=[exp.pk])).json()
+    assert [r["queue_position"] for r in status["runs"]] == [2, 3]
+    page = auth_client.get(exp.get_absolute_url()).content.decode()
+    assert "#2 in the queue" in page and "#3 in the queue" in page
+    Run.objects.filter(pk=mine[0].pk).update(status="running")
+    assert [r["queue_position"] for r in auth_client.get(reverse("experiment-status", args=[exp.pk])).json()["runs"]] \
+        == [None, 2]  # fmt: skip

@@ -1,0 +1,127 @@
+"""Trace checks on the web side: the Django ``CheckStore`` the task records through, and the
+helpers the views and forms use to start a check or read its stored outcome."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+from kombu.exceptions import OperationalError
+
+from webapp.models import Dataset, TraceCheck
+from workers import tasks
+from workers.checks import CheckInput
+
+logger = logging.getLogger(__name__)
+
+ERROR_CHARS = 4000
+
+
+class DjangoCheckStore:
+    """Every state change is one conditional UPDATE: a redelivered task does not check twice."""
+
+    def claim(self, check_id: int) -> CheckInput | None:
+        if not TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.QUEUED).update(
+            status=TraceCheck.Status.RUNNING, progress=0.0, phase="starting"
+        ):
+            return None
+        check = TraceCheck.objects.select_related("trace", "cluster").get(pk=check_id)
+        raw = None
+        if check.raw:
+            with default_storage.open(check.raw, "rb") as f:
+                raw = f.read()
+        return CheckInput(
+            check.cluster.name,
+            check.cluster.text,
+            check.trace.name,
+            check.trace.text,
+            raw=raw,
+            raw_name=check.import_options.get("file", check.trace.name),
+            import_options={k: v for k, v in check.import_options.items() if k != "file"},
+        )
+
+    def imported(self, check_id: int, text: str) -> None:
+        check = TraceCheck.objects.get(pk=check_id)
+        Dataset.objects.filter(pk=check.trace_id).update(text=text, size=len(text.encode("utf-8")))
+        if check.raw and default_storage.exists(check.raw):
+            default_storage.delete(check.raw)
+        TraceCheck.objects.filter(pk=check_id).update(raw="")
+
+    def progress(self, check_id: int, progress: float, phase: str) -> None:
+        TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.RUNNING).update(
+            progress=progress, phase=phase[:100]
+        )
+
+    def finish(self, check_id: int, summary: dict[str, Any]) -> None:
+        TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.RUNNING).update(
+            status=TraceCheck.Status.DONE, progress=1.0, phase="", summary=summary
+        )
+
+    def fail(self, check_id: int, error: str, line: int | None) -> None:
+        TraceCheck.objects.filter(pk=check_id).update(
+            status=TraceCheck.Status.FAILED, phase="", error=error[:ERROR_CHARS], error_line=line
+        )
+
+
+def send(check_id: int) -> None:
+    """Send the check's task after the current transaction commits; a broker that cannot be
+    reached leaves it queued (the dataset page sends it again)."""
+
+    def later() -> None:
+        try:
+            tasks.send_check(check_id)
+        except OperationalError as exc:
+            logger.warning("broker unreachable, trace check %s waits: %s", check_id, exc)
+
+    transaction.on_commit(later)
+
+
+def start(trace: Dataset, cluster: Dataset) -> TraceCheck:
+    """The check of ``trace`` against ``cluster``: the stored one, or a new one sent to the workers
+    (a queued one is sent again: the task skips a check that is no longer queued)."""
+    check, _ = TraceCheck.objects.get_or_create(trace=trace, cluster=cluster)
+    if check.status == TraceCheck.Status.QUEUED:
+        send(check.pk)
+    return check
+
+
+def start_import(trace: Dataset, cluster: Dataset, raw: bytes, raw_name: str, options: dict[str, Any]) -> TraceCheck:
+    """A check that first imports ``raw`` into ``trace`` (created with an empty text), then validates it."""
+    path = default_storage.save(f"dataset-imports/{trace.pk}.raw", ContentFile(raw))
+    check = TraceCheck.objects.create(
+        trace=trace, cluster=cluster, raw=path, import_options={**options, "file": raw_name}
+    )
+    send(check.pk)
+    return check
+
+
+def stored(trace: Dataset, cluster: Dataset) -> TraceCheck | None:
+    """The finished (done or failed) check of the pair, or None."""
+    return (
+        TraceCheck.objects.filter(trace=trace, cluster=cluster)
+        .filter(status__in=(TraceCheck.Status.DONE, TraceCheck.Status.FAILED))
+        .first()
+    )
+
+
+def record(trace: Dataset, cluster: Dataset, summary: dict[str, Any]) -> TraceCheck:
+    """Store the outcome of a check done in the request itself (a small trace, already loaded)."""
+    check, _ = TraceCheck.objects.update_or_create(
+        trace=trace,
+        cluster=cluster,
+        defaults={"status": TraceCheck.Status.DONE, "progress": 1.0, "phase": "", "summary": summary, "error": ""},
+    )
+    return check
+
+
+def status(check: TraceCheck) -> dict[str, Any]:
+    """The JSON the dataset page polls."""
+    return {
+        "status": check.status,
+        "progress": round(check.progress, 3),
+        "phase": check.phase,
+        "error": check.error,
+    }
