@@ -28,6 +28,19 @@ def test_an_unknown_link_gets_a_friendly_404_page_even_in_debug(settings, debug,
     assert "URLconf" not in page and "Share link not found" in page
 
 
+@pytest.mark.parametrize("tail", ["extra", "x", "runs/1/nothing.csv"])
+def test_a_link_with_a_trailing_part_or_no_token_gets_the_share_404_page_in_debug(settings, exp, tail):
+    settings.DEBUG = True
+    token = ShareLink.objects.create(experiment=exp).token
+    for url in (f"/s/{token}/{tail}", "/s/", f"/s/{token}{tail}/more"):
+        response = Client().get(url)
+        page = response.content.decode()
+        assert response.status_code == 404 and 'data-reason="unknown"' in page, url
+        assert "URLconf" not in page and "shared-status" not in page, url
+    # Text no column stores is still refused first, with a 400 (webapp/security.py).
+    assert Client().get(f"/s/{token}/%00").status_code == 400
+
+
 def test_a_revoked_link_gets_a_410_page_saying_so(auth_client, settings, exp):
     settings.DEBUG = True
     link = ShareLink.objects.create(experiment=exp)

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from webapp import api, repetition_views, reproduction_views, views
@@ -51,6 +51,7 @@ urlpatterns = [
     path("experiments/<int:pk>/share/", views.experiment_share, name="experiment-share"),
     path("experiments/<int:pk>/delete/", views.experiment_delete, name="experiment-delete"),
     *experiment_routes("s/<str:token>/", views.shared_detail, views.shared_status, "shared"),
+    re_path(r"^s/(?P<rest>.*)$", views.shared_unmatched),  # after the share routes: every other /s/ URL
     path("runs/<int:pk>/result.json", views.run_result, name="run-result"),
     path("reproductions/", reproduction_views.reproduction_list, name="reproductions"),
     path("reproductions/<str:name>/start/", reproduction_views.reproduction_start, name="reproduction-start"),

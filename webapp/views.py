@@ -175,6 +175,13 @@ def shared_status(request: HttpRequest, token: str) -> JsonResponse:
     return response
 
 
+@login_not_required
+def shared_unmatched(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any other address under ``/s/`` (``/s/``, a link pasted with a trailing character): the
+    share 404 page, so that DEBUG's 404 page, which lists the URL patterns, never shows."""
+    raise services.ShareUnavailable(404, "unknown")
+
+
 # Exports: the same four views behind both prefixes.
 
 
