@@ -73,19 +73,49 @@ def test_share_links_are_built_on_the_public_url_when_one_is_set(auth_client, se
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 
 
-def test_serving_on_the_network_allows_this_machines_addresses_and_builds_links_on_one(tmp_path):
+def network_env(env, tmp_path, addresses="192.0.2.7 fd00::7"):
+    """bin/network-env's DJANGO_ALLOWED_HOSTS and MLSCHED_NETWORK_URL, on a machine named lab-box
+    with ``addresses`` (a fake ``hostname`` first on PATH)."""
     import subprocess
 
-    script = '. bin/network-env; echo "$DJANGO_ALLOWED_HOSTS"; echo "$MLSCHED_PUBLIC_URL"'
-    env = {"PATH": "/usr/bin:/bin", "HOST": "0.0.0.0", "PORT": "8123"}
-    hosts, url = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
-                                check=True).stdout.splitlines()  # fmt: skip
-    names = hosts.split(",")
-    assert url.startswith("http://") and url.endswith(":8123")
-    assert url.removeprefix("http://").rsplit(":", 1)[0] in names
-    same = subprocess.run(["bash", "-c", script], cwd=ROOT, env={**env, "HOST": "127.0.0.1"}, capture_output=True,
-                          text=True, check=True).stdout.splitlines()  # fmt: skip
-    assert same == ["", ""]  # local only: nothing changes
+    fake = tmp_path / "hostname"
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = -I ]; then echo "{addresses} "; else echo lab-box; fi\n')
+    fake.chmod(0o755)
+    script = '. bin/network-env; echo "$DJANGO_ALLOWED_HOSTS"; echo "$MLSCHED_NETWORK_URL"; echo "$MLSCHED_PUBLIC_URL"'
+    out = subprocess.run(["bash", "-c", script], cwd=ROOT, env={"PATH": f"{tmp_path}:/usr/bin:/bin", **env},
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return out.split("\n")[:3]
+
+
+def test_serving_on_the_network_allows_this_machines_addresses_and_sets_the_network_url(tmp_path):
+    hosts, url, public = network_env({"HOST": "0.0.0.0", "PORT": "8123"}, tmp_path)
+    assert hosts.split(",") == ["lab-box", "192.0.2.7", "[fd00::7]"] and url == "http://192.0.2.7:8123"
+    assert public == ""  # never set: links made from a request to a host name keep that name
+    assert network_env({"HOST": "127.0.0.1"}, tmp_path) == ["", "", ""]  # local only: nothing changes
+
+
+def test_an_ipv6_first_address_is_written_in_brackets(tmp_path):
+    hosts, url, _ = network_env({"HOST": "0.0.0.0", "PORT": "8000"}, tmp_path, "fd00::9 192.0.2.9")
+    assert url == "http://[fd00::9]:8000" and "[fd00::9]" in hosts.split(",")
+    hosts, url, _ = network_env({"HOST": "fd00::1", "PORT": "8000"}, tmp_path)
+    assert url == "http://[fd00::1]:8000" and "[fd00::1]" in hosts.split(",")
+
+
+def test_a_link_keeps_the_requests_host_and_only_a_loopback_request_gets_the_network_url(settings, user, exp):
+    settings.MLSCHED_NETWORK_URL = "http://192.0.2.7:8000"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "myhost", "[::1]"]
+    link = ShareLink.objects.create(experiment=exp)
+    client = Client()
+    client.force_login(user)
+    cases = [("myhost:8000", "http://myhost:8000")] + [
+        (local, "http://192.0.2.7:8000") for local in ("127.0.0.1:8000", "localhost:8000", "[::1]:8000")
+    ]
+    for host, expected in cases:
+        page = client.get(exp.get_absolute_url(), HTTP_HOST=host).content.decode()
+        assert f'value="{expected}/s/{link.token}/"' in page, host
+    settings.MLSCHED_PUBLIC_URL = "https://lab.example.org"  # a proxy's public URL wins everywhere
+    page = client.get(exp.get_absolute_url(), HTTP_HOST="myhost:8000").content.decode()
+    assert f'value="https://lab.example.org/s/{link.token}/"' in page
 
 
 def test_the_public_urls_host_is_an_allowed_host():
@@ -94,7 +124,7 @@ def test_the_public_urls_host_is_an_allowed_host():
 
     code = "import django.conf as c, os; os.environ['DJANGO_SETTINGS_MODULE']='webapp.settings'; " \
            "from django.conf import settings; print(','.join(settings.ALLOWED_HOSTS))"  # fmt: skip
-    env = {"PATH": "/usr/bin:/bin", "MLSCHED_PUBLIC_URL": "https://lab.example.org/dash"}
+    env = {"PATH": "/usr/bin:/bin", "MLSCHED_PUBLIC_URL": "https://lab.example.org/dash", "DJANGO_DEBUG": "1"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert "lab.example.org" in out.stdout.strip().split(",")
 

@@ -26,6 +26,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.http.request import split_domain_port
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
@@ -373,11 +374,20 @@ def share(exp: Experiment, days: int | None = None) -> ShareLink:
     return link
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
 def share_url(request: Any, token: str) -> str:
-    """The full URL of a share link: under ``MLSCHED_PUBLIC_URL`` when set (the address teammates
-    reach, e.g. behind a proxy or from another machine), else the host this request came to."""
+    """The full URL of a share link: under ``MLSCHED_PUBLIC_URL`` when set (a proxy's public
+    URL); else on the host this request came to (a teammate reaches the same name), unless that is
+    127.0.0.1/localhost, which only this machine reaches: then under ``MLSCHED_NETWORK_URL`` (this
+    machine's address when served on the network) when set."""
     path = reverse("shared", args=[token])
     base = settings.MLSCHED_PUBLIC_URL
+    if not base and settings.MLSCHED_NETWORK_URL:
+        host, _ = split_domain_port(request.get_host())
+        if host in LOOPBACK_HOSTS:
+            base = settings.MLSCHED_NETWORK_URL
     return base.rstrip("/") + path if base else str(request.build_absolute_uri(path))
 
 

@@ -14,7 +14,9 @@
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue);
-* ``MLSCHED_PUBLIC_URL``: the base URL share links are built on (default: the request's host).
+* ``MLSCHED_PUBLIC_URL``: the base URL share links are built on (default: the request's host);
+  ``MLSCHED_NETWORK_URL``: the base for links made from a request to 127.0.0.1/localhost (set by
+  ``bin/network-env`` for ``make run HOST=0.0.0.0``).
 """
 
 from __future__ import annotations
@@ -51,9 +53,12 @@ if not SECRET_KEY:
             "print(secrets.token_urlsafe(50))'), or set DJANGO_DEBUG=1 for a local development server"
         )
     SECRET_KEY = "dev-only-insecure-secret-key-set-DJANGO_SECRET_KEY"
-# The address teammates open share links at (``make run HOST=0.0.0.0`` sets it to this machine's
-# address; behind a proxy, its public URL). Share links are built on it; its host is allowed.
+# The address teammates open share links at behind a proxy (its public URL): every share link is
+# built on it, and its host is allowed. Unset, links keep the host the request came to, except
+# that a request to 127.0.0.1/localhost gets links on MLSCHED_NETWORK_URL when set (``make run
+# HOST=0.0.0.0`` sets it to this machine's first address: bin/network-env).
 MLSCHED_PUBLIC_URL = os.environ.get("MLSCHED_PUBLIC_URL", "").strip()
+MLSCHED_NETWORK_URL = os.environ.get("MLSCHED_NETWORK_URL", "").strip()
 ALLOWED_HOSTS = [
     "localhost",
     "127.0.0.1",
