@@ -1,5 +1,6 @@
 """The simulation task: over a real Redis broker and worker, against PostgreSQL, and its failure paths."""
 
+import contextlib
 import json
 import os
 import signal
@@ -272,6 +273,21 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("workers", ["abc", "0", "00", "-1", "2x", " "])
+def test_run_local_refuses_a_workers_value_that_starts_no_worker_before_starting_anything(tmp_path, workers):
+    env = django_env(PORT=str(free_port()), MLSCHED_VAR_DIR=str(tmp_path / "var"), WORKERS=workers)
+    proc = subprocess.Popen([str(ROOT / "bin" / "run-local")], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        _, stderr = proc.communicate(timeout=20)
+    finally:  # a script that went on would be serving: stop it and what it started
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode == 2 and f"WORKERS='{workers}'" in stderr and "at least 1" in stderr
+    assert not (tmp_path / "var").exists()  # nothing migrated, no worker or server started
 
 
 @pytest.mark.slow
