@@ -50,6 +50,14 @@ def test_runs_past_the_active_limit_are_refused_on_the_page_and_the_api(
     assert Experiment.objects.count() == 1
 
 
+def test_repeated_runs_count_each_repetition_against_the_active_limit(client, settings, tiny_cluster, tiny_trace):
+    settings.MLSCHED_QUOTA_ACTIVE_RUNS = 3  # 2 algorithms x 2 seeds = 4 runs
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], repeat="seeds", repeat_seeds="1, 7")
+    refused = client.post(NEW, data)
+    assert refused.status_code == 429 and "this experiment adds 4" in refused.content.decode()
+    assert not Experiment.objects.exists()
+
+
 def test_a_preset_larger_than_the_web_limit_is_not_generated_in_the_request(client, settings):
     settings.MLSCHED_QUOTA_WEB_PRESET_JOBS = 50
     response = client.post(NEW, {"source": "preset", "preset": "demo", "jobs": "51", "algorithms": ["fifo"]})

@@ -161,3 +161,80 @@ def test_a_reproduction_fans_out_as_a_group_over_redis_and_is_assembled_once(red
     assert "| fifo |" in done["table"] and (folder / "figure.html").exists()
     runs_csv = (folder / "runs.csv").read_text().splitlines()
     assert len(runs_csv) == 7 and runs_csv[0].startswith("point,seed,label,algorithm")
+
+
+# Quotas (webapp/quotas.py): the page's two buttons are held to the form's limits.
+
+
+@pytest.fixture
+def queued_reproduce(settings, tmp_path, monkeypatch):
+    """Reproductions sent to no worker: they stay running, every case still to run."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    monkeypatch.setitem(reproduce.FIGURES, SMALL.name, SMALL)
+    sent = []
+    monkeypatch.setattr(task, "send", lambda name, seeds, out: sent.append((name, seeds)))
+    return sent
+
+
+def test_launching_a_figure_counts_every_repeated_run_against_the_active_runs_quota(client, settings, queued_reproduce):
+    from webapp.models import Experiment
+
+    settings.MLSCHED_QUOTA_ACTIVE_RUNS = 5  # the figure is 2 algorithms x 3 seeds = 6 runs
+    response = client.post(reverse("reproduction-experiment", args=["test-demo"]), follow=True)
+    assert "You have 0 runs queued or running and this experiment adds 6: one account may have at most 5 at once" \
+        in response.content.decode()  # fmt: skip
+    assert response.redirect_chain[-1][0] == reverse("reproductions") and not Experiment.objects.exists()
+
+
+def test_launching_a_figure_past_the_hourly_limit_is_refused_with_the_forms_message(
+    client, user, settings, queued_reproduce, tiny_cluster, tiny_trace
+):
+    from webapp.models import Experiment
+
+    settings.MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR = 1
+    Experiment.objects.create(name="x", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
+                              trace_text=tiny_trace, owner=user)  # fmt: skip
+    response = client.post(reverse("reproduction-experiment", args=["test-demo"]), follow=True)
+    assert response.status_code == 200
+    assert "You created 1 experiments in the last hour, the most one account may" in response.content.decode()
+    assert Experiment.objects.count() == 1
+
+
+def test_a_figure_whose_preset_is_over_the_web_limit_is_not_generated_in_the_request(
+    client, settings, queued_reproduce, monkeypatch
+):
+    from scheduling import presets
+    from webapp.models import Experiment
+
+    def build(*args, **kwargs):
+        raise AssertionError("the preset was generated in the request")
+
+    monkeypatch.setattr(presets, "build", build)
+    settings.MLSCHED_QUOTA_WEB_PRESET_JOBS = 5  # the figure's preset has 6 jobs
+    response = client.post(reverse("reproduction-experiment", args=["test-demo"]), follow=True)
+    assert "test-demo&#x27;s preset has 6 jobs, and at most 5 jobs are generated here" in response.content.decode()
+    assert not Experiment.objects.exists()
+
+
+def test_running_a_reproduction_is_held_to_the_active_runs_and_hourly_quotas(client, settings, queued_reproduce):
+    settings.MLSCHED_QUOTA_ACTIVE_RUNS = 5
+    start = reverse("reproduction-start", args=["test-demo"])
+    response = client.post(start, {"seeds": ""}, follow=True)  # 3 seeds x 2 algorithms = 6 cases
+    assert "You have 0 runs queued or running and this reproduction adds 6: one account may have at most 5" \
+        in response.content.decode()  # fmt: skip
+    assert queued_reproduce == []
+    settings.MLSCHED_QUOTA_ACTIVE_RUNS = 10
+    assert client.post(start, {"seeds": "0-2"}).status_code == 302 and len(queued_reproduce) == 1
+    # Its 6 cases still to run count as runs queued or running: an experiment of 6 more is refused.
+    response = client.post(reverse("reproduction-experiment", args=["test-demo"]), follow=True)
+    assert "You have 6 runs queued or running and this experiment adds 6" in response.content.decode()
+    # A reproduction counts as an experiment created this hour, also once its folder is replaced.
+    settings.MLSCHED_QUOTA_ACTIVE_RUNS, settings.MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR = 100, 1
+    import shutil
+
+    from webapp import reproductions
+
+    shutil.rmtree(reproductions.folder("test-demo"))
+    response = client.post(start, {"seeds": "1"}, follow=True)
+    assert "You created 1 experiments in the last hour" in response.content.decode()
+    assert len(queued_reproduce) == 1

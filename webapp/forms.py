@@ -399,12 +399,9 @@ class ExperimentForm(forms.Form):
             return None
         if any(f in self.errors for f in ("jobs", "preset_seed", "size", "load")):
             return None
-        if (data.get("jobs") or 0) > (most := quotas.preset_jobs_limit()):
-            self.add_error(
-                "jobs",
-                f"at most {most:,} jobs are generated here: for more, run `python -m scheduling generate` "
-                "and upload its files, or use the CLI",
-            )
+        instead = "for more, run `python -m scheduling generate` and upload its files, or use the CLI"
+        if problem := quotas.preset_too_large(data.get("jobs") or 0, instead):
+            self.add_error("jobs", problem)
             return None
         options = {
             "jobs": data.get("jobs"),

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from scheduling import reproduce
 from webapp import reproductions, services
 from webapp.labels import run_labels
+from webapp.quotas import QuotaExceeded
 
 
 @require_GET
@@ -23,7 +24,7 @@ def reproduction_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def reproduction_start(request: HttpRequest, name: str) -> HttpResponse:
-    messages.info(request, reproductions.start(name, request.POST.get("seeds", "")))
+    messages.info(request, reproductions.start(name, request.POST.get("seeds", ""), request.user))
     return redirect("reproductions")
 
 
@@ -31,10 +32,16 @@ def reproduction_start(request: HttpRequest, name: str) -> HttpResponse:
 def reproduction_experiment(request: HttpRequest, name: str) -> HttpResponse:
     """Launch a figure as a repeated experiment; open it on the figure's metric and reference."""
     fig = reproduce.FIGURES.get(name)
-    sub = reproductions.as_experiment(fig) if fig is not None else None
-    if fig is None or sub is None:
+    if fig is None or not reproductions.launchable(fig):
         raise Http404("this figure cannot be launched as an experiment")
-    exp = services.create_experiment(sub, request.user)
+    try:
+        reproductions.check_launch(fig, request.user)  # before the preset is generated
+        sub = reproductions.as_experiment(fig)
+        assert sub is not None  # launchable
+        exp = services.create_experiment(sub, request.user)
+    except QuotaExceeded as exc:
+        messages.error(request, str(exc))
+        return redirect("reproductions")
     first = [r for r in exp.runs.all() if r.repetition == 0]  # one per algorithm, in the figure's order
     labels = run_labels(exp, first, repetition=False)
     index = next((i for i, (label, _, _) in enumerate(fig.algorithms) if label == fig.reference), 0)

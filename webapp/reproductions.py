@@ -22,7 +22,7 @@ from kombu.exceptions import OperationalError
 
 from scheduling import presets, registry, reproduce
 from scheduling.errors import InputError
-from webapp import repetitions
+from webapp import quotas, repetitions
 from webapp.forms import MAX_RUNS
 from webapp.models import Experiment
 from webapp.services import Inputs, Submission
@@ -41,6 +41,28 @@ FILES = {
 
 def folder(name: str) -> Path:
     return Path(settings.MEDIA_ROOT) / "reproductions" / name
+
+
+def starts_log() -> Path:
+    """One JSON line per reproduction started from the page, ``{"owner", "at"}``: the hourly quota
+    counts them (a figure's folder is replaced by its next run, so it cannot)."""
+    return Path(settings.MEDIA_ROOT) / "reproductions" / "starts.jsonl"
+
+
+def usage(owner_pk: int, since: float) -> tuple[int, int]:
+    """(reproductions ``owner_pk`` started since the Unix time ``since``, cases still to run of
+    their reproductions running now): what they count against the quotas (webapp/quotas.py)."""
+    started = 0
+    if (log := starts_log()).exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            started += entry["owner"] == owner_pk and entry["at"] >= since
+    left = 0
+    for name in reproduce.FIGURES:
+        run = state(name)
+        if run["status"] == "running" and run.get("owner") == owner_pk:
+            left += run["total"] - run["finished"]
+    return started, left
 
 
 def state(name: str) -> dict[str, Any]:
@@ -110,9 +132,21 @@ def as_experiment(fig: reproduce.Figure) -> Submission | None:
     )
 
 
-def start(name: str, seeds_text: str) -> str:
-    """Queue a reproduction of figure ``name``; a message for the user (why it did not start, or
-    what started)."""
+def check_launch(fig: reproduce.Figure, owner: Any) -> None:
+    """QuotaExceeded when ``owner`` may not launch ``fig`` as an experiment now: checked before its
+    preset is generated in the request (the form's limits: preset size, experiments per hour,
+    runs queued or running)."""
+    found = preset_of(fig)
+    if found is not None:
+        instead = f"run this figure with Run reproduction, or `python -m scheduling reproduce {fig.name}`"
+        if problem := quotas.preset_too_large(found[1], instead):
+            raise quotas.QuotaExceeded(f"{fig.name}'s preset has {found[1]:,} jobs, and {problem}")
+    quotas.check_new_experiment(owner, len(fig.algorithms) * fig.default_seeds)
+
+
+def start(name: str, seeds_text: str, owner: Any = None) -> str:
+    """Queue a reproduction of figure ``name`` for ``owner`` (its cases count against their quotas);
+    a message for the user (why it did not start, or what started)."""
     fig = reproduce.FIGURES.get(name)
     if fig is None:
         return f"unknown figure {name!r}"
@@ -124,16 +158,25 @@ def start(name: str, seeds_text: str) -> str:
         return f"seeds: {exc.problem}"
     if len(seeds) > 100:
         return "seeds: at most 100"
+    try:
+        quotas.check_new_experiment(owner, len(task.cases_of(fig, seeds)), what="this reproduction")
+    except quotas.QuotaExceeded as exc:
+        return str(exc)
+    owner_pk = getattr(owner, "pk", None)
     f = folder(name)
     if f.exists():
         shutil.rmtree(f)
     f.mkdir(parents=True)
-    (f / "started.json").write_text(json.dumps({"at": time.time(), "seeds": seeds}), encoding="utf-8")
+    at = time.time()
+    (f / "started.json").write_text(json.dumps({"at": at, "seeds": seeds, "owner": owner_pk}), encoding="utf-8")
     try:
         task.send(name, seeds, f)
     except OperationalError:
         shutil.rmtree(f)
         return "the task queue cannot be reached: try again later"
+    if owner_pk is not None:
+        with starts_log().open("a", encoding="utf-8") as log:
+            log.write(json.dumps({"owner": owner_pk, "at": at}) + "\n")
     return f"{name} started over {len(seeds)} seeds (about {fig.minutes:g} min at {fig.default_seeds} seeds)"
 
 

@@ -160,7 +160,8 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
     """Store the experiment and one queued run per (algorithm, parameters); after commit the runs
     are sent as one Celery group. If the broker is unreachable the experiment is kept and its runs
     wait (``pending_dispatch``); ``recover_runs`` sends them when the broker is back."""
-    quotas.check_new_experiment(owner, len(sub.runs))
+    specs = repetitions.expand(sub.runs, sub.repetition, sub.seed)
+    quotas.check_new_experiment(owner, len(specs))  # every run the workers will take, repetitions included
     with transaction.atomic():
         inputs = sub.inputs
         exp = Experiment.objects.create(
@@ -178,7 +179,6 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             trace_text=inputs.trace_text,
             seed=sub.seed,
         )
-        specs = repetitions.expand(sub.runs, sub.repetition, sub.seed)
         runs = Run.objects.bulk_create(
             [
                 Run(
