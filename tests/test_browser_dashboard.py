@@ -88,7 +88,7 @@ def test_the_alibaba_pod_list_is_previewed_then_imported_with_a_duration_from_tw
     page.fill("#id_name", "alibaba-pods")
     page.click("button[value=preview]")
     expect(page.locator("#dataset-preview h3")).to_contain_text("alibaba-pods.csv")
-    expect(page.locator("#dataset-preview pre")).to_contain_text("openb-pod-0000,0,1,12537496")
+    expect(page.locator("#dataset-preview pre")).to_contain_text("openb-pod-0000,0,60,1,12537496")
     page.click("button[value=add]")  # no new upload: the previewed file is added
     page.wait_for_url(re.compile(r"/datasets/\d+/$"))
     expect(page.locator("h1")).to_have_text("alibaba-pods.csv")

@@ -44,8 +44,8 @@ def test_an_import_keeps_the_jobs_of_its_time_window_up_to_its_limit(client, nod
 def test_the_alibaba_pod_list_imports_with_a_duration_from_two_timestamps(client, nodes):
     response = post_import(client, nodes, "openb_pods_head.csv", mapping="duration=deletion_time-creation_time")
     trace = Dataset.objects.get(kind="trace")
-    assert response.status_code == 302 and trace.text.startswith("job_id,arrival,gpus,duration")
-    assert "openb-pod-0000,0,1,12537496" in trace.text
+    assert response.status_code == 302 and trace.text.startswith("job_id,arrival,slot_seconds,gpus,duration")
+    assert "openb-pod-0000,0,60,1,12537496" in trace.text
 
 
 def test_a_bad_mapping_is_shown_on_the_mapping_field(client, nodes):

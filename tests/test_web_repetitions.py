@@ -370,10 +370,10 @@ def test_a_trace_seed_whose_preset_cannot_be_built_fails_its_runs_with_the_reaso
 
     build = presets.build
 
-    def failing(name, jobs=None, seed=0, size=1.0):
+    def failing(name, jobs=None, seed=0, size=1.0, **options):
         if seed == 4:
             raise InputError("cannot draw this trace", field="jobs")
-        return build(name, jobs=jobs, seed=seed, size=size)
+        return build(name, jobs=jobs, seed=seed, size=size, **options)
 
     monkeypatch.setattr(presets, "build", failing)
     with django_capture_on_commit_callbacks(execute=True):
