@@ -240,7 +240,9 @@ FIGURES: dict[str, Figure] = {
             algorithms=(
                 ("oasis", "oasis", {}),
                 ("fifo", "fifo", {}),
-                ("drf", "drf", {}),
+                # OASiS' DRF re-divides every job's workers at each event (its Sec. V baseline), not the
+                # fixed-once-started DRF of record of Zhou et al. (docs/algorithms-oasis.md)
+                ("drf", "drf", {"fixed": False}),
                 ("rrh", "rrh", {}),
                 ("dorm", "dorm", {}),
             ),
