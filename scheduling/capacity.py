@@ -54,6 +54,19 @@ class Ledger:
         self._role_free = {role: dict(free) for role, free in index.free.items()}
         self._used: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
 
+    def copy(self) -> Ledger:
+        """An independent ledger with the same bookings (O(servers with bookings))."""
+        other = Ledger.__new__(Ledger)
+        other.cluster = self.cluster
+        other._servers = self._servers
+        other._roles = self._roles
+        other._unlimited = self._unlimited
+        other._role_free = {role: dict(free) for role, free in self._role_free.items()}
+        other._used = defaultdict(lambda: defaultdict(float))
+        for server_id, used in self._used.items():
+            other._used[server_id] = defaultdict(float, used)
+        return other
+
     def could_fit(self, role: str, demand: Amounts, count: int) -> bool:
         """A quick necessary condition: the free capacity summed over all servers suffices."""
         if self._unlimited.get(role, False):
