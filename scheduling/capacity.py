@@ -25,6 +25,7 @@ class _Index:
         }
         self.unlimited = {r: any(s.unlimited and s.accepts(r) for s in cluster.servers) for r in ("worker", "ps")}
         self.free: dict[str, dict[str, float]] = {r: defaultdict(float) for r in ("worker", "ps")}
+        self.by_roles: dict[tuple[str, ...], tuple[Server, ...]] = {}  # roles -> servers accepting all
         for s in cluster.servers:
             if not s.unlimited:
                 for role in self.roles[s.id]:
@@ -53,6 +54,7 @@ class Ledger:
         self._unlimited = index.unlimited
         self._role_free = {role: dict(free) for role, free in index.free.items()}
         self._used: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self._by_roles = index.by_roles
 
     def copy(self) -> Ledger:
         """An independent ledger with the same bookings (O(servers with bookings))."""
@@ -61,11 +63,36 @@ class Ledger:
         other._servers = self._servers
         other._roles = self._roles
         other._unlimited = self._unlimited
+        other._by_roles = self._by_roles
         other._role_free = {role: dict(free) for role, free in self._role_free.items()}
         other._used = defaultdict(lambda: defaultdict(float))
         for server_id, used in self._used.items():
             other._used[server_id] = defaultdict(float, used)
         return other
+
+    def first_fit(self, roles: tuple[str, ...], combined: Amounts) -> str | None:
+        """The first server, in cluster order, that accepts every role in ``roles`` and has room for
+        the ``combined`` demand (what ``fits(server, role, combined)`` says, in one tight loop)."""
+        needs = [(r, a) for r, a in combined.items() if a > 0]
+        used_all = self._used
+        for s in self._eligible(roles):
+            if s.unlimited:
+                return s.id
+            used = used_all.get(s.id)
+            capacity = s.capacity
+            for r, a in needs:
+                free = capacity.get(r, 0.0) - (used.get(r, 0.0) if used is not None else 0.0)
+                if (free + TOLERANCE) / a < 1.0:
+                    break
+            else:
+                return s.id
+        return None
+
+    def _eligible(self, roles: tuple[str, ...]) -> tuple[Server, ...]:
+        cached = self._by_roles.get(roles)
+        if cached is None:
+            cached = self._by_roles[roles] = tuple(s for s in self.cluster.servers if all(s.accepts(r) for r in roles))
+        return cached
 
     def could_fit(self, role: str, demand: Amounts, count: int) -> bool:
         """A quick necessary condition: the free capacity summed over all servers suffices."""
