@@ -25,15 +25,17 @@ def run(
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
     horizon: int | None = None,
+    restart_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Simulate, build the result document and validate it; ScheduleError if it is invalid.
 
     ``params`` may hold raw strings (CLI, forms); they are parsed against the registry entry.
+    ``restart_seconds`` overrides the cluster's ``restart_seconds`` (DESIGN section 9).
     """
     spec = registry.get(algorithm)
     parsed = spec.parse_params(params or {})
     algo = spec.build(instance, parsed, seed)
-    outcome = simulate(instance, algo, horizon=horizon)
+    outcome = simulate(instance, algo, horizon=horizon, restart_seconds=restart_seconds)
     doc = results.build(instance, outcome, algorithm, parsed, seed)
     problems = validate(instance, doc)
     if problems:

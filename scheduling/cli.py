@@ -17,7 +17,7 @@ from typing import Any
 
 from scheduling import api, importers, presets, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
-from scheduling.loaders import MAX_SLOTS
+from scheduling.loaders import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
 SUMMARY_METRICS = (
@@ -85,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--horizon", type=_whole(1, MAX_SLOTS), default=None, help="stop at this slot (default: the cluster's)"
     )
+    _restart_arg(s)
     s.add_argument("--out", required=True, type=Path)
     s.set_defaults(handler=cmd_simulate)
 
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
     c.add_argument("--seed", type=_whole(0), default=0)
     c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
+    _restart_arg(c)
     c.add_argument("--out", required=True, type=Path)
     c.set_defaults(handler=cmd_compare)
 
@@ -119,6 +121,25 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _restart_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--restart-seconds",
+        type=_seconds,
+        default=None,
+        help="time a job loses at each restart on another allocation (default: the cluster's restart_seconds)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= MAX_RESTART_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and {MAX_RESTART_SECONDS:g} seconds")
+    return value
 
 
 def _instance_args(p: argparse.ArgumentParser) -> None:
@@ -208,7 +229,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
     instance = api.load_instance(args.cluster, args.trace)
-    doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
+    doc = api.run(
+        instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon, args.restart_seconds
+    )
     with _writing(args.out):
         results.write(doc, args.out)
     _print_metrics(args.algorithm, doc["metrics"])
@@ -236,7 +259,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for name in names:
         try:
-            doc = api.run(instance, name, params[name], args.seed, args.horizon)
+            doc = api.run(instance, name, params[name], args.seed, args.horizon, args.restart_seconds)
         except UnsupportedInstance as exc:
             print(f"{name}: skipped: {exc}", file=sys.stderr)
             continue
