@@ -150,9 +150,11 @@ Booked = tuple[tuple[str, str, Amounts, int], ...]  # (server, role, per-instanc
 @dataclass
 class _JobState:
     job: Job
-    work_done: float = 0.0  # work done up to slot ``synced``
-    attained: float = 0.0  # GPU-slots held up to slot ``synced``
-    synced: int = 0
+    work_done: float = 0.0  # work done up to the last _sync
+    attained: float = 0.0  # GPU-slots held up to the last _sync
+    work_closed: float = 0.0  # work of the closed progress segments (sum of rate x length)
+    attained_closed: float = 0.0  # GPU-slots held before ``held_since``
+    held_since: int = 0  # slot the current allocation was committed
     admitted: bool = False
     rejected: bool = False
     start: int | None = None
@@ -274,7 +276,6 @@ class _Engine:
                 job = jobs[next_arrival]
                 arrived.append(job)
                 self.active[job.job_id] = st = self.states[job.job_id]
-                st.synced = t
                 next_arrival += 1
             if not self.active and next_arrival >= len(jobs):
                 break
@@ -372,15 +373,11 @@ class _Engine:
         return self.order
 
     def _sync(self, st: _JobState, t: int) -> None:
-        """Bring the job's work and attained service up to slot ``t``."""
-        span = t - st.synced
-        if span > 0:
-            st.attained += st.gpus * span
-            if st.rate > 0 and st.progress_start is not None:
-                working = t - max(st.synced, st.progress_start)
-                if working > 0:
-                    st.work_done += st.rate * working
-            st.synced = t
+        """Bring the job's work and attained service up to slot ``t``. Both are sums over closed
+        segments plus the open one, so they do not depend on how often a job is looked at."""
+        start = st.progress_start
+        st.work_done = st.work_closed + (st.rate * (t - start) if start is not None and t > start else 0.0)
+        st.attained = st.attained_closed + (st.gpus * (t - st.held_since) if st.gpus and t > st.held_since else 0.0)
 
     # -- checking and committing a decision ----------------------------------------------------
     def _apply(self, d: Decision, t: int) -> None:
@@ -473,6 +470,7 @@ class _Engine:
         """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger)."""
         self._sync(st, t)
         self._close_periods(st, t)
+        st.attained_closed, st.held_since = st.attained, t
         had = bool(st.allocs)
         if had and not new:
             st.preemptions += 1  # suspended before completion
@@ -562,6 +560,7 @@ class _Log:
     def close_progress(self, st: _JobState, t: int) -> None:
         if st.progress_start is not None and t > st.progress_start:
             self.progress.append(ProgressSegment(st.job.job_id, st.progress_start, t, st.rate))
+            st.work_closed += st.rate * (t - st.progress_start)
         st.progress_start = None
 
     def sorted_placements(self) -> tuple[PlacementSegment, ...]:
