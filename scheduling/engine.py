@@ -61,8 +61,9 @@ class JobView:
 class Lazy(Sequence[T]):
     """A tuple built on first use (the engine's job views and committed allocations)."""
 
-    def __init__(self, build: Callable[[], tuple[T, ...]]) -> None:
+    def __init__(self, build: Callable[[], tuple[T, ...]], length: Callable[[], int] | None = None) -> None:
         self._build: Callable[[], tuple[T, ...]] | None = build
+        self._length = length  # the length without building the items, if known
         self._items: tuple[T, ...] = ()
 
     def _get(self) -> tuple[T, ...]:
@@ -71,6 +72,8 @@ class Lazy(Sequence[T]):
         return self._items
 
     def __len__(self) -> int:
+        if self._build is not None and self._length is not None:
+            return self._length()
         return len(self._get())
 
     @overload
@@ -280,7 +283,7 @@ class _Engine:
             if not self.active and next_arrival >= len(jobs):
                 break
             if self.active:
-                views = Lazy(lambda: tuple(self.job_view(st) for st in self.active.values()))
+                views = Lazy(lambda: tuple(self.job_view(st) for st in self.active.values()), self.active.__len__)
                 allocations = Lazy(self.committed_tuple)
                 view = View(t, self.cluster, views, allocations, horizon, tuple(arrived), tuple(completed), self)
                 decision = algorithm.decide(view)
