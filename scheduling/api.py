@@ -14,9 +14,16 @@ from scheduling.model import Instance
 from scheduling.validator import validate
 
 
-def load_instance(cluster: Path | str, trace: Path | str) -> Instance:
+def load_instance(
+    cluster: Path | str, trace: Path | str, history: Path | str | None = None, *, convert_slots: bool = False
+) -> Instance:
+    """The cluster and trace, with ``history``: a separate trace of past jobs (same formats) that
+    online estimators may calibrate on (oasis bounds=history, asrpt's predictors), never the
+    evaluated trace (no look-ahead, DESIGN section 9). A trace stating another ``slot_seconds``
+    than the cluster's is refused unless ``convert_slots`` (docs/formats.md, "Slot length")."""
     c = load_cluster(cluster)
-    return Instance(c, load_trace(trace, c))
+    past = load_trace(history, c, convert_slots=convert_slots) if history is not None else ()
+    return Instance(c, load_trace(trace, c, convert_slots=convert_slots), history=past)
 
 
 def run(

@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="run one algorithm and write its result JSON")
     _instance_args(s)
+    _history_arg(s)
     s.add_argument("--algorithm", required=True)
     s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("--seed", type=_whole(0), default=0)
@@ -91,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="run several algorithms on one instance")
     _instance_args(c)
+    _history_arg(c)
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
     c.add_argument("--seed", type=_whole(0), default=0)
@@ -145,6 +147,20 @@ def _seconds(text: str) -> float:
 def _instance_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path)
     p.add_argument("--trace", required=True, type=Path)
+    p.add_argument(
+        "--convert-slots",
+        action="store_true",
+        help="convert a trace written in other slots than the cluster's (its slot_seconds) instead of refusing it",
+    )
+
+
+def _history_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="a separate trace of past jobs that estimators may calibrate on (never the evaluated trace)",
+    )
 
 
 def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
@@ -177,7 +193,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     print(f"OK: {len(instance.cluster.servers)} servers, {len(instance.jobs)} jobs")
     return 0
 
@@ -228,7 +244,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     doc = api.run(
         instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon, args.restart_seconds
     )
@@ -239,7 +255,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     if not names:
         raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")
@@ -275,7 +291,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     label = str(args.result)
     try:
         doc = results.read(args.result)

@@ -153,6 +153,10 @@ BAD_TRACES = {
     "unknown worker type": ("job_id,arrival,batch_time.zz\nj1,0,5\n", "field 'batch_time.zz': unknown type 'zz'"),
     "empty file": ("", "trace.csv: file is empty"),
     "non-UTF-8 bytes": (b"job_id,arrival\nj\xff1,0\n", "trace.csv, line 2: not UTF-8 text"),
+    "slot length unlike the cluster's": (
+        "job_id,arrival,slot_seconds,gpus,duration\nj1,0,1,1,60\n",
+        "field 'slot_seconds': the trace's arrivals are in slots of 1 s, the cluster's slots are 60 s",
+    ),
     "job fits no server": (
         "job_id,arrival,gpus,duration\nbig,0,64,600\n",
         "job 'big', field 'gpus': needs 64 GPUs but the cluster has 8",

@@ -1,7 +1,9 @@
 """Dominant resource fairness (Ghodsi et al., NSDI'11) as the papers' DRF baseline.
 
-Elastic jobs are resized by progressive filling at every arrival and completion; rigid jobs are
-started whole, in order of their group's dominant share. See the registry entry for the semantics.
+Elastic jobs get their workers by progressive filling; by default (``fixed``, the baseline of
+record) a started job keeps them, with ``resize`` they are re-divided at every arrival and
+completion. Rigid jobs are started whole, in order of their group's dominant share. See the
+registry entry for the semantics.
 """
 
 from __future__ import annotations

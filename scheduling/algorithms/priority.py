@@ -31,15 +31,22 @@ class FixedConfigs:
     """One configuration per job, fixed for its lifetime (the papers' FIFO/DRF setups).
 
     Rigid jobs get their requested GPUs. Elastic jobs get the ideal-case worker/PS types and a
-    worker count drawn once per job, uniformly in [lo, hi] from the run's seeded generator, capped
-    by the job's worker limit D_j and by what an empty cluster can hold.
+    worker count drawn once per job, uniformly in [lo, hi] from the run's seeded generator, or,
+    with ``request`` and a ``gpu_request`` in the trace, that many (the edge-cloud paper's
+    baselines: "the worker requirement of each job is computed according to the number of GPUs of
+    the real trace", Sec. V-A), capped by the job's worker limit D_j and by what an empty cluster
+    can hold.
     """
 
-    def __init__(self, instance: Instance, rng: np.random.Generator, lo: int, hi: int, ps: int) -> None:
+    def __init__(
+        self, instance: Instance, rng: np.random.Generator, lo: int, hi: int, ps: int, request: bool = True
+    ) -> None:
         self.cluster = instance.cluster
         self.configs: dict[str, Config] = {}
         for job in instance.jobs:  # drawn in trace order so that the same seed gives the same counts
-            workers = int(rng.integers(lo, hi + 1))
+            workers = int(rng.integers(lo, hi + 1))  # drawn for every job: the others' draws never move
+            if request and job.gpu_request is not None:
+                workers = job.gpu_request
             self.configs[job.job_id] = self._feasible(job, ideal_config(self.cluster, job, workers, ps))
 
     def _feasible(self, job: Job, cfg: Config) -> Config:
