@@ -1,4 +1,5 @@
-"""The list schedulers' change-based path gives the same schedule as their full transcription."""
+"""The change-based paths (fifo, srtf, tiresias; drf on rigid traces) give the same schedule as
+the full transcriptions they replace."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ CASES = [
     ("fifo", {"backfill": "true"}),
     ("srtf", {}),
     ("tiresias", {"queue_thresholds": "600,3000"}),
+    ("drf", {}),
 ]
 
 

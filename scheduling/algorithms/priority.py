@@ -352,8 +352,12 @@ def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
 
 
 def srtf_key(cluster_rate: Callable[[Job, Config], float]) -> SortKey:
+    rates: dict[str, float] = {}  # a job's configuration is fixed, so is its planned rate
+
     def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
-        r = cluster_rate(jv.job, cfg)
+        r = rates.get(jv.job.job_id)
+        if r is None:
+            r = rates[jv.job.job_id] = cluster_rate(jv.job, cfg)
         return (jv.remaining / r if r > 0 else math.inf, jv.job.arrival)
 
     return key
