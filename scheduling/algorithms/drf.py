@@ -211,6 +211,7 @@ class _RigidQueues:
         self.queues: dict[str, list[str]] = defaultdict(list)  # group -> waiting job ids, by arrival
         self.usage: dict[str, dict[str, float]] = defaultdict(dict)  # group -> running jobs' usage
         self.held: dict[str, dict[str, float]] = {}  # running job -> its usage
+        self.running: dict[str, int] = defaultdict(int)  # group -> running jobs
         self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
         arrived = {j.job_id for j in view.arrived}  # added by the first decide
         running = view.running()
@@ -236,11 +237,17 @@ class _RigidQueues:
         used = self.owner._usage(job, allocs)
         self.held[job.job_id] = used
         _add(self.usage[_group(job)], used)
+        self.running[_group(job)] += 1
 
     def decide(self, view: View) -> Decision:
         for job_id in view.completed:
             used = self.held.pop(job_id)
-            _add(self.usage[_group(self.jobs[job_id])], {r: -a for r, a in used.items()})
+            group = _group(self.jobs[job_id])
+            self.running[group] -= 1
+            if self.running[group]:
+                _add(self.usage[group], {r: -a for r, a in used.items()})
+            else:  # no running job left: forget the group (its share is 0, as for a new group)
+                del self.running[group], self.usage[group]
         for job in view.arrived:
             self._wait(job)
         owner = self.owner
@@ -248,10 +255,9 @@ class _RigidQueues:
         memo = FitMemo(ledger, owner.shapes)
         fewest = {shape: min(c) for shape, c in self.counts.items() if c}
         heap = []
-        for g, q in self.queues.items():
-            if q:
-                head = self.jobs[q[0]]
-                heap.append((owner.share(self.usage.get(g, {})), head.arrival, head.job_id, g))
+        for g, q in self.queues.items():  # groups with waiting jobs only
+            head = self.jobs[q[0]]
+            heap.append((owner.share(self.usage.get(g, {})), head.arrival, head.job_id, g))
         heapq.heapify(heap)
         at: dict[str, int] = defaultdict(int)  # group -> position of its next job to try
         changes: dict[str, tuple[Allocation, ...]] = {}
@@ -270,7 +276,11 @@ class _RigidQueues:
                 head = self.jobs[queue[at[group]]]
                 heapq.heappush(heap, (owner.share(self.usage[group]), head.arrival, head.job_id, group))
         for group in {_group(self.jobs[j]) for j in changes}:
-            self.queues[group] = [j for j in self.queues[group] if j not in changes]
+            left = [j for j in self.queues[group] if j not in changes]
+            if left:
+                self.queues[group] = left
+            else:
+                del self.queues[group]
         for job_id in changes:
             shape, n = self._shape(self.jobs[job_id])
             self.counts[shape][n] -= 1
