@@ -93,7 +93,8 @@ def run_size(a: argparse.Namespace, jobs: int) -> None:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"{name} {jobs}: simulate {t1 - t0:.1f} s, {algo.events} events, "
-            f"{(t1 - t0) / max(1, algo.events) * 1e3:.3f} ms/event, build {t2 - t1:.1f} s, validate {t3 - t2:.1f} s, "
+            f"{(t1 - t0) / max(1, algo.events) * 1e3:.3f} ms/event, {(t1 - t0) / jobs * 1e3:.3f} ms/job, "
+            f"build {t2 - t1:.1f} s, validate {t3 - t2:.1f} s, "
             f"peak RSS {rss:.0f} MiB, result {size / 1024:.0f} KiB gzip = {size / 1024 / (jobs / 1000):.1f} KiB "
             f"per 1,000 jobs, completed {doc['metrics']['completed']}, avg JCT {doc['metrics']['avg_jct']:.1f} slots, "
             f"valid {'not checked' if a.no_validate else not problems}"
