@@ -287,9 +287,9 @@ class _Engine:
                 allocations = Lazy(self.committed_tuple)
                 view = View(t, self.cluster, views, allocations, horizon, tuple(arrived), tuple(completed), self)
                 decision = algorithm.decide(view)
+                completed = []  # told; kept until an algorithm is asked again otherwise
             else:
                 decision = Decision()
-            completed = []
             self._apply(decision, t)
             nxt = self._next_event(next_arrival, decision, t)
             if nxt is None:
