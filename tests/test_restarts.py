@@ -167,3 +167,12 @@ def test_simulate_takes_restart_seconds_on_the_command_line(tmp_path, capsys):
         main([*args, "--restart-seconds", "-5", "--out", str(out)])
     assert exc.value.code == 2
     assert "--restart-seconds" in capsys.readouterr().err
+
+
+def test_the_gantt_draws_restart_periods_over_the_jobs_bars_with_their_own_hatch():
+    from webapp.charts.placements import gantt
+
+    _run, doc = run_doc(instance(ONE_JOB), {1: X_ON_S0, 3: (), 5: X_ON_S0})
+    (trace,) = [d for d in gantt(doc)["data"] if d["name"] == "restarting (no progress)"]
+    assert (trace["base"], trace["x"]) == ([5], [2])
+    assert trace["marker"]["pattern"]["shape"] == "x"
