@@ -82,9 +82,9 @@ def run_size(a: argparse.Namespace, jobs: int) -> None:
     for name in a.algorithms.split(","):
         spec = registry.get(name)
         algo = Counted(spec.build(inst, spec.parse_params({}), a.seed))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run = simulate(inst, algo)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         doc = results.build(inst, run, name, {}, a.seed)
         t2 = time.perf_counter()
         problems = [] if a.no_validate else validate(inst, doc)
@@ -92,7 +92,7 @@ def run_size(a: argparse.Namespace, jobs: int) -> None:
         size = len(gzip.compress(json.dumps(doc, separators=(",", ":")).encode()))
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"{name} {jobs}: simulate {t1 - t0:.1f} s, {algo.events} events, "
+            f"{name} {jobs}: simulate {t1 - t0:.1f} s wall ({c1 - c0:.1f} s CPU), {algo.events} events, "
             f"{(t1 - t0) / max(1, algo.events) * 1e3:.3f} ms/event, {(t1 - t0) / jobs * 1e3:.3f} ms/job, "
             f"build {t2 - t1:.1f} s, validate {t3 - t2:.1f} s, "
             f"peak RSS {rss:.0f} MiB, result {size / 1024:.0f} KiB gzip = {size / 1024 / (jobs / 1000):.1f} KiB "

@@ -50,9 +50,9 @@ def main() -> None:
     for name in a.algorithms.split(","):
         spec = registry.get(name)
         algo = Counted(spec.build(inst, spec.parse_params({}), 0))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         run = simulate(inst, algo, restart_seconds=a.restart_seconds)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         doc = results.build(inst, run, name, {}, 0)
         t2 = time.perf_counter()
         problems = validate(inst, doc)
@@ -61,7 +61,8 @@ def main() -> None:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         m = doc["metrics"]
         print(
-            f"{name}: simulate {t1 - t0:.1f} s, {algo.events} events, build {t2 - t1:.1f} s, "
+            f"{name}: simulate {t1 - t0:.1f} s wall ({c1 - c0:.1f} s CPU), {algo.events} events, "
+            f"build {t2 - t1:.1f} s, "
             f"validate {t3 - t2:.1f} s, peak RSS {rss:.0f} MiB, result {size / 1024 / (len(inst.jobs) / 1000):.1f} "
             f"KiB gzip per 1,000 jobs, completed {m['completed']}, avg JCT {m['avg_jct']:.1f} slots, "
             f"preemptions {m['preemptions']}, restarts {m['restarts']}, valid {not problems}"
