@@ -59,9 +59,10 @@ class FixedConfigs:
 
 
 RunningKey = str
-"""How a job's key may change while it runs (it never changes while it waits):
+"""How a job's key may change while it runs (it must never change while it waits):
 ``"fixed"`` never; ``"decreasing"`` it never increases (e.g. remaining time); ``"steps"`` it is
-constant until the slot ``key_change`` names (e.g. Tiresias' queue)."""
+constant until the slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that
+does not declare it (None) always takes the full walk."""
 
 Entry = tuple[tuple[float, ...], int, str]  # (key, arrival, job id): the walk's total order
 
@@ -91,7 +92,7 @@ class ListScheduler:
         preemptive: bool,
         backfill: bool,
         wake: Callable[[View, tuple[Allocation, ...]], int | None] | None = None,
-        running_key: RunningKey = "fixed",
+        running_key: RunningKey | None = None,
         key_change: Callable[[JobView, float, int], int | None] | None = None,
         incremental: bool = True,
     ) -> None:
@@ -103,8 +104,11 @@ class ListScheduler:
         self.wake = wake
         self.running_key = running_key
         self.key_change = key_change  # (view, GPUs held, t) -> slot a running job's key next changes, or None
-        self.wake_on_key_change = wake is not None
-        self.incremental = incremental
+        self.wake_on_key_change = wake is not None  # the change path wakes at the next key change
+        # The change path needs the key's behaviour while running (preemptive walks only) and, to
+        # wake as ``wake`` does, the slots keys change; without them the full walk runs.
+        declared = (not preemptive or running_key is not None) and (wake is None or key_change is not None)
+        self.incremental = incremental and declared
         self._keys: dict[str, tuple[JobView, tuple[float, ...]]] = {}
         self.shapes: dict[str, tuple[object, ...]] = {}
         self._state: _Queues | None = None
