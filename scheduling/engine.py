@@ -26,6 +26,7 @@ start is free. The periods are reported as ``Run.restarts``.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from collections import defaultdict
@@ -226,6 +227,7 @@ class Run:
     extra: Mapping[str, Any] = field(default_factory=dict)
     restarts: tuple[RestartPeriod, ...] = ()
     restart_slots: int = 0  # the restart time the run charged, in slots
+    restart_seconds: float = 0.0  # the restart time it was given (cluster field or run override), s
 
 
 def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int:
@@ -245,8 +247,9 @@ def simulate(
     """Run ``algorithm`` on ``instance`` until every job is done or rejected, or ``horizon``.
 
     ``restart_seconds`` overrides the cluster's ``restart_seconds`` (see the module docstring)."""
-    engine = _Engine(instance, horizon, restart_slots(instance.cluster, restart_seconds))
-    return engine.run(algorithm)
+    seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
+    engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds))
+    return dataclasses.replace(engine.run(algorithm), restart_seconds=float(seconds))
 
 
 class _Engine:

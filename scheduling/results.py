@@ -47,7 +47,7 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
     }
     if run.restart_slots:  # optional fields (DESIGN section 9): absent when restarts cost nothing
-        doc["restart_seconds"] = run.restart_slots * cluster.slot_seconds
+        doc["restart_seconds"] = run.restart_seconds
         doc["restart_slots"] = run.restart_slots
         doc["restarts"] = [{"job_id": r.job_id, "start": r.start, "end": r.end} for r in run.restarts]
     doc.update(run.extra)

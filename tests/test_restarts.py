@@ -176,3 +176,9 @@ def test_the_gantt_draws_restart_periods_over_the_jobs_bars_with_their_own_hatch
     (trace,) = [d for d in gantt(doc)["data"] if d["name"] == "restarting (no progress)"]
     assert (trace["base"], trace["x"]) == ([5], [2])
     assert trace["marker"]["pattern"]["shape"] == "x"
+
+
+def test_a_restart_time_between_slots_is_rounded_up_and_reported_as_given():
+    _run, doc = run_doc(instance(ONE_JOB), {1: X_ON_S0, 3: X_ON_S1}, restart_seconds=90)
+    assert (doc["restart_seconds"], doc["restart_slots"]) == (90, 2)
+    assert doc["restarts"] == [{"job_id": "x", "start": 3, "end": 5}]
