@@ -62,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
     g.add_argument("--seed", type=_whole(0), default=0)
     g.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
+    g.add_argument(
+        "--load", type=float, default=None, help="offered load (default: the preset's; docs/formats.md, Presets)"
+    )
+    g.add_argument(
+        "--history",
+        action="store_true",
+        help="also write DIR/history.csv (or .json): the preset drawn from another seed, for simulate --history",
+    )
     g.add_argument("--out", required=True, type=Path)
     g.set_defaults(handler=cmd_generate)
 
@@ -220,7 +228,15 @@ def _writing(path: Path) -> Iterator[None]:
 def cmd_generate(args: argparse.Namespace) -> int:
     _out_folder(args.out)
     with _writing(args.out):
-        written = presets.generate(args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out)
+        written = presets.generate(
+            args.preset,
+            jobs=args.jobs,
+            seed=args.seed,
+            size=args.size,
+            out=args.out,
+            load=args.load,
+            history=args.history,
+        )
     for path in written:
         print(path)
     return 0

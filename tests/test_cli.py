@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduling import api
+from scheduling import api, presets
 from scheduling.cli import main
 from scheduling.validator import validate
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
@@ -320,3 +320,14 @@ def test_a_trace_stating_two_slot_lengths_is_refused(files, tmp_path, capsys):
     assert (
         "line 3, job 'r2', field 'slot_seconds': 1 s differs from the 60 s stated on line 2" in capsys.readouterr().err
     )
+
+
+def test_generate_history_writes_the_preset_from_another_seed_for_simulate_history(tmp_path, capsys):
+    args = ["generate", "--preset", "asrpt", "--jobs", "12", "--seed", "4", "--size", "0.04", "--out", str(tmp_path)]
+    assert main([*args, "--history"]) == 0
+    trace, history = tmp_path / "trace.json", tmp_path / "history.json"
+    assert history.read_text() != trace.read_text()
+    assert history.read_text() == presets.build("asrpt", jobs=12, seed=4 + presets.HISTORY_SEED_OFFSET, size=0.04).trace
+    run = ["simulate", "--cluster", str(tmp_path / "cluster.json"), "--trace", str(trace), "--algorithm", "spjf"]
+    assert main([*run, "--history", str(history), "--param", "predictor=mean", "--out", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["prediction"]["history_jobs"] == 12

@@ -530,7 +530,7 @@ def test_the_edge_baselines_run_each_job_on_the_workers_its_trace_requested(algo
     doc = api.run(inst, algorithm, seed=0)  # drawn counts would be in [1, 30], capped at 6 chunks
     workers = {p["job_id"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
     assert workers == {"a": 2, "b": 3}
-    drawn = api.run(inst, algorithm, {"use_request": False, "workers_min": 5, "workers_max": 5}, seed=0)
+    drawn = api.run(inst, algorithm, {"workers_from": "drawn", "workers_min": 5, "workers_max": 5}, seed=0)
     assert {p["count"] for p in drawn["placements"] if p["role"] == "worker"} == {5}
 
 

@@ -117,14 +117,15 @@ class ExperimentForm(forms.Form):
     jobs = forms.IntegerField(required=False, max_value=MAX_PRESET_JOBS, help_text="Blank: the preset's default")
     preset_seed = forms.IntegerField(required=False, min_value=0, initial=0, label="Trace seed")
     size = forms.FloatField(required=False, initial=1.0, help_text="Share of the preset's cluster, in (0, 1]")
+    load = forms.FloatField(required=False, label="Offered load", help_text="Blank: the preset's default")
     # Not required by itself: lines of ``extra_runs`` may be the only runs (``clean`` checks for one).
     algorithms = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     extra_runs = forms.CharField(
         required=False,
         max_length=MAX_EXTRA_RUNS_CHARS,
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "placeholder": "drf fixed=true"}),
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "placeholder": "drf fixed=false"}),
         label="Also run (one per line)",
-        help_text="algorithm key=value key=value ... (e.g. drf fixed=true): one more run per line, the "
+        help_text="algorithm key=value key=value ... (e.g. drf fixed=false): one more run per line, the "
         "parameters not named at their defaults; the same algorithm may run several times",
     )
     mode = forms.ChoiceField(
@@ -336,19 +337,22 @@ class ExperimentForm(forms.Form):
         if not name:
             self.add_error("preset", "Choose a preset.")
             return None
-        if any(f in self.errors for f in ("jobs", "preset_seed", "size")):
+        if any(f in self.errors for f in ("jobs", "preset_seed", "size", "load")):
             return None
         options = {
             "jobs": data.get("jobs"),
             "seed": data.get("preset_seed") or 0,
             "size": data.get("size") if data.get("size") is not None else 1.0,
+            **({"load": data["load"]} if data.get("load") is not None else {}),
         }
         try:
-            files = presets.build(name, jobs=options["jobs"], seed=options["seed"], size=options["size"])
+            files = presets.build(
+                name, jobs=options["jobs"], seed=options["seed"], size=options["size"], load=options.get("load")
+            )
             cluster = loaders.parse_cluster(files.cluster, "cluster.json")
             jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
         except InputError as exc:
-            if exc.field in ("jobs", "size"):
+            if exc.field in ("jobs", "size", "load"):
                 self.add_error(exc.field, exc.problem)
             else:
                 self.add_error("preset", f"preset {name}: {exc}")

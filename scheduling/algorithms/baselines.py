@@ -24,8 +24,8 @@ from scheduling.speed import Allocation, demand_of
 
 REQUEST_NOTE = (
     " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "
-    "a drawn count (`use_request`, default true: the edge-cloud paper's baselines take the trace's "
-    "GPU requests)."
+    "a drawn count (`workers_from=request`, the default: the edge-cloud paper's baselines take the "
+    "trace's GPU requests; `workers_from=drawn` draws as for other jobs)."
 )
 
 RIGID_NOTE = (
@@ -48,11 +48,12 @@ WORKER_PARAMS = (
     ),
     PS_PARAM,
     Param(
-        "use_request",
-        bool,
-        True,
-        "A job whose trace states gpu_request gets that many workers instead of a drawn count "
-        "(the edge-cloud paper's baselines); false: drawn as for every other job.",
+        "workers_from",
+        str,
+        "request",
+        "A job whose trace states gpu_request gets that many workers (request: the edge-cloud paper's "
+        "baselines), or a drawn count as every other job (drawn).",
+        choices=("request", "drawn"),
     ),
 )
 
@@ -82,7 +83,7 @@ def check_worker_range(params: Mapping[str, Any]) -> None:
 
 def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
     check_worker_range(params)
-    request = bool(params.get("use_request", True))
+    request = params.get("workers_from", "request") == "request"
     return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
 
 

@@ -47,7 +47,7 @@ EDGE_MODELS: tuple[tuple[str, int, int], ...] = (
 )
 
 
-def _edge_cloud(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
+def _edge_cloud(n: int, rng: np.random.Generator, size: float, load: float | None = None) -> PresetFiles:
     types = [f"w{k + 1}" for k in range(EDGE_WORKER_TYPES)]
     shares = np.array([c for *_, c in OPENB_NODE_SHAPES], dtype=float)
     servers: list[dict[str, Any]] = []
@@ -68,7 +68,8 @@ def _edge_cloud(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
         demand = {"gpu": 1, "worker_slot": 1, f"worker_slot_{t}": 1}
         worker_types.append({"id": t, "demand": demand, "bandwidth_gbps": gbps})
 
-    gaps = rng.exponential(EDGE_MEAN_GAP, size=n)
+    # Offered load (--load, default 1): the arrival rate relative to one job per slot on average.
+    gaps = rng.exponential(EDGE_MEAN_GAP, size=n) / (1.0 if load is None else load)
     arrivals = np.floor(np.cumsum(gaps) - gaps[0]).astype(int)
     rows: list[dict[str, Any]] = []
     for i in range(n):

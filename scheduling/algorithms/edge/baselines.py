@@ -53,7 +53,7 @@ register(
         semantics=(
             "The `tiresias` baseline (queues by attained GPU-time, FIFO by first start within a queue, "
             "fixed worker count per job: the trace's `gpu_request` (the paper's \"worker requirement of each "
-            'job ... according to the number of GPUs of the real trace", Sec. V-A; `use_request=false` or '
+            'job ... according to the number of GPUs of the real trace", Sec. V-A; `workers_from=drawn` or '
             "no request: drawn in [workers_min, workers_max]), one PS, all-or-nothing "
             "placement, whole-job preemption; a resumed job may land on other servers, i.e. its data "
             "migrates for free) on the edge-cloud model, where a job becomes schedulable once its data "

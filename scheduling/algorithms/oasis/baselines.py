@@ -102,7 +102,7 @@ class Rrh:
     def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
         self.cluster = instance.cluster
         check_worker_range(params)
-        request = bool(params.get("use_request", True))
+        request = params.get("workers_from", "request") == "request"
         self.configs = FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
         if params["ps_rule"] == "bandwidth":  # the fewest PSs that honour (6) and (7) of the model
             for job in instance.jobs:
