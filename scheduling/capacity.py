@@ -1,8 +1,9 @@
 """A capacity ledger: what is used on each server in one slot, and whether more fits.
 
-The engine checks every decision on a fresh ledger; algorithms build their decisions on one too,
-so that both agree on what "fits" means (capacity per server and resource, server pools, and
-unlimited servers that never fill up).
+The engine keeps one ledger of everything committed and checks each change on it (the old
+allocation released, the new one booked); algorithms build their decisions on a fresh ledger or on a
+copy of the engine's (``View.committed_ledger``), so that both agree on what "fits" means (capacity
+per server and resource, server pools, and unlimited servers that never fill up).
 """
 
 from __future__ import annotations
