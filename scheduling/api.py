@@ -34,18 +34,20 @@ def run(
     seed: int = 0,
     horizon: int | None = None,
     progress: Callable[[float], None] | None = None,
+    restart_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Simulate, build the result document and validate it; ScheduleError if it is invalid.
 
     ``params`` may hold raw strings (CLI, forms); they are parsed against the registry entry.
     ``progress``, if given, is called with the fraction done before each decision (scheduling.progress).
+    ``restart_seconds`` overrides the cluster's ``restart_seconds`` (DESIGN section 9).
     """
     spec = registry.get(algorithm)
     parsed = spec.parse_params(params or {})
     algo = spec.build(instance, parsed, seed)
     if progress is not None:
         algo = Tracked(algo, instance, progress)
-    outcome = simulate(instance, algo, horizon=horizon)
+    outcome = simulate(instance, algo, horizon=horizon, restart_seconds=restart_seconds)
     if progress is not None:
         progress(1.0)  # the simulation is over (the last decision came before the last jobs ended)
     doc = results.build(instance, outcome, algorithm, parsed, seed)

@@ -21,7 +21,7 @@ from typing import Any
 
 from scheduling import api, importers, presets, provenance, registry, repeat, reproduce, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
-from scheduling.loaders import MAX_SLOTS
+from scheduling.loaders import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.model import Instance
 from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--horizon", type=_whole(1, MAX_SLOTS), default=None, help="stop at this slot (default: the cluster's)"
     )
+    _restart_arg(s)
     s.add_argument("--out", required=True, type=Path)
     s.set_defaults(handler=cmd_simulate)
 
@@ -141,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
     c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
+    _restart_arg(c)
     c.add_argument("--out", required=True, type=Path)
     c.set_defaults(handler=cmd_compare)
 
@@ -178,6 +180,25 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def _restart_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--restart-seconds",
+        type=_seconds,
+        default=None,
+        help="time a job loses at each restart on another allocation (default: the cluster's restart_seconds)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= MAX_RESTART_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and {MAX_RESTART_SECONDS:g} seconds")
+    return value
 
 
 def _instance_args(p: argparse.ArgumentParser) -> None:
@@ -291,7 +312,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     params = _pairs(args.param, "--param")
     with _progress_bar(args.algorithm) as progress:
-        doc = api.run(instance, args.algorithm, params, args.seed, args.horizon, progress)
+        doc = api.run(
+            instance,
+            args.algorithm,
+            params,
+            args.seed,
+            args.horizon,
+            progress=progress,
+            restart_seconds=args.restart_seconds,
+        )
     with _writing(args.out):
         results.write(doc, args.out)
     _print_metrics(args.algorithm, doc["metrics"])
@@ -345,7 +374,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for name in names:
         try:
             with _progress_bar(name) as progress:
-                doc = api.run(instance, name, params[name], args.seed, args.horizon, progress)
+                doc = api.run(
+                    instance,
+                    name,
+                    params[name],
+                    args.seed,
+                    args.horizon,
+                    progress=progress,
+                    restart_seconds=args.restart_seconds,
+                )
         except UnsupportedInstance as exc:
             print(f"{name}: skipped: {exc}", file=sys.stderr)
             continue

@@ -46,6 +46,9 @@ MAX_AMOUNT = 1e12
 weights, utilities."""
 MAX_SLOTS = 10**9
 """Largest slot count: arrivals, horizons, upload delays, durations in slots."""
+
+MAX_RESTART_SECONDS = 7 * 24 * 3600.0
+"""Largest restart time (cluster field ``restart_seconds``, run option ``--restart-seconds``): a week."""
 MAX_WORK = 10**12
 """Largest amount of work of a job (mini-batches or slots), and so of epochs, mini-batches and iterations."""
 MAX_WORKERS = 10**6
@@ -263,6 +266,9 @@ def cluster_from_dict(doc: Any) -> Cluster:
         ps_types=ps_types,
         horizon=None if horizon is None else integer(horizon, "horizon", minimum=1, maximum=MAX_SLOTS),
         network=frozen_amounts({str(k): number(v, f"network.{k}", minimum=None) for k, v in network.items()}),
+        restart_seconds=number(
+            doc.get("restart_seconds", 0), "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
+        ),
     )
 
 

@@ -78,6 +78,7 @@ class Cluster:
     ps_types: tuple[InstanceType, ...] = ()
     horizon: int | None = None  # T: slots the cluster runs for; None = until every job is done
     network: Amounts = field(default_factory=lambda: frozen_amounts({}))  # free-form figures
+    restart_seconds: float = 0.0  # time a job loses each time it restarts on another allocation (s)
 
     def resource_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.resources)

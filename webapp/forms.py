@@ -9,6 +9,7 @@ field, and nothing is stored.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -170,6 +171,14 @@ class ExperimentForm(forms.Form):
         "start:end (0:500, 500:1000); each window's jobs start at slot 0",
     )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
+    restart_seconds = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=loaders.MAX_RESTART_SECONDS,
+        label="Restart cost (s)",
+        help_text="Time a job loses each time it restarts on another allocation (resume, move, resize); "
+        "blank: the cluster spec's restart_seconds (default 0). Stored in the experiment's cluster spec.",
+    )
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
 
     def __init__(self, *args: Any, user: Any = None, absent_flags_default: bool = False, **kwargs: Any) -> None:
@@ -222,6 +231,8 @@ class ExperimentForm(forms.Form):
         else:
             loaded = self._uploaded_inputs()
         self.chosen = self._runs(data)
+        if loaded is not None and data.get("restart_seconds") is not None:
+            loaded = _with_restart_seconds(*loaded, data["restart_seconds"])
         if loaded is not None:
             self.inputs, instance = loaded
             self._check_supported(instance, set(data.get("algorithms") or ()))
@@ -551,3 +562,13 @@ def default_name(inputs: Inputs, repetition: dict[str, Any] | None = None) -> st
         drawn = f"{len(seeds)} trace seeds" if seeds else f"trace seed {o['seed']}"
         return f"{inputs.preset} preset ({o['jobs']} jobs, {drawn}, size {o['size']:g})"
     return f"{inputs.cluster_name} + {inputs.trace_name}"
+
+
+def _with_restart_seconds(inputs: Inputs, instance: Instance, seconds: float) -> tuple[Inputs, Instance]:
+    """The inputs with the form's restart cost written into the frozen cluster spec (DESIGN
+    section 9), so that every run of the experiment, and any rerun, charges it."""
+    spec = json.loads(inputs.cluster_text)
+    spec["restart_seconds"] = seconds
+    cluster = dataclasses.replace(instance.cluster, restart_seconds=seconds)
+    text = json.dumps(spec, indent=1)
+    return dataclasses.replace(inputs, cluster_text=text), dataclasses.replace(instance, cluster=cluster)

@@ -95,7 +95,9 @@ def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
 
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     key = srtf_key(remaining_time(instance))
-    return ListScheduler(instance, _configs(instance, params, rng), key, preemptive=True, backfill=True)
+    return ListScheduler(
+        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="decreasing"
+    )
 
 
 def parse_thresholds(raw: str) -> tuple[float, ...]:
@@ -135,7 +137,23 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
                 best = at if best is None else min(best, at)
         return best
 
-    return ListScheduler(instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, wake=wake)
+    def key_change(jv: JobView, gpus: float, t: int) -> int | None:
+        # The slot a running job's attained service crosses its next threshold (as in ``wake``).
+        nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
+        if gpus <= 0 or nxt is None:
+            return None
+        return t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / gpus - 1e-9))
+
+    return ListScheduler(
+        instance,
+        _configs(instance, params, rng),
+        key,
+        preemptive=True,
+        backfill=True,
+        wake=wake,
+        running_key="steps",
+        key_change=key_change,
+    )
 
 
 def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
