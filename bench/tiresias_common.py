@@ -42,7 +42,7 @@ class Inputs:
     authors_trace: Path
     authors_cluster: Path
     ids: tuple[str, ...]  # our job id of the authors' job k (their job_id column is k)
-    load: float  # offered load: sum(GPUs x duration) / (cluster GPUs x span of arrivals + longest)
+    load: float  # offered load: sum(GPUs x duration) / (cluster GPUs x span of arrivals)
 
 
 def build(window: Window, out: Path) -> Inputs:
@@ -86,7 +86,7 @@ def build(window: Window, out: Path) -> Inputs:
         f"1,{window.nodes},{window.gpus_per_node},64,256\n"
     )
     work = sum(int(r["gpus"]) * float(r["duration"]) for r in rows)
-    span = int(rows[-1]["arrival"]) + max(float(r["duration"]) for r in rows)
+    span = max(1, int(rows[-1]["arrival"]) - int(rows[0]["arrival"]))
     return Inputs(out, trace, cluster, authors_trace, authors_cluster, tuple(r["job_id"] for r in rows),
                   work / (total * span))  # fmt: skip
 
