@@ -177,7 +177,8 @@ register(
         summary="Tiresias 2D-LAS: discretised priority queues on attained GPU-time, preemptive.",
         semantics=(
             "As the Tiresias authors' simulator runs `dlas-gpu` (checked job by job against it on Philly "
-            "windows, bench/RESULTS-tiresias.md). Queues are ordered lists: an arriving job joins the "
+            "windows, bench/RESULTS-tiresias.md; choices in docs/algorithms-tiresias.md). Queues are "
+            "ordered lists: an arriving job joins the "
             "tail of Q0, a demoted job the tail of the next queue, and after every decision the jobs "
             "left waiting move behind the running ones of their queue. Each decision walks Q0, Q1, ... "
             "front to back, starting or keeping every job that fits and skipping the others; a running "
