@@ -197,7 +197,7 @@ register(
             "leave the first queue." + RIGID_NOTE
         ),
         reference=(
-            "Gu et al., Tiresias, NSDI'19 Sec. 4.2 and Algorithm 1; authors' simulator SymbioticLab/Tiresias "
+            "Gu et al., Tiresias, NSDI'19 Sec. 4.2; authors' simulator SymbioticLab/Tiresias "
             "(dlas-gpu); Zhou et al. Sec. 7 baseline (iv)"
         ),
         factory=make_tiresias_dlas,

@@ -1,35 +1,36 @@
 """Tiresias' discretised 2D-LAS as the authors' simulator runs it (`dlas-gpu`).
 
-Gu et al., Tiresias, NSDI'19 Sec. 4.2 (Discretized 2D-LAS) and Algorithm 1 (lines 1-14 of its
-Fig. 5 pseudo-code: per-queue FIFO, demotion when attained service passes the queue's threshold,
-PromoteKnob for starvation), read as the authors' public simulator implements it
-(SymbioticLab/Tiresias, simulator/run_sim.py ``dlas_sim_jobs(gputime=True)``, run with 1-s slots
-for the cross-check in bench/tiresias_crosscheck.py). What that simulator does, and so this module:
+Gu et al., Tiresias, NSDI'19, Discretized 2D-LAS (Sec. 4.2 as cited in the registry; the paper is
+not among ../shared/seeds, so the transcription follows the authors' public code). The reference
+is SymbioticLab/Tiresias at commit 959f9b0, simulator/run_sim.py, ``dlas_sim_jobs(gputime=True)``
+(``--schedule=dlas-gpu``); line numbers below are of that file. Cross-checked job by job with 1-s
+slots in bench/tiresias_crosscheck.py. What that simulator does, and so this module:
 
-* **Queues are ordered lists, not sort keys.** An arriving job goes to the tail of Q0; a demoted job
-  to the tail of the next queue. After every decision the jobs left waiting move to the tail of
-  their queue (in their previous relative order), so running jobs stay ahead of waiting ones
-  (Algorithm 1, lines 4-8: "schedule jobs in each queue in FIFO order").
-* **Scheduling walks Q0, Q1, ... and each queue front to back**, starting every job whose GPUs
-  still fit and skipping those that do not (skip-ahead); a running job that no longer fits is
-  suspended (a preemption).
-* **Demotion is checked at events only**, one queue per event: at every decision, each job that ran
-  since the previous one adds the elapsed slots to its executed time, and moves down one queue if
-  executed time x GPUs >= that queue's threshold (GPU-seconds; Algorithm 1, lines 9-11).
-* **The extra decision points ("queue jumps")** are where the simulator schedules them: for each
-  running job not in the last queue, now + floor((threshold - executed time) / GPUs). The
-  simulator subtracts executed *time*, not executed GPU-time, from the GPU-time threshold (its
-  Python 2 integer division floors), so a multi-GPU job is usually checked before it crosses the
-  threshold and then about (threshold / GPUs) slots later; its effective threshold is up to about
-  twice the nominal one unless another event intervenes. This is reproduced on purpose: it decides
-  when jobs are demoted, and so the schedule. A jump that would not lie in the future is taken at
-  the next slot (the engine only wakes forward).
-* **Thresholds** default to 3250 and 7200 GPU-seconds: the simulator's ``queue_limit`` with
-  ``num_queue = 3`` (only the first two limits are used).
+* **Queues are ordered lists, not sort keys.** An arriving job goes to the tail of Q0 (lines
+  1025-1030); a demoted job to the tail of the next queue (1050-1054). After every decision the
+  jobs left waiting move to the tail of their queue in their previous relative order (1132-1143),
+  so running jobs stay ahead of waiting ones.
+* **Scheduling walks Q0, Q1, ... and each queue front to back** (1103-1118), starting every job
+  whose GPUs still fit and skipping those that do not; a running job that no longer fits is
+  suspended, a preemption (1120-1124).
+* **Demotion is checked at decisions only**, one queue per decision (1036-1056): each job that ran
+  since the previous decision adds the elapsed slots to its executed time, and moves down one queue
+  if executed time x GPUs >= that queue's limit (GPU-seconds).
+* **The extra decision points ("job jumps", 1218-1239)**: for each running job not in the last
+  queue, now + floor((limit - executed time) / GPUs). The simulator subtracts executed *time*, not
+  executed GPU-time, from the GPU-time limit (and Python 2's integer division floors before its
+  ``math.ceil``), so a multi-GPU job is usually checked just before it reaches the limit and then
+  about limit / GPUs slots later: unless another event intervenes, it is demoted at up to about
+  twice the nominal GPU-time. This is reproduced on purpose: it decides when jobs are demoted, and
+  so the schedule. A jump that would not lie in the future is taken at the next slot (the engine
+  only wakes forward).
+* **Limits** default to 3250 and 7200 GPU-seconds: jobs.py's ``queue_limit`` with ``num_queue = 3``
+  (only the first two limits are used).
 * **Starvation** (PromoteKnob): `dlas-gpu` runs without it (``solve_starvation=0``), as does this
-  default. With ``promote_knob`` = K > 0, a waiting job in a lower queue whose waiting time since
-  it last ran (accumulated over waits after its first run) reaches K x its executed time goes back
-  to the tail of Q0 with executed time 0, as the simulator's ``dlas-gpu-K`` schemes do.
+  default. With ``promote_knob`` = K > 0, as the simulator's ``dlas-gpu-K`` schemes (1058-1072, and
+  1233-1238 for the decision time): a waiting job in a lower queue that has run before, whose
+  waiting time since its first run or last promotion reaches floor(K x executed time), goes to the
+  tail of Q0 with executed time 0.
 
 Time is the engine's: slots of ``slot_seconds``; thresholds are converted to GPU-slots once.
 """
@@ -104,17 +105,18 @@ class Tiresias:
         elapsed = 0 if self.last_t is None else view.t - self.last_t
         self.last_t = view.t
         present = {jv.job.job_id for jv in view.jobs}
-        # Completed jobs leave their queue (run_sim.py: ``JOBS.queues[q_id].remove(e_job)``).
+        # Completed jobs leave their queue (run_sim.py lines 1018-1022).
         for q in self.queues:
             q[:] = [j for j in q if j in present]
         for job_id in [j for j in self.entries if j not in present]:
             del self.entries[job_id]
-        # New jobs go to the tail of Q0, in arrival order (Algorithm 1, line 2).
+        # New jobs go to the tail of Q0, in arrival order (lines 1025-1030).
         for jv in view.jobs:
             if jv.job.job_id not in self.entries:
                 self.entries[jv.job.job_id] = _Entry()
                 self.queues[0].append(jv.job.job_id)
-        # Executed time, demotion by one queue, waiting time and promotion, in arrival order.
+        # Executed time, demotion by one queue, waiting time and promotion, in arrival order (the
+        # simulator's runnable_jobs order, lines 1034-1072).
         last = len(self.queues) - 1
         for jv in view.jobs:
             job_id = jv.job.job_id
@@ -123,14 +125,14 @@ class Tiresias:
                 e.executed += elapsed
                 e.ran = True
                 if e.queue < last and e.executed * self._gpus(job_id) >= self.limits[e.queue] - 1e-9:
-                    self._move(job_id, e, e.queue + 1)  # Algorithm 1, lines 9-11
+                    self._move(job_id, e, e.queue + 1)  # lines 1046-1056
             elif e.executed > 0:
                 e.waited += elapsed
                 if self.knob > 0 and e.queue > 0 and e.ran and e.waited >= math.floor(e.executed * self.knob):
-                    e.executed = e.waited = 0  # PromoteKnob (Sec. 4.2, Algorithm 1, lines 12-14)
+                    e.executed = e.waited = 0  # PromoteKnob, lines 1067-1072
                     self._move(job_id, e, 0)
         allocations, waiting = self._schedule(view)
-        # Jobs left waiting go behind the running ones of their queue, keeping their order.
+        # Jobs left waiting go behind the running ones of their queue, keeping their order (1132-1143).
         for q in self.queues:
             q[:] = [j for j in q if j not in waiting] + [j for j in q if j in waiting]
         return Decision(allocations=allocations, wake_at=self._next_jump(view.t, allocations))
@@ -141,7 +143,7 @@ class Tiresias:
         e.queue = queue
 
     def _schedule(self, view: View) -> tuple[tuple[Allocation, ...], set[str]]:
-        """Walk the queues in order; start or keep every job that fits, skip the others."""
+        """Walk the queues in order; start or keep every job that fits, skip the others (1103-1124)."""
         jobs = {jv.job.job_id: jv for jv in view.jobs}
         current: dict[str, list[Allocation]] = {}
         for a in view.allocations:
@@ -163,8 +165,8 @@ class Tiresias:
         return tuple(chosen), waiting
 
     def _next_jump(self, t: int, allocations: tuple[Allocation, ...]) -> int | None:
-        """The simulator's next ``next_job_jump``: demotion checks of running jobs, promotions of
-        waiting ones (see the module docstring for the formula and why it is kept)."""
+        """The simulator's next ``next_job_jump`` (lines 1218-1239): demotion checks of running jobs,
+        promotions of waiting ones (see the module docstring for the formula and why it is kept)."""
         running = {a.job_id for a in allocations}
         last = len(self.queues) - 1
         best: int | None = None
