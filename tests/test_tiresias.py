@@ -2,7 +2,7 @@
 
 Both cases run on one server with 4 GPUs and 1-s slots; the expected outcomes are what the
 authors' simulator (SymbioticLab/Tiresias, run_sim.py --schedule=dlas-gpu --scheme=count) prints
-for the same trace (for the first case with its queue_limit set to 10,1000).
+for the same trace (where thresholds are 10,1000, with its queue_limit set to them in a copy).
 
 **Queue order** (thresholds 10 and 1000 GPU-seconds):
     p: arrives 0, 4 GPUs, 100 s    r: arrives 5, 1 GPU, 100 s    q: arrives 15, 1 GPU, 100 s
@@ -29,6 +29,14 @@ and q in Q1: at 25 p takes all 4 GPUs back (r and q suspended), p completes at 1
   left) and completes at 11175, then p (1075 s left) at 12250; p preempted twice, q once.
 
 Detecting the crossing at its exact slot (`order=start`) demotes p at 8300 instead, and q ends at 10050.
+
+**PromoteKnob** (one GPU, thresholds 10 and 1000, K = 1; the simulator's `dlas-gpu-1`):
+    a: arrives 0, 40 s    b: arrives 20, 40 s    c: arrives 35, 40 s
+
+b runs from 20, reaches Q1 at 30 behind a and is suspended there (executed 10 s); c arrives at 35
+and runs. At 40 b has waited 10 s = 1 x its executed time: it returns to the tail of Q0 with executed
+time 0, and so on. Without the knob a, b, c complete at 60, 90, 120 (2, 1, 1 preemptions); with it
+at 90, 110, 120 (3 preemptions each).
 """
 
 from __future__ import annotations
@@ -76,6 +84,18 @@ def test_order_start_keeps_the_first_start_reading():
 
 def test_demotion_is_checked_when_the_authors_simulator_checks_it():
     assert outcome(DEMOTION) == {"p": (12250, 2), "r": (6500, 0), "q": (11175, 1)}
+
+
+def test_promote_knob_returns_a_starved_job_to_the_first_queue():
+    trace = "job_id,arrival,gpus,duration\na,0,1,40\nb,20,1,40\nc,35,1,40\n"
+    cluster = {**ONE_SERVER, "servers": [{"id": "s", "capacity": {"gpu": 1}}]}
+
+    def run(knob: str) -> dict[str, tuple[int, int]]:
+        doc = api.run(instance(trace, cluster), "tiresias", {"queue_thresholds": "10,1000", "promote_knob": knob})
+        return {j["job_id"]: (j["completion"], j["preemptions"]) for j in doc["jobs"]}
+
+    assert run("0") == {"a": (60, 2), "b": (90, 1), "c": (120, 1)}
+    assert run("1") == {"a": (90, 3), "b": (110, 3), "c": (120, 3)}
 
 
 def test_promote_knob_is_refused_with_order_start():
