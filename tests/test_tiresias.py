@@ -1,6 +1,6 @@
 """`tiresias` follows the Tiresias authors' simulator (dlas-gpu) on hand-checkable traces.
 
-Both cases run on one server with 4 GPUs and 1-s slots; the expected outcomes are what the
+The cases run on one server (4 GPUs; 1 GPU for PromoteKnob) with 1-s slots; the expected outcomes are what the
 authors' simulator (SymbioticLab/Tiresias, run_sim.py --schedule=dlas-gpu --scheme=count) prints
 for the same trace (where thresholds are 10,1000, with its queue_limit set to them in a copy).
 
