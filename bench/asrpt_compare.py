@@ -41,7 +41,7 @@ def run_case(name: str, cluster_doc: dict[str, Any], rows: list[dict[str, Any]],
     )
     errors, results = {}, {}
     for kind in PREDICTORS:
-        pred = predict(every, kind, history / len(rows), np.random.default_rng(0))
+        pred = predict(every[:history], every, kind, 1.0, np.random.default_rng(0))
         window_rows = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[history:]]
         instance = Instance(cluster, parse_trace(json.dumps(window_rows), cluster, "trace.json", "json"))
         errors[kind] = float(pred.errors(instance.jobs)["mean_abs_error"] or 0.0)

@@ -75,7 +75,7 @@ def window(cluster_doc: dict[str, Any], rows: list[dict[str, Any]], kind: str) -
     cluster = parse_cluster(json.dumps(cluster_doc))
     every = parse_trace(json.dumps(rows), cluster, "trace.json", "json")
     half = len(rows) // 2
-    pred = predict(every, kind, half / len(rows), np.random.default_rng(0))
+    pred = predict(every[:half], every, kind, 1.0, np.random.default_rng(0))
     win = [dict(r, predicted_iterations=round(pred.values[r["job_id"]])) for r in rows[half:]]
     instance = Instance(cluster, parse_trace(json.dumps(win), cluster, "trace.json", "json"))
     error = float(pred.errors(instance.jobs)["mean_abs_error"] or 0.0)

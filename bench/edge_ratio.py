@@ -15,7 +15,7 @@ import time
 from edge_common import preset_instance
 
 from scheduling import api
-from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound, speed_augmented
+from scheduling.algorithms.edge.lp import fractional_flow_time, lp_lower_bound, speed_augmented
 
 
 def main() -> None:

@@ -1,9 +1,11 @@
 """OASiS Sec. V-A, Figs. 3-4: total utility, admissions and completion timeliness on preset oasis.
 
 Usage: PYTHONPATH=. python bench/oasis_compare.py [--jobs 100,200,400] [--seeds 1,2,3]
-       [--algorithms oasis,oasis:bounds=trace,fifo,drf,rrh,dorm] [--out bench/oasis_compare.json] [--worker-limit M|N]
+       [--algorithms oasis,oasis:bounds=trace,fifo,drf:fixed=false,rrh,dorm] [--out bench/oasis_compare.json]
+       [--worker-limit M|N]
 An algorithm may carry parameters: "oasis:ratio_scale=1e-8" (several joined by ";"). `oasis` alone
-is its default (bounds=history: U, L estimated from a replay of the trace's first third);
+is its default (bounds=arrived since issue 17: U, L over the jobs arrived so far; the recorded
+tables used the former default, a replay of the trace's own first third);
 `oasis:bounds=trace` uses the paper's actual values (U, L of (23)-(26) from the whole trace).
 Every result passes the validator (api.run). Record the output in bench/RESULTS-oasis.md.
 """
@@ -41,7 +43,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", default="100,200,400")
     ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--algorithms", default="oasis,oasis:bounds=trace,fifo,drf,rrh,dorm")
+    ap.add_argument("--algorithms", default="oasis,oasis:bounds=trace,fifo,drf:fixed=false,rrh,dorm")
     ap.add_argument("--out", default="bench/oasis_compare.json")
     ap.add_argument("--worker-limit", default="M", choices=("M", "N"), help="preset reading (oasis_common)")
     args = ap.parse_args()

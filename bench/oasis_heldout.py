@@ -21,8 +21,8 @@ from typing import Any
 from oasis_common import preset_instance
 
 from scheduling import api
-from scheduling.algorithms import oasis
-from scheduling.algorithms.oasis_dp import JobShape
+from scheduling.algorithms.oasis import online as oasis
+from scheduling.algorithms.oasis.dp import JobShape
 
 HISTORY_OFFSET = 1000  # history trace = the generator at seed + 1000
 

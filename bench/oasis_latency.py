@@ -2,14 +2,15 @@
 E 50-200, N 5-100, M 10-100; the paper reports < 1 s at T = 100).
 
 Usage: PYTHONPATH=. python bench/oasis_latency.py [--jobs 200] [--seeds 1,2] [--small-seeds 1,2,3]
-       [--bounds history|trace]
+       [--bounds arrived|trace]
 
 Part 1: preset oasis at full size (T = 300, 50 + 50 servers). Every arrival is decided in trace
 order by Alg. 1 with the fast Alg. 2; the time of each decision (Alg. 2 plus booking and price
 update, plus the price-log record) is measured with perf_counter (wall) and process_time (CPU of
 this process: the machine is shared, so wall time includes waiting for a core).
-The default bounds (bounds=history) are calibrated once when the algorithm is built, before slot 0:
-that time is reported separately ("calibration s") and is not part of any decision.
+With bounds=history (given a history trace) the bounds are calibrated once when the algorithm is
+built, before slot 0: that time is reported separately ("calibration s") and is not part of any
+decision. The default bounds=arrived updates U, L inside each decision (timed with it).
 Part 2: the literal transcription of Alg. 2 (O(T W^2)) beside the fast path on small instances
 (T = 10, workloads 25-200 units): both are timed on the same book at every arrival, and their
 schedules compared.
@@ -24,8 +25,8 @@ import time
 import numpy as np
 from oasis_common import preset_instance, small_instance
 
-from scheduling.algorithms.oasis import Oasis
-from scheduling.algorithms.oasis_dp import best_schedule_fast, best_schedule_transcribed
+from scheduling.algorithms.oasis.dp import best_schedule_fast, best_schedule_transcribed
+from scheduling.algorithms.oasis.online import Oasis
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -37,7 +38,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=200)
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--small-seeds", default="1,2,3,4,5,6")
-    ap.add_argument("--bounds", default="history", choices=("history", "trace"), help="oasis param bounds")
+    ap.add_argument("--bounds", default="arrived", choices=("arrived", "trace"), help="oasis param bounds")
     args = ap.parse_args()
     print("## Full size (T = 300, H = K = 50)")
     print()

@@ -5,7 +5,7 @@ Usage: PYTHONPATH=. python bench/oasis_sensitivity.py [--jobs 200,400] [--seeds 
        [--scales 100,1,0.01,1e-4,1e-6,1e-8,1e-9,1e-10]
 ratio_scale s sets U/L to s times its estimate by dividing L by s (scale_moves=L, the default).
 The estimate is the paper's "actual values" (bounds=trace: U, L of (23)-(26) from the whole trace),
-as in the recorded table; --bounds history scales the history estimate (the algorithm's default) instead.
+as in the recorded table; --bounds arrived scales the online estimate (the algorithm's default) instead.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def main() -> None:
     ap.add_argument("--jobs", default="200,400")
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--scales", default="100,1,0.01,1e-4,1e-6,1e-8,1e-9,1e-10")
-    ap.add_argument("--bounds", default="trace", choices=("trace", "history"))
+    ap.add_argument("--bounds", default="trace", choices=("trace", "arrived"))
     args = ap.parse_args()
     scales = [float(s) for s in args.scales.split(",")]
     print("| jobs | seed | " + " | ".join(f"{s:g}x" for s in scales) + " |")

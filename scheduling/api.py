@@ -14,9 +14,16 @@ from scheduling.model import Instance
 from scheduling.validator import validate
 
 
-def load_instance(cluster: Path | str, trace: Path | str) -> Instance:
+def load_instance(
+    cluster: Path | str, trace: Path | str, history: Path | str | None = None, *, convert_slots: bool = False
+) -> Instance:
+    """The cluster and trace, with ``history``: a separate trace of past jobs (same formats) that
+    online estimators may calibrate on (oasis bounds=history, asrpt's predictors), never the
+    evaluated trace (no look-ahead, DESIGN section 9). A trace stating another ``slot_seconds``
+    than the cluster's is refused unless ``convert_slots`` (docs/formats.md, "Slot length")."""
     c = load_cluster(cluster)
-    return Instance(c, load_trace(trace, c))
+    past = load_trace(history, c, convert_slots=convert_slots) if history is not None else ()
+    return Instance(c, load_trace(trace, c, convert_slots=convert_slots), history=past)
 
 
 def run(
@@ -25,15 +32,17 @@ def run(
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
     horizon: int | None = None,
+    restart_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Simulate, build the result document and validate it; ScheduleError if it is invalid.
 
     ``params`` may hold raw strings (CLI, forms); they are parsed against the registry entry.
+    ``restart_seconds`` overrides the cluster's ``restart_seconds`` (DESIGN section 9).
     """
     spec = registry.get(algorithm)
     parsed = spec.parse_params(params or {})
     algo = spec.build(instance, parsed, seed)
-    outcome = simulate(instance, algo, horizon=horizon)
+    outcome = simulate(instance, algo, horizon=horizon, restart_seconds=restart_seconds)
     doc = results.build(instance, outcome, algorithm, parsed, seed)
     problems = validate(instance, doc)
     if problems:

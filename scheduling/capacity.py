@@ -1,14 +1,17 @@
 """A capacity ledger: what is used on each server in one slot, and whether more fits.
 
-The engine checks every decision on a fresh ledger; algorithms build their decisions on one too,
-so that both agree on what "fits" means (capacity per server and resource, server pools, and
-unlimited servers that never fill up).
+The engine keeps one ledger of everything committed and checks each change on it (the old
+allocation released, the new one booked); algorithms build their decisions on a fresh ledger or on a
+copy of the engine's (``View.committed_ledger``), so that both agree on what "fits" means (capacity
+per server and resource, server pools, and unlimited servers that never fill up).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+
+import numpy as np
 
 from scheduling.model import Amounts, Cluster, Server
 
@@ -25,11 +28,28 @@ class _Index:
         }
         self.unlimited = {r: any(s.unlimited and s.accepts(r) for s in cluster.servers) for r in ("worker", "ps")}
         self.free: dict[str, dict[str, float]] = {r: defaultdict(float) for r in ("worker", "ps")}
+        self.by_roles: dict[tuple[str, ...], np.ndarray] = {}  # roles -> mask of servers accepting all
+        self.ids = [s.id for s in cluster.servers]  # cluster order
+        self.pos = {s.id: i for i, s in enumerate(cluster.servers)}
+        self.unlimited_mask = np.array([s.unlimited for s in cluster.servers], dtype=bool)
+        self.capacity: dict[str, np.ndarray] = {}  # resource -> capacity per server, cluster order
         for s in cluster.servers:
             if not s.unlimited:
                 for role in self.roles[s.id]:
                     for resource, amount in s.capacity.items():
                         self.free[role][resource] += amount
+
+    def capacity_of(self, resource: str) -> np.ndarray:
+        arr = self.capacity.get(resource)
+        if arr is None:
+            arr = self.capacity[resource] = np.array([s.capacity.get(resource, 0.0) for s in self.servers.values()])
+        return arr
+
+    def eligible(self, cluster: Cluster, roles: tuple[str, ...]) -> np.ndarray:
+        mask = self.by_roles.get(roles)
+        if mask is None:
+            mask = self.by_roles[roles] = np.array([all(s.accepts(r) for r in roles) for s in cluster.servers])
+        return mask
 
 
 _INDEX: dict[int, tuple[Cluster, _Index]] = {}
@@ -53,6 +73,45 @@ class Ledger:
         self._unlimited = index.unlimited
         self._role_free = {role: dict(free) for role, free in index.free.items()}
         self._used: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self._index = index
+        self._used_arr: dict[str, np.ndarray] = {}  # resource -> used per server (same sums as _used)
+        self._shared: set[str] = set()  # servers whose _used entry another ledger shares (copy on write)
+
+    def copy(self) -> Ledger:
+        """An independent ledger with the same bookings; per-server entries are copied on write."""
+        other = Ledger.__new__(Ledger)
+        other.cluster = self.cluster
+        other._servers = self._servers
+        other._roles = self._roles
+        other._unlimited = self._unlimited
+        other._index = self._index
+        other._role_free = {role: dict(free) for role, free in self._role_free.items()}
+        other._used = self._used.copy()
+        self._shared = set(self._used)
+        other._shared = set(self._used)
+        other._used_arr = {r: a.copy() for r, a in self._used_arr.items()}
+        return other
+
+    def first_fit(self, roles: tuple[str, ...], combined: Amounts) -> str | None:
+        """The first server, in cluster order, that accepts every role in ``roles`` and has room for
+        the ``combined`` demand: what ``fits(server, role, combined)`` says, for all servers at once
+        (the same floating-point sums, compared the same way)."""
+        index = self._index
+        eligible = index.eligible(self.cluster, roles)
+        ok = eligible & ~index.unlimited_mask
+        for r, a in combined.items():
+            if a > 0:
+                free = index.capacity_of(r) - self._arr(r)
+                ok &= (free + TOLERANCE) / a >= 1.0
+        ok |= eligible & index.unlimited_mask
+        i = int(np.argmax(ok))
+        return index.ids[i] if ok[i] else None
+
+    def _arr(self, resource: str) -> np.ndarray:
+        arr = self._used_arr.get(resource)
+        if arr is None:
+            arr = self._used_arr[resource] = np.zeros(len(self._index.ids))
+        return arr
 
     def could_fit(self, role: str, demand: Amounts, count: int) -> bool:
         """A quick necessary condition: the free capacity summed over all servers suffices."""
@@ -98,10 +157,15 @@ class Ledger:
         return True
 
     def _book(self, server_id: str, demand: Amounts, count: int) -> None:
+        if server_id in self._shared:
+            self._used[server_id] = defaultdict(float, self._used[server_id])
+            self._shared.discard(server_id)
         used = self._used[server_id]
         limited = not self._servers[server_id].unlimited
+        pos = self._index.pos[server_id]
         for resource, amount in demand.items():
             used[resource] += amount * count
+            self._arr(resource)[pos] += amount * count
             if limited:
                 for role in self._roles[server_id]:
                     self._role_free[role][resource] = self._role_free[role].get(resource, 0.0) - amount * count

@@ -17,7 +17,7 @@ from typing import Any
 
 from scheduling import api, importers, presets, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
-from scheduling.loaders import MAX_SLOTS
+from scheduling.loaders import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
 SUMMARY_METRICS = (
@@ -62,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
     g.add_argument("--seed", type=_whole(0), default=0)
     g.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
+    g.add_argument(
+        "--load", type=float, default=None, help="offered load (default: the preset's; docs/formats.md, Presets)"
+    )
+    g.add_argument(
+        "--history",
+        action="store_true",
+        help="also write DIR/history.csv (or .json): the preset drawn from another seed, for simulate --history",
+    )
     g.add_argument("--out", required=True, type=Path)
     g.set_defaults(handler=cmd_generate)
 
@@ -79,21 +87,25 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="run one algorithm and write its result JSON")
     _instance_args(s)
+    _history_arg(s)
     s.add_argument("--algorithm", required=True)
     s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     s.add_argument("--seed", type=_whole(0), default=0)
     s.add_argument(
         "--horizon", type=_whole(1, MAX_SLOTS), default=None, help="stop at this slot (default: the cluster's)"
     )
+    _restart_arg(s)
     s.add_argument("--out", required=True, type=Path)
     s.set_defaults(handler=cmd_simulate)
 
     c = sub.add_parser("compare", help="run several algorithms on one instance")
     _instance_args(c)
+    _history_arg(c)
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
     c.add_argument("--seed", type=_whole(0), default=0)
     c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
+    _restart_arg(c)
     c.add_argument("--out", required=True, type=Path)
     c.set_defaults(handler=cmd_compare)
 
@@ -121,9 +133,42 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def _restart_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--restart-seconds",
+        type=_seconds,
+        default=None,
+        help="time a job loses at each restart on another allocation (default: the cluster's restart_seconds)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= MAX_RESTART_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and {MAX_RESTART_SECONDS:g} seconds")
+    return value
+
+
 def _instance_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path)
     p.add_argument("--trace", required=True, type=Path)
+    p.add_argument(
+        "--convert-slots",
+        action="store_true",
+        help="convert a trace written in other slots than the cluster's (its slot_seconds) instead of refusing it",
+    )
+
+
+def _history_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--history",
+        type=Path,
+        default=None,
+        help="a separate trace of past jobs that estimators may calibrate on (never the evaluated trace)",
+    )
 
 
 def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
@@ -156,7 +201,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     print(f"OK: {len(instance.cluster.servers)} servers, {len(instance.jobs)} jobs")
     return 0
 
@@ -183,7 +228,15 @@ def _writing(path: Path) -> Iterator[None]:
 def cmd_generate(args: argparse.Namespace) -> int:
     _out_folder(args.out)
     with _writing(args.out):
-        written = presets.generate(args.preset, jobs=args.jobs, seed=args.seed, size=args.size, out=args.out)
+        written = presets.generate(
+            args.preset,
+            jobs=args.jobs,
+            seed=args.seed,
+            size=args.size,
+            out=args.out,
+            load=args.load,
+            history=args.history,
+        )
     for path in written:
         print(path)
     return 0
@@ -207,8 +260,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
-    instance = api.load_instance(args.cluster, args.trace)
-    doc = api.run(instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
+    doc = api.run(
+        instance, args.algorithm, _pairs(args.param, "--param"), args.seed, args.horizon, args.restart_seconds
+    )
     with _writing(args.out):
         results.write(doc, args.out)
     _print_metrics(args.algorithm, doc["metrics"])
@@ -216,7 +271,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     if not names:
         raise InputError(f"{args.algorithms!r} names no algorithm", field="--algorithms")
@@ -236,7 +291,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for name in names:
         try:
-            doc = api.run(instance, name, params[name], args.seed, args.horizon)
+            doc = api.run(instance, name, params[name], args.seed, args.horizon, args.restart_seconds)
         except UnsupportedInstance as exc:
             print(f"{name}: skipped: {exc}", file=sys.stderr)
             continue
@@ -252,7 +307,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    instance = api.load_instance(args.cluster, args.trace)
+    instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     label = str(args.result)
     try:
         doc = results.read(args.result)

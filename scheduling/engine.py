@@ -1,30 +1,46 @@
 """The simulation engine: one clock; algorithms propose, the engine commits.
 
-Time is slotted, but the engine only wakes at *events*: a job arrival, a job completion (computed
-from its current rate) or a slot an algorithm asked to be woken at. Between two events every
+Time is slotted, but the engine only wakes at *events*: a job arrival, a job completion (from a
+heap of completion slots) or a slot an algorithm asked to be woken at. Between two events every
 allocation stays as committed, so work progresses linearly and is recorded as one segment.
 
-At each event the engine shows the algorithm a read-only ``View`` and receives a ``Decision``: the
-complete set of allocations for the slots from now until the next event, plus admissions,
-rejections and an optional wake-up slot. The engine checks the decision (capacity per server and
-resource, pools, worker limits; a violation is a bug in the algorithm and raises ScheduleError),
-then commits it: placement segments, progress segments, starts, completions and preemptions.
+At each event the engine shows the algorithm a read-only ``View`` and receives a ``Decision``,
+in one of two forms:
+
+* *changes* (``Decision.changes``): for each job whose allocation changes, its complete new
+  allocation (empty: stop it). Start, stop, resize and move are all such a change. Jobs not named
+  keep what they hold. The engine checks only the changed jobs against its capacity ledger, so a
+  decision costs in proportion to what changes, not to what runs.
+* the complete allocation from now on (``Decision.allocations``, the original interface): the
+  engine diffs it against what is committed and then proceeds as for changes.
+
+Either way a violation (overbooked server, unknown type, too many workers, a job that may not run)
+is a bug in the algorithm and raises ScheduleError. The engine keeps the committed allocation and
+the capacity ledger incrementally, completion slots in a heap, and builds job views lazily.
+
+Restart cost (DESIGN section 9): with ``restart_slots`` k > 0, a job that starts on an allocation
+different from the one it held just before (resume after a suspension, a move, a change of worker
+or PS count or type) holds the new allocation and makes no progress for k slots; a job's first
+start is free. The periods are reported as ``Run.restarts``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, overload
 
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
-from scheduling.model import Cluster, Instance, Job
+from scheduling.model import Amounts, Cluster, Instance, Job
 from scheduling.speed import Allocation, demand_of, rate
 
 EPS = 1e-9
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,27 +59,85 @@ class JobView:
         return max(0.0, self.job.work_required - self.work_done)
 
 
+class Lazy(Sequence[T]):
+    """A tuple built on first use (the engine's job views and committed allocations)."""
+
+    def __init__(self, build: Callable[[], tuple[T, ...]], length: Callable[[], int] | None = None) -> None:
+        self._build: Callable[[], tuple[T, ...]] | None = build
+        self._length = length  # the length without building the items, if known
+        self._items: tuple[T, ...] = ()
+
+    def _get(self) -> tuple[T, ...]:
+        if self._build is not None:
+            self._items, self._build = self._build(), None
+        return self._items
+
+    def __len__(self) -> int:
+        if self._build is not None and self._length is not None:
+            return self._length()
+        return len(self._get())
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[T, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:
+        return self._get()[i]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._get())
+
+    def __contains__(self, x: object) -> bool:
+        return x in self._get()
+
+
 @dataclass(frozen=True)
 class View:
+    """What an algorithm sees at slot ``t``. The engine builds ``jobs`` and ``allocations`` (every
+    active job, every committed allocation) on first use; change-based algorithms use the cheaper
+    accessors instead (``running``, ``job``, ``committed_ledger``, ``completed``)."""
+
     t: int  # the current slot
     cluster: Cluster
-    jobs: tuple[JobView, ...]  # arrived, unfinished, not rejected; by (arrival, job_id)
-    allocations: tuple[Allocation, ...]  # what is committed now (the previous decision)
+    jobs: Sequence[JobView]  # arrived, unfinished, not rejected; by (arrival, job_id)
+    allocations: Sequence[Allocation]  # what is committed now (the previous decision)
     horizon: int | None  # last slot + 1, or None when the run ends once every job is done
     arrived: tuple[Job, ...]  # the jobs that arrive exactly at ``t``
+    completed: tuple[str, ...] = ()  # jobs that completed at ``t`` (since the previous decision)
+    engine: _Engine | None = field(default=None, repr=False, compare=False)
 
     def ledger(self) -> Ledger:
         """An empty capacity ledger of the cluster to build the next decision on."""
         return Ledger(self.cluster)
 
+    # Change-based accessors: cost in proportion to what is asked for.
+    def committed_ledger(self) -> Ledger:
+        """A copy of the engine's ledger with every committed allocation booked."""
+        assert self.engine is not None
+        return self.engine.ledger.copy()
+
+    def running(self) -> Mapping[str, tuple[Allocation, ...]]:
+        """Job id -> its committed allocation, for the jobs that hold resources (read-only)."""
+        assert self.engine is not None
+        return self.engine.running_allocs
+
+    def job(self, job_id: str) -> JobView:
+        """The view of one active job."""
+        assert self.engine is not None
+        return self.engine.job_view(self.engine.active[job_id])
+
 
 @dataclass(frozen=True)
 class Decision:
-    allocations: tuple[Allocation, ...] = ()  # the complete allocation from now on
+    allocations: tuple[Allocation, ...] = ()  # the complete allocation from now on (if changes is None)
     admit: tuple[str, ...] = ()  # jobs admitted now (they may still wait for resources)
     reject: tuple[str, ...] = ()  # jobs rejected now: they never run
     wake_at: int | None = None  # ask to decide again at this slot even if nothing happens
     preempted: tuple[str, ...] = ()  # partial (worker-level) preemptions done by this decision
+    # Change-based form: job id -> its complete new allocation (empty: stop it); others keep theirs.
+    changes: Mapping[str, tuple[Allocation, ...]] | None = None
 
 
 class Algorithm(Protocol):
@@ -74,11 +148,17 @@ class Algorithm(Protocol):
         ...
 
 
+Booked = tuple[tuple[str, str, Amounts, int], ...]  # (server, role, per-instance demand, count)
+
+
 @dataclass
 class _JobState:
     job: Job
-    work_done: float = 0.0
-    attained: float = 0.0
+    work_done: float = 0.0  # work done up to the last _sync
+    attained: float = 0.0  # GPU-slots held up to the last _sync
+    work_closed: float = 0.0  # work of the closed progress segments (sum of rate x length)
+    attained_closed: float = 0.0  # GPU-slots held before ``held_since``
+    held_since: int = 0  # slot the current allocation was committed
     admitted: bool = False
     rejected: bool = False
     start: int | None = None
@@ -87,13 +167,13 @@ class _JobState:
     rate: float = 0.0
     gpus: float = 0.0
     allocs: tuple[Allocation, ...] = ()
-    progress_start: int | None = None
+    booked: Booked = ()
+    last_held: frozenset[tuple[str, str, str, int]] | None = None  # the last non-empty allocation
+    progress_start: int | None = None  # slot progress (re)starts at the current rate
+    restart: tuple[int, int] | None = None  # current restart period [start, end)
+    version: int = 0  # bumped when the completion slot changes (stale heap entries)
     view: JobView | None = None  # cached until the state changes
-
-    def as_view(self) -> JobView:
-        if self.view is None:
-            self.view = JobView(self.job, self.work_done, self.attained, self.admitted, self.start, bool(self.allocs))
-        return self.view
+    view_t: int = -1
 
 
 @dataclass(frozen=True)
@@ -113,6 +193,13 @@ class ProgressSegment:
     start: int
     end: int
     rate: float
+
+
+@dataclass(frozen=True)
+class RestartPeriod:
+    job_id: str
+    start: int
+    end: int  # exclusive; shorter than the restart time if the allocation changed again or the run ended
 
 
 @dataclass(frozen=True)
@@ -138,52 +225,325 @@ class Run:
     placements: tuple[PlacementSegment, ...]
     progress: tuple[ProgressSegment, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
+    restarts: tuple[RestartPeriod, ...] = ()
+    restart_slots: int = 0  # the restart time the run charged, in slots
+    restart_seconds: float = 0.0  # the restart time it was given (cluster field or run override), s
 
 
-def simulate(instance: Instance, algorithm: Algorithm, horizon: int | None = None) -> Run:
-    """Run ``algorithm`` on ``instance`` until every job is done or rejected, or ``horizon``."""
-    cluster = instance.cluster
-    horizon = horizon if horizon is not None else cluster.horizon
-    jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
-    states = {j.job_id: _JobState(j) for j in jobs}
-    active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
-    running: dict[str, _JobState] = {}  # the active jobs that hold resources
-    log = _Log()
-    committed: tuple[Allocation, ...] = ()
-    next_arrival = 0
-    t = jobs[0].arrival if jobs else 0
+def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int:
+    """ceil(restart_seconds / slot_seconds); the run's value overrides the cluster's."""
+    seconds = cluster.restart_seconds if restart_seconds is None else restart_seconds
+    if seconds < 0 or not math.isfinite(seconds):
+        raise ScheduleError(f"restart_seconds {seconds!r} must be a finite number >= 0")
+    return math.ceil(seconds / cluster.slot_seconds - EPS) if seconds > 0 else 0
 
-    while horizon is None or t < horizon:
-        arrived = []
-        while next_arrival < len(jobs) and jobs[next_arrival].arrival <= t:
-            arrived.append(jobs[next_arrival])
-            active[jobs[next_arrival].job_id] = states[jobs[next_arrival].job_id]
-            next_arrival += 1
-        if not active and next_arrival >= len(jobs):
-            break
-        view = View(t, cluster, tuple(s.as_view() for s in active.values()), committed, horizon, tuple(arrived))
-        decision = algorithm.decide(view) if active else Decision()
-        _check(cluster, active, decision, t)
-        committed = _commit(decision, active, running, cluster, t, log)
-        for job_id in decision.reject:
-            del active[job_id]
-        nxt = _next_event(running, jobs, next_arrival, decision, t, horizon)
-        if nxt is None:
-            break  # nothing runs, nothing arrives, nobody asked to wake: the rest never runs
-        done = _advance(running, t, nxt)
-        t = nxt
+
+def simulate(
+    instance: Instance,
+    algorithm: Algorithm,
+    horizon: int | None = None,
+    restart_seconds: float | None = None,
+) -> Run:
+    """Run ``algorithm`` on ``instance`` until every job is done or rejected, or ``horizon``.
+
+    ``restart_seconds`` overrides the cluster's ``restart_seconds`` (see the module docstring)."""
+    seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
+    engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds))
+    return dataclasses.replace(engine.run(algorithm), restart_seconds=float(seconds))
+
+
+class _Engine:
+    def __init__(self, instance: Instance, horizon: int | None, restart: int) -> None:
+        self.cluster = instance.cluster
+        self.horizon = horizon if horizon is not None else self.cluster.horizon
+        self.restart = restart
+        self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
+        self.states = {j.job_id: _JobState(j) for j in self.jobs}
+        self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
+        self.running_allocs: dict[str, tuple[Allocation, ...]] = {}  # jobs holding resources
+        self.ledger = Ledger(self.cluster)  # every committed allocation, booked
+        self.heap: list[tuple[int, int, str, int]] = []  # (completion slot, arrival rank, job id, version)
+        self.rank = {j.job_id: i for i, j in enumerate(self.jobs)}
+        self.log = _Log()
+        self.restarts: list[RestartPeriod] = []
+        self.order: tuple[Allocation, ...] | None = ()  # the last full decision's allocations, in its order
+        self.t = 0
+
+    # -- the main loop -------------------------------------------------------------------------
+    def run(self, algorithm: Algorithm) -> Run:
+        jobs, horizon = self.jobs, self.horizon
+        next_arrival = 0
+        t = jobs[0].arrival if jobs else 0
+        completed: list[str] = []
+        while horizon is None or t < horizon:
+            self.t = t
+            arrived = []
+            while next_arrival < len(jobs) and jobs[next_arrival].arrival <= t:
+                job = jobs[next_arrival]
+                arrived.append(job)
+                self.active[job.job_id] = st = self.states[job.job_id]
+                next_arrival += 1
+            if not self.active and next_arrival >= len(jobs):
+                break
+            if self.active:
+                views = Lazy(lambda: tuple(self.job_view(st) for st in self.active.values()), self.active.__len__)
+                allocations = Lazy(self.committed_tuple)
+                view = View(t, self.cluster, views, allocations, horizon, tuple(arrived), tuple(completed), self)
+                decision = algorithm.decide(view)
+                completed = []  # told; kept until an algorithm is asked again otherwise
+            else:
+                decision = Decision()
+            self._apply(decision, t)
+            nxt = self._next_event(next_arrival, decision, t)
+            if nxt is None:
+                break  # nothing runs, nothing arrives, nobody asked to wake: the rest never runs
+            t = nxt
+            for st in self._pop_completions(t):
+                completed.append(st.job.job_id)
+        self.t = t
+        for st in self.running():
+            self._sync(st, t)
+            self._close_periods(st, t)
+        self.log.close_all(t)
+        records = tuple(_record(st) for st in self.states.values())
+        restarts = tuple(sorted(self.restarts, key=lambda r: (r.job_id, r.start)))
+        return Run(
+            t,
+            records,
+            self.log.sorted_placements(),
+            self.log.sorted_progress(),
+            dict(algorithm.report()),
+            restarts,
+            self.restart,
+        )
+
+    def running(self) -> list[_JobState]:
+        return [self.states[j] for j in self.running_allocs]
+
+    def _next_event(self, next_arrival: int, d: Decision, t: int) -> int | None:
+        candidates = []
+        top = self._top_completion()
+        if top is not None:
+            candidates.append(top)
+        if next_arrival < len(self.jobs):
+            candidates.append(self.jobs[next_arrival].arrival)
+        if d.wake_at is not None:
+            if d.wake_at <= t:
+                raise ScheduleError(f"slot {t}: wake_at {d.wake_at} is not in the future")
+            candidates.append(d.wake_at)
+        if not candidates:
+            return None
+        nxt = min(candidates)
+        return min(nxt, self.horizon) if self.horizon is not None else nxt
+
+    def _top_completion(self) -> int | None:
+        heap = self.heap
+        while heap:
+            slot, _rank, job_id, version = heap[0]
+            st = self.states[job_id]
+            if st.version == version and st.completion is None and job_id in self.running_allocs:
+                return slot
+            heapq.heappop(heap)
+        return None
+
+    def _pop_completions(self, t: int) -> list[_JobState]:
+        """Complete every job whose completion slot is ``t`` (in arrival order)."""
+        done = []
+        while (top := self._top_completion()) is not None and top <= t:
+            _slot, _rank, job_id, _v = heapq.heappop(self.heap)
+            done.append(self.states[job_id])
         for st in done:
-            log.close_progress(st, t)
-            st.allocs, st.rate = (), 0.0
-            del active[st.job.job_id], running[st.job.job_id]
-        if done:
-            committed = tuple(a for a in committed if states[a.job_id].completion is None)
+            self._sync(st, t)
+            st.completion = t
+            self._close_periods(st, t)
+            self._set_allocs(st, (), t)
+            st.rate = 0.0
+            del self.active[st.job.job_id]
+        if done and self.order is not None:
+            finished = {st.job.job_id for st in done}
+            self.order = tuple(a for a in self.order if a.job_id not in finished)
+        return done
 
-    for st in running.values():
-        log.close_progress(st, t)
-    log.close_all(t)
-    records = tuple(_record(st) for st in states.values())
-    return Run(t, records, log.sorted_placements(), log.sorted_progress(), dict(algorithm.report()))
+    # -- views ---------------------------------------------------------------------------------
+    def job_view(self, st: _JobState) -> JobView:
+        if st.view is None or (st.view_t != self.t and st.job.job_id in self.running_allocs):
+            self._sync(st, self.t)
+            running = st.job.job_id in self.running_allocs
+            st.view = JobView(st.job, st.work_done, st.attained, st.admitted, st.start, running)
+            st.view_t = self.t
+        return st.view
+
+    def committed_tuple(self) -> tuple[Allocation, ...]:
+        if self.order is None:
+            self.order = tuple(a for allocs in self.running_allocs.values() for a in allocs)
+        return self.order
+
+    def _sync(self, st: _JobState, t: int) -> None:
+        """Bring the job's work and attained service up to slot ``t``. Both are sums over closed
+        segments plus the open one, so they do not depend on how often a job is looked at."""
+        start = st.progress_start
+        st.work_done = st.work_closed + (st.rate * (t - start) if start is not None and t > start else 0.0)
+        st.attained = st.attained_closed + (st.gpus * (t - st.held_since) if st.gpus and t > st.held_since else 0.0)
+
+    # -- checking and committing a decision ----------------------------------------------------
+    def _apply(self, d: Decision, t: int) -> None:
+        active = self.active
+        for job_id in (*d.admit, *d.reject, *d.preempted):
+            if job_id not in active:
+                raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
+        rejected = set(d.reject)
+        if d.changes is None:
+            changes = self._diff(d.allocations, t, rejected)
+        else:
+            changes = {}
+            for job_id, allocs in d.changes.items():
+                self._check_allocs(job_id, allocs, t, rejected)
+                merged = _merge(allocs)
+                if merged != active[job_id].allocs:
+                    changes[job_id] = merged
+        self._check_capacity(changes, t)
+        for job_id in d.admit:
+            active[job_id].admitted = True
+            active[job_id].view = None
+        for job_id in d.reject:
+            active[job_id].rejected = True
+        for job_id in d.preempted:
+            active[job_id].preemptions += 1
+        if d.changes is not None and changes:
+            self.order = None
+        for job_id, new in changes.items():
+            self._change(active[job_id], new, t)
+        for job_id in d.reject:
+            del active[job_id]
+
+    def _check_allocs(self, job_id: str, allocs: Iterable[Allocation], t: int, rejected: set[str]) -> None:
+        s = self.active.get(job_id)
+        if s is None or s.rejected or job_id in rejected:
+            raise ScheduleError(f"slot {t}: allocation for job {job_id!r}, which may not run now")
+        workers = 0
+        for a in allocs:
+            if a.job_id != job_id:
+                raise ScheduleError(f"slot {t}: change for job {job_id!r} holds an allocation of job {a.job_id!r}")
+            if a.count <= 0:
+                raise ScheduleError(f"slot {t}: allocation for job {job_id!r} has count {a.count}")
+            if demand_of(self.cluster, s.job, a.role, a.type) is None:
+                raise ScheduleError(f"slot {t}: job {job_id!r} uses unknown {a.role} type {a.type!r}")
+            if a.role == "worker":
+                workers += a.count
+        limit = s.job.max_workers()
+        if workers > limit:
+            raise ScheduleError(f"slot {t}: job {job_id!r} gets {workers} workers, more than its limit {limit}")
+
+    def _diff(
+        self, allocations: tuple[Allocation, ...], t: int, rejected: set[str]
+    ) -> dict[str, tuple[Allocation, ...]]:
+        """The jobs whose allocation a complete decision changes, with their new allocation."""
+        by_job: dict[str, list[Allocation]] = defaultdict(list)
+        for a in allocations:
+            by_job[a.job_id].append(a)
+        merged_all = _merge(allocations)
+        for job_id, allocs in by_job.items():
+            self._check_allocs(job_id, allocs, t, rejected)
+        new_by_job: dict[str, list[Allocation]] = defaultdict(list)
+        for a in merged_all:
+            new_by_job[a.job_id].append(a)
+        self.order = merged_all
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        # Running jobs first (in the order they started holding), then new ones (decision order).
+        for job_id in [*self.running_allocs, *(j for j in new_by_job if j not in self.running_allocs)]:
+            new = tuple(new_by_job.get(job_id, ()))
+            if new != self.active[job_id].allocs:
+                changes[job_id] = new
+        return changes
+
+    def _check_capacity(self, changes: Mapping[str, tuple[Allocation, ...]], t: int) -> None:
+        """Release every changed job's old allocation, then book the new ones; raise if one does not fit."""
+        ledger = self.ledger
+        for job_id in changes:
+            for server, _role, demand, count in self.active[job_id].booked:
+                ledger.release(server, demand, count)
+        for job_id, new in changes.items():
+            job = self.active[job_id].job
+            for a in new:
+                need = demand_of(self.cluster, job, a.role, a.type)
+                assert need is not None
+                if not ledger.take(a.server, a.role, need, a.count):
+                    raise ScheduleError(
+                        f"slot {t}: {a.count} {a.role}(s) of job {a.job_id!r} do not fit on server {a.server!r}"
+                    )
+
+    def _change(self, st: _JobState, new: tuple[Allocation, ...], t: int) -> None:
+        """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger)."""
+        self._sync(st, t)
+        self._close_periods(st, t)
+        st.attained_closed, st.held_since = st.attained, t
+        had = bool(st.allocs)
+        if had and not new:
+            st.preemptions += 1  # suspended before completion
+        self._set_allocs(st, new, t)
+        st.view = None
+        st.rate = rate(self.cluster, st.job, new) if new else 0.0
+        st.gpus = sum(a.count * (demand_of(self.cluster, st.job, a.role, a.type) or {}).get("gpu", 0.0) for a in new)
+        st.version += 1
+        if not new:
+            return
+        st.admitted = True
+        if st.start is None:
+            st.start = t
+        held = frozenset((a.server, a.role, a.type, a.count) for a in new)
+        begin = t
+        if self.restart and st.last_held is not None and (not had or held != st.last_held):
+            # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation other
+            # than the one held just before, loses the restart time; the first start is free.
+            begin = t + self.restart
+            st.restart = (t, begin)
+        st.last_held = held
+        if st.rate > 0:
+            st.progress_start = begin
+            remaining = st.job.work_required - st.work_done
+            done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
+            heapq.heappush(self.heap, (done_at, self.rank[st.job.job_id], st.job.job_id, st.version))
+
+    def _set_allocs(self, st: _JobState, new: tuple[Allocation, ...], t: int) -> None:
+        """Update the placement log, the running set and the job's booked demands."""
+        job_id = st.job.job_id
+        old = {(a.server, a.role, a.type): a.count for a in st.allocs}
+        fresh = {(a.server, a.role, a.type): a.count for a in new}
+        for key, count in old.items():
+            if fresh.get(key) != count:
+                self.log.close((job_id, *key), t)
+        for key, count in fresh.items():
+            if old.get(key) != count:
+                self.log.open[(job_id, *key)] = (count, t)
+        if not new and st.completion is not None:
+            for server, _role, demand, count in st.booked:
+                self.ledger.release(server, demand, count)
+        st.allocs = new
+        st.booked = tuple(
+            (a.server, a.role, demand_of(self.cluster, st.job, a.role, a.type) or {}, a.count) for a in new
+        )
+        if new:
+            self.running_allocs[job_id] = new
+        else:
+            self.running_allocs.pop(job_id, None)
+
+    def _close_periods(self, st: _JobState, t: int) -> None:
+        """End the job's open progress segment and restart period at slot ``t``."""
+        if st.restart is not None:
+            start, end = st.restart
+            if min(end, t) > start:
+                self.restarts.append(RestartPeriod(st.job.job_id, start, min(end, t)))
+            st.restart = None
+        self.log.close_progress(st, t)
+
+
+def _merge(allocations: Iterable[Allocation]) -> tuple[Allocation, ...]:
+    """Allocations merged per (job, server, role, type), in order of first appearance, so that
+    segments are canonical."""
+    merged: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    for a in allocations:
+        merged[(a.job_id, a.server, a.role, a.type)] += a.count
+    return tuple(Allocation(*k, count=c) for k, c in merged.items())
 
 
 class _Log:
@@ -206,6 +566,7 @@ class _Log:
     def close_progress(self, st: _JobState, t: int) -> None:
         if st.progress_start is not None and t > st.progress_start:
             self.progress.append(ProgressSegment(st.job.job_id, st.progress_start, t, st.rate))
+            st.work_closed += st.rate * (t - st.progress_start)
         st.progress_start = None
 
     def sorted_placements(self) -> tuple[PlacementSegment, ...]:
@@ -213,129 +574,6 @@ class _Log:
 
     def sorted_progress(self) -> tuple[ProgressSegment, ...]:
         return tuple(sorted(self.progress, key=lambda p: (p.job_id, p.start)))
-
-
-def _check(cluster: Cluster, active: Mapping[str, _JobState], d: Decision, t: int) -> None:
-    """Reject a decision that overbooks a server or breaks the model (ScheduleError)."""
-    ledger = Ledger(cluster)
-    workers: dict[str, int] = defaultdict(int)
-    for job_id in (*d.admit, *d.reject, *d.preempted):
-        if job_id not in active:
-            raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
-    rejected = set(d.reject)
-    for a in d.allocations:
-        s = active.get(a.job_id)
-        if s is None or s.rejected or a.job_id in rejected:
-            raise ScheduleError(f"slot {t}: allocation for job {a.job_id!r}, which may not run now")
-        if a.count <= 0:
-            raise ScheduleError(f"slot {t}: allocation for job {a.job_id!r} has count {a.count}")
-        demand = demand_of(cluster, s.job, a.role, a.type)
-        if demand is None:
-            raise ScheduleError(f"slot {t}: job {a.job_id!r} uses unknown {a.role} type {a.type!r}")
-        if not ledger.take(a.server, a.role, demand, a.count):
-            raise ScheduleError(
-                f"slot {t}: {a.count} {a.role}(s) of job {a.job_id!r} do not fit on server {a.server!r}"
-            )
-        if a.role == "worker":
-            workers[a.job_id] += a.count
-    for job_id, n in workers.items():
-        limit = active[job_id].job.max_workers()
-        if n > limit:
-            raise ScheduleError(f"slot {t}: job {job_id!r} gets {n} workers, more than its limit {limit}")
-
-
-def _commit(
-    d: Decision,
-    active: Mapping[str, _JobState],
-    running: dict[str, _JobState],
-    cluster: Cluster,
-    t: int,
-    log: _Log,
-) -> tuple[Allocation, ...]:
-    for job_id in d.admit:
-        active[job_id].admitted = True
-        active[job_id].view = None
-    for job_id in d.reject:
-        active[job_id].rejected = True
-    for job_id in d.preempted:
-        active[job_id].preemptions += 1
-    # Merge allocations per (job, server, role, type) so that segments are canonical.
-    merged: dict[tuple[str, str, str, str], int] = defaultdict(int)
-    for a in d.allocations:
-        merged[(a.job_id, a.server, a.role, a.type)] += a.count
-    for key in [k for k, (count, _) in log.open.items() if merged.get(k) != count]:
-        log.close(key, t)
-    for key, count in merged.items():
-        if key not in log.open:
-            log.open[key] = (count, t)
-    allocs = tuple(Allocation(*k, count=c) for k, c in merged.items())
-    by_job: dict[str, list[Allocation]] = defaultdict(list)
-    for a in allocs:
-        by_job[a.job_id].append(a)
-    for job_id in [*running, *(j for j in by_job if j not in running)]:
-        st = active[job_id]
-        new = tuple(by_job.get(job_id, ()))
-        if new == st.allocs:
-            continue
-        if st.allocs and not new:
-            st.preemptions += 1  # suspended before completion
-        log.close_progress(st, t)
-        st.allocs, st.view = new, None
-        st.rate = rate(cluster, st.job, new) if new else 0.0
-        st.gpus = sum(a.count * (demand_of(cluster, st.job, a.role, a.type) or {}).get("gpu", 0.0) for a in new)
-        if new:
-            running[job_id] = st
-            st.admitted = True
-            if st.start is None:
-                st.start = t
-        else:
-            del running[job_id]
-        if st.rate > 0:
-            st.progress_start = t
-    return allocs
-
-
-def _completion_slot(st: _JobState, t: int) -> int | None:
-    if st.rate <= 0:
-        return None
-    remaining = st.job.work_required - st.work_done
-    return t + max(1, math.ceil(remaining / st.rate - EPS))
-
-
-def _next_event(
-    running: Mapping[str, _JobState],
-    jobs: list[Job],
-    next_arrival: int,
-    d: Decision,
-    t: int,
-    horizon: int | None,
-) -> int | None:
-    candidates = [c for st in running.values() if (c := _completion_slot(st, t)) is not None]
-    if next_arrival < len(jobs):
-        candidates.append(jobs[next_arrival].arrival)
-    if d.wake_at is not None:
-        if d.wake_at <= t:
-            raise ScheduleError(f"slot {t}: wake_at {d.wake_at} is not in the future")
-        candidates.append(d.wake_at)
-    if not candidates:
-        return None
-    nxt = min(candidates)
-    return min(nxt, horizon) if horizon is not None else nxt
-
-
-def _advance(running: Mapping[str, _JobState], t: int, nxt: int) -> list[_JobState]:
-    """Progress every running job from slot ``t`` to ``nxt``; return the ones that complete."""
-    span = nxt - t
-    done = []
-    for st in running.values():
-        st.view = None
-        st.attained += st.gpus * span
-        done_at = _completion_slot(st, t)
-        st.work_done += st.rate * span
-        if done_at is not None and done_at <= nxt:
-            st.completion = done_at
-            done.append(st)
-    return done
 
 
 def _record(s: _JobState) -> JobRecord:

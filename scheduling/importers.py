@@ -298,6 +298,7 @@ def _elastic_fields(profile: Profile, gpus: int, duration: float) -> dict[str, A
 TRACE_COLUMNS = (
     "job_id",
     "arrival",
+    "slot_seconds",  # the slot length the arrivals are written in (docs/formats.md, "Slot length")
     "gpus",
     "duration",
     "group",
@@ -379,6 +380,7 @@ def _generic_gpu(
         job: dict[str, Any] = {
             "job_id": str(ids[r]),
             "arrival": int((submit[r] - first) // slot),
+            "slot_seconds": slot,
             "gpus": g,
             "duration": float(duration[r]),
         }

@@ -45,6 +45,9 @@ MAX_AMOUNT = 1e12
 weights, utilities."""
 MAX_SLOTS = 10**9
 """Largest slot count: arrivals, horizons, upload delays, durations in slots."""
+
+MAX_RESTART_SECONDS = 7 * 24 * 3600.0
+"""Largest restart time (cluster field ``restart_seconds``, run option ``--restart-seconds``): a week."""
 MAX_WORK = 10**12
 """Largest amount of work of a job (mini-batches or slots), and so of epochs, mini-batches and iterations."""
 MAX_WORKERS = 10**6
@@ -217,6 +220,9 @@ def cluster_from_dict(doc: Any) -> Cluster:
         ps_types=ps_types,
         horizon=None if horizon is None else integer(horizon, "horizon", minimum=1, maximum=MAX_SLOTS),
         network=frozen_amounts({str(k): number(v, f"network.{k}", minimum=None) for k, v in network.items()}),
+        restart_seconds=number(
+            doc.get("restart_seconds", 0), "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
+        ),
     )
 
 
@@ -317,17 +323,27 @@ def _types(value: Any, field: str, resources: set[str], slot: float) -> tuple[In
 # Job traces
 
 
-def load_trace(path: Path | str, cluster: Cluster, name: str | None = None) -> tuple[Job, ...]:
+def load_trace(
+    path: Path | str, cluster: Cluster, name: str | None = None, *, convert_slots: bool = False
+) -> tuple[Job, ...]:
     label = name or str(path)
     content = read_text(path, label)
     fmt = "json" if str(name or path).lower().endswith(".json") else "csv"
-    return parse_trace(content, cluster, label, fmt)
+    return parse_trace(content, cluster, label, fmt, convert_slots=convert_slots)
 
 
-def parse_trace(content: str, cluster: Cluster, label: str = "trace.csv", fmt: str = "csv") -> tuple[Job, ...]:
+def parse_trace(
+    content: str, cluster: Cluster, label: str = "trace.csv", fmt: str = "csv", *, convert_slots: bool = False
+) -> tuple[Job, ...]:
+    """The jobs of a trace, for ``cluster``. A trace that states its ``slot_seconds`` (docs/formats.md,
+    "Slot length") must match the cluster's: else it is refused, or, with ``convert_slots``, its
+    slot-valued fields are converted to the cluster's slots."""
     rows = _json_rows(content, label) if fmt == "json" else _csv_rows(content, label)
+    trace_slot = _trace_slot_seconds(rows, cluster, label, convert_slots)
     jobs: list[Job] = []
     seen: dict[str, int] = {}
+    if trace_slot is not None:
+        rows = [(line, _converted_row(row, trace_slot, cluster.slot_seconds)) for line, row in rows]
     for line, row in rows:
         try:
             job = job_from_row(row, cluster)
@@ -347,6 +363,74 @@ def parse_trace(content: str, cluster: Cluster, label: str = "trace.csv", fmt: s
     if not jobs:
         raise InputError("the trace has no jobs", file=label)
     return tuple(sorted(jobs, key=lambda j: (j.arrival, j.job_id)))
+
+
+def _trace_slot_seconds(
+    rows: list[tuple[int, dict[str, Any]]], cluster: Cluster, label: str, convert: bool
+) -> float | None:
+    """The trace's slot length when it differs from the cluster's and ``convert`` asks to convert;
+    None when it matches or is not stated. A mismatch without ``convert`` is an InputError."""
+    stated: tuple[int, float] | None = None
+    for line, row in rows:
+        if row.get("slot_seconds") in (None, ""):
+            continue
+        try:
+            value = number(row["slot_seconds"], "slot_seconds", strict=True, maximum=1e7)
+        except InputError as exc:
+            raise InputError(exc.problem, file=label, line=line, job=_row_id(row), field="slot_seconds") from None
+        if stated is None:
+            stated = (line, value)
+        elif not math.isclose(value, stated[1], rel_tol=1e-9):
+            raise InputError(
+                f"{value:g} s differs from the {stated[1]:g} s stated on line {stated[0]}: one slot length per trace",
+                file=label,
+                line=line,
+                job=_row_id(row),
+                field="slot_seconds",
+            )
+    if stated is None or math.isclose(stated[1], cluster.slot_seconds, rel_tol=1e-9):
+        return None
+    if not convert:
+        raise InputError(
+            f"the trace's arrivals are in slots of {stated[1]:g} s, the cluster's slots are "
+            f"{cluster.slot_seconds:g} s: import the raw trace again with --slot-seconds "
+            f"{cluster.slot_seconds:g}, use a cluster with slot_seconds {stated[1]:g}, or convert the "
+            "trace's slots explicitly (CLI --convert-slots)",
+            file=label,
+            line=stated[0],
+            field="slot_seconds",
+        )
+    return stated[1]
+
+
+def _converted_row(row: dict[str, Any], old: float, new: float) -> dict[str, Any]:
+    """A row's slot-valued fields from slots of ``old`` seconds to slots of ``new`` seconds:
+    arrival rounded down (as the importer does), upload delays rounded up, the utility's target
+    scaled and its decay (per slot) scaled inversely. Fields in seconds need nothing."""
+    factor = old / new
+    out = dict(row)
+    try:
+        out["arrival"] = math.floor(integer(row.get("arrival"), "arrival", maximum=MAX_SLOTS) * factor + 1e-9)
+        nested = isinstance(row.get("utility"), Mapping)
+        src: dict[str, Any] = dict(row["utility"]) if nested else out
+        if src.get("target") not in (None, ""):
+            src["target"] = number(src["target"], "target") * factor
+        if src.get("decay") not in (None, ""):
+            src["decay"] = number(src["decay"], "decay") / factor
+        if nested:
+            out["utility"] = src
+        delays = row.get("upload_delay")
+        if isinstance(delays, Mapping):
+            out["upload_delay"] = {k: _slots_up(v, factor) for k, v in delays.items()}
+        elif delays not in (None, ""):
+            out["upload_delay"] = _slots_up(delays, factor)
+    except InputError as exc:
+        raise InputError(exc.problem, job=_row_id(row), field=exc.field) from None
+    return out
+
+
+def _slots_up(value: Any, factor: float) -> int:
+    return math.ceil(integer(value, "upload_delay", maximum=MAX_SLOTS) * factor - 1e-9)
 
 
 def _row_id(row: Mapping[str, Any]) -> str | None:
@@ -402,7 +486,10 @@ def _unflatten(flat: Mapping[str, str]) -> dict[str, Any]:
 
 def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     doc = parse_json(content, label)
+    shared: dict[str, Any] = {}
     if isinstance(doc, Mapping) and isinstance(doc.get("jobs"), list):
+        if doc.get("slot_seconds") is not None:  # {"slot_seconds": S, "jobs": [...]}: for every job
+            shared["slot_seconds"] = doc["slot_seconds"]
         doc = doc["jobs"]
     if not isinstance(doc, list):
         raise InputError('expected a list of job objects (or {"jobs": [...]})', file=label)
@@ -410,7 +497,7 @@ def _json_rows(content: str, label: str) -> list[tuple[int, dict[str, Any]]]:
     for i, row in enumerate(doc):
         if not isinstance(row, Mapping):
             raise InputError(f"job #{i + 1} is not an object", file=label)
-        rows.append((i + 1, dict(row)))
+        rows.append((i + 1, {**shared, **row}))
     return rows
 
 
@@ -438,7 +525,7 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
     job_id = text(row.get("job_id"), "job_id")
     slot = cluster.slot_seconds
     resources = set(cluster.resource_names())
-    known_columns = set(Job.__dataclass_fields__) | {"priority", "decay", "target", "status"}
+    known_columns = set(Job.__dataclass_fields__) | {"priority", "decay", "target", "status", "slot_seconds"}
     for key in row:
         if key not in known_columns:
             raise InputError(f"unknown field (known: {', '.join(sorted(known_columns))})", job=job_id, field=key)
@@ -467,6 +554,8 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster) -> Job:
                 kw[key] = frozen_amounts(amounts(row[key], key, resources))
         if "gpus" in row:
             kw["gpus"] = integer(row["gpus"], "gpus", minimum=1, maximum=MAX_WORKERS)
+        if "gpu_request" in row:
+            kw["gpu_request"] = integer(row["gpu_request"], "gpu_request", minimum=1, maximum=MAX_WORKERS)
         if "duration" in row:
             kw["duration"] = _duration(row["duration"], slot)
         for key in ("iterations", "predicted_iterations"):

@@ -63,6 +63,18 @@ def compute(
     }
 
 
+def restart_metrics(periods: Sequence[Usage]) -> dict[str, object]:
+    """Restart cost (DESIGN section 9) from the restart periods, each with what its job held:
+
+    * ``restarts``: how many restart periods the run charged;
+    * ``restart_gpu_slots``: GPUs held x slots during them (GPU-time lost to restarts, in GPU-slots).
+    """
+    return {
+        "restarts": len(periods),
+        "restart_gpu_slots": float(sum(u.demand.get("gpu", 0.0) * (u.end - u.start) for u in periods)),
+    }
+
+
 def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: int) -> dict[str, float]:
     used: dict[str, float] = dict.fromkeys(capacity, 0.0)
     end = start

@@ -78,6 +78,7 @@ class Cluster:
     ps_types: tuple[InstanceType, ...] = ()
     horizon: int | None = None  # T: slots the cluster runs for; None = until every job is done
     network: Amounts = field(default_factory=lambda: frozen_amounts({}))  # free-form figures
+    restart_seconds: float = 0.0  # time a job loses each time it restarts on another allocation (s)
 
     def resource_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.resources)
@@ -143,6 +144,10 @@ class Job:
     worker_demand: Amounts | None = None  # per-job worker demand (OASiS); overrides the type's
     ps_demand: Amounts | None = None  # per-job PS demand (OASiS)
     gpus: int | None = None  # GPUs requested (rigid trace jobs)
+    # GPUs (one-GPU workers) an elastic job's owner requested in the source trace: the fixed worker
+    # count of the fixed-configuration baselines (the edge-cloud paper's Sec. V-A); elastic
+    # algorithms are not bound by it (``max_workers`` ignores it).
+    gpu_request: int | None = None
     duration: int | None = None  # recorded run time in slots (rigid trace jobs)
     iterations: int | None = None  # true training iterations (A-SRPT)
     predicted_iterations: int | None = None  # predicted iterations (A-SRPT)
@@ -210,6 +215,9 @@ class Instance:
 
     cluster: Cluster
     jobs: tuple[Job, ...]  # sorted by (arrival, job_id)
+    # A separate past the user supplies (e.g. ``--history FILE``): finished jobs with their true
+    # sizes that online estimators may calibrate on. Never the jobs being scored (DESIGN section 9).
+    history: tuple[Job, ...] = ()
 
     def job(self, job_id: str) -> Job:
         for j in self.jobs:

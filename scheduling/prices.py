@@ -26,6 +26,10 @@ Optional (added for ``zhou``, whose log records one decision per job per A_maxwe
 ``"declined": "not scheduled in this sub-round"``, what ``admitted: false`` means in this log; the
 job is carried over, not turned away. Absent (older results, ``oasis``, ``zhou-maxweight``): the
 job was rejected.
+Optional per decision (added for ``oasis`` with ``bounds=arrived``, whose L and U move as jobs
+arrive): ``"rebase": {"worker": L1, "ps": L2}``: before this decision's ``changes`` apply, every
+entry of the servers of those pools is reset to its pool's value (the new price at zero load);
+``changes`` then lists the entries that differ from that.
 """
 
 from __future__ import annotations
@@ -75,15 +79,22 @@ class PriceLog:
     def shape(self) -> tuple[int, int, int]:
         return (len(self.resources), len(self.servers), self.slots)
 
-    def record(self, t: int, job: str, admitted: bool, prices: np.ndarray) -> None:
-        """Record the prices after deciding on ``job`` at slot ``t``; ``prices`` has ``shape``."""
+    def record(
+        self, t: int, job: str, admitted: bool, prices: np.ndarray, rebase: Mapping[str, float] | None = None
+    ) -> None:
+        """Record the prices after deciding on ``job`` at slot ``t``; ``prices`` has ``shape``.
+        ``rebase`` (pool -> price): every entry of those pools' servers was reset first."""
         current = np.round(np.asarray(prices, dtype=float), self.digits)
         if current.shape != self.shape:
             raise ValueError(f"price array has shape {current.shape}, expected {self.shape}")
+        decision: dict[str, Any] = {"t": int(t), "job": job, "admitted": bool(admitted)}
+        if rebase:
+            decision["rebase"] = {pool: float(value) for pool, value in rebase.items()}
+            self._last = np.round(_rebased(self._last, self.pools, decision["rebase"]), self.digits)
         changed = np.argwhere(current != self._last)
-        changes = [[int(r), int(h), int(s), float(current[r, h, s])] for r, h, s in changed]
+        decision["changes"] = [[int(r), int(h), int(s), float(current[r, h, s])] for r, h, s in changed]
         self._last = current
-        self.decisions.append({"t": int(t), "job": job, "admitted": bool(admitted), "changes": changes})
+        self.decisions.append(decision)
         first = min(max(t - self.slot0, 0), self.slots - 1)
         for i, r in enumerate(self.resources):
             window = current[i, :, first:]
@@ -121,9 +132,20 @@ def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.nda
         prices.get("initial_by_pool"),
     )[0]
     for d in prices["decisions"][: decision + 1]:
+        if d.get("rebase"):
+            out = _rebased(out[None], prices.get("pools"), d["rebase"])[0]
         for ri, h, s, value in d["changes"]:
             if ri == r:
                 out[h, s] = value
+    return out
+
+
+def _rebased(matrix: np.ndarray, pools: Sequence[str] | None, by_pool: Mapping[str, float]) -> np.ndarray:
+    """``matrix`` (resource, server, slot) with every server of a pool in ``by_pool`` reset to its value."""
+    out = matrix.copy()
+    for h, pool in enumerate(pools or ()):
+        if pool in by_pool:
+            out[:, h, :] = float(by_pool[pool])
     return out
 
 

@@ -105,6 +105,10 @@ class AlgorithmSpec:
     # InputError naming the parameter. Run by parse_params, so forms, the API and the CLI refuse
     # bad combinations before anything is stored or queued.
     check: Callable[[Mapping[str, Any]], None] | None = None
+    # False for offline references (e.g. an optimum over the whole trace): they see every job by
+    # definition. An online algorithm decides at slot t from jobs arrived by t and the instance's
+    # separate history only (DESIGN section 9; tests/test_lookahead.py).
+    online: bool = True
 
     def parse_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}
@@ -139,6 +143,7 @@ class AlgorithmSpec:
             "reference": self.reference,
             "params": [p.describe() for p in self.params],
             "needs": [f.name for f in self.needs],
+            "online": self.online,
         }
 
 

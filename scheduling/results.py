@@ -46,6 +46,10 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "placements": placements,
         "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
     }
+    if run.restart_slots:  # optional fields (DESIGN section 9): absent when restarts cost nothing
+        doc["restart_seconds"] = run.restart_seconds
+        doc["restart_slots"] = run.restart_slots
+        doc["restarts"] = [{"job_id": r.job_id, "start": r.start, "end": r.end} for r in run.restarts]
     doc.update(run.extra)
     doc["metrics"] = compute_metrics(cluster, doc)
     utilities = {j.job_id: j.utility for j in instance.jobs}
@@ -80,7 +84,31 @@ def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
 def compute_metrics(cluster: Cluster, doc: Mapping[str, Any]) -> dict[str, Any]:
     """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
-    return metrics.compute(job_records(doc), usages(doc), capacity)
+    out = metrics.compute(job_records(doc), usages(doc), capacity)
+    out.update(metrics.restart_metrics(restart_usages(doc)))
+    return out
+
+
+def restart_usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:
+    """Each restart period as the resources its job held during it (its allocation is constant then)."""
+    periods = doc.get("restarts") or []
+    if not periods:
+        return []
+    by_job: dict[str, list[Mapping[str, Any]]] = {}
+    for p in doc["placements"]:
+        by_job.setdefault(p["job_id"], []).append(p)
+    unlimited = {s["id"] for s in doc["servers"] if s["unlimited"]}
+    out = []
+    for r in periods:
+        held: dict[str, float] = {}
+        limited = True
+        for p in by_job.get(r["job_id"], ()):
+            if p["start"] <= r["start"] < p["end"]:
+                limited = limited and p["server"] not in unlimited
+                for resource, amount in p["demand"].items():
+                    held[resource] = held.get(resource, 0.0) + amount * p["count"]
+        out.append(metrics.Usage(start=r["start"], end=r["end"], demand=held, limited=limited))
+    return out
 
 
 def usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:

@@ -31,7 +31,7 @@ WORK_TOLERANCE = 1e-6
 PS_RULES = ("oasis", "dorm", "offline-opt")
 """Algorithms whose results must also meet OASiS's (6) and (7) in every slot (seeds/001)."""
 
-LATER_METRICS = ("completed_weight", "avg_wait")
+LATER_METRICS = ("completed_weight", "avg_wait", "restarts", "restart_gpu_slots")
 """Metrics added to mlsched.result/1 after its first documents: checked when a result reports them."""
 
 RESERVATION_RULES = ("zhou", "zhou-maxweight", "jain-greedy")
@@ -102,8 +102,25 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     progress: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for g in doc["progress"]:
         progress[g["job_id"]].append(g)
+    restarts: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for rp in doc.get("restarts") or []:
+        if rp["job_id"] not in jobs:
+            problems.append(f"restart period of unknown job {rp['job_id']!r}")
+            continue
+        restarts[rp["job_id"]].append(rp)
+    k = int(doc.get("restart_slots", 0))
     for job_id, r in records.items():
         _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems)
+        _check_restarts(
+            instance,
+            jobs[job_id],
+            r,
+            by_job.get(job_id, []),
+            progress.get(job_id, []),
+            restarts.get(job_id, []),
+            k,
+            problems,
+        )
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     recomputed = compute_metrics(cluster, doc)
@@ -193,6 +210,66 @@ def _check_job(
     suspensions = _suspensions(placements)
     if r["preemptions"] < suspensions:
         problems.append(f"{name}: {r['preemptions']} preemptions reported, {suspensions} suspensions seen")
+
+
+def _check_restarts(
+    instance: Instance,
+    job: Job,
+    r: Mapping[str, Any],
+    placements: list[Mapping[str, Any]],
+    progress: list[Mapping[str, Any]],
+    reported: list[Mapping[str, Any]],
+    k: int,
+    problems: list[str],
+) -> None:
+    """DESIGN section 9: restart periods where the rule puts them, and progress exactly outside them.
+
+    The job's allocation is constant between change points (placement starts and ends). Each time
+    it changes to a non-empty allocation after the job has held one before (a resume, a move, a
+    resize), a restart of ``k`` slots begins, cut short by the next change. The job must progress
+    (at the rate its placements give, checked in _check_job) whenever it holds an allocation with a
+    positive rate outside a restart period, until it completes, and never during one.
+    """
+    name = f"job {job.job_id!r}"
+    points = sorted({p["start"] for p in placements} | {p["end"] for p in placements})
+    held_at: list[tuple[int, frozenset[tuple[str, str, str, int]]]] = []
+    for c in points:
+        held = frozenset(
+            (p["server"], p["role"], p["type"], p["count"]) for p in placements if p["start"] <= c < p["end"]
+        )
+        if not held_at or held != held_at[-1][1]:
+            held_at.append((c, held))
+    expected: list[tuple[int, int]] = []
+    due = 0  # slots of the job holding an allocation with a positive rate, outside restart periods
+    last: frozenset[tuple[str, str, str, int]] | None = None
+    previous: frozenset[tuple[str, str, str, int]] = frozenset()
+    end_of_work = r["completion"] if r["completion"] is not None else None
+    for i, (c, held) in enumerate(held_at):
+        nxt = held_at[i + 1][0] if i + 1 < len(held_at) else c
+        if held:
+            begin = c
+            if k and last is not None and (not previous or held != last):
+                begin = min(c + k, nxt)
+                expected.append((c, begin))
+            last = held
+            stop = nxt if end_of_work is None else min(nxt, end_of_work)
+            allocs = [Allocation(job.job_id, *key) for key in held]
+            if stop > begin and rate(instance.cluster, job, allocs) > 0:
+                due += stop - begin
+        previous = held
+    seen = sorted((p["start"], p["end"]) for p in reported)
+    if seen != expected:
+        problems.append(f"{name}: restart periods {seen}, the restart rule ({k} slots) gives {expected}")
+        return
+    for start, end in seen:
+        if any(g["start"] < end and start < g["end"] for g in progress):
+            problems.append(f"{name}: progresses during its restart period [{start}, {end})")
+            return
+    worked = sum(g["end"] - g["start"] for g in progress)
+    if worked != due:
+        problems.append(
+            f"{name}: progresses for {worked} slots, but holds a working allocation outside restarts for {due}"
+        )
 
 
 def _check_one_ps(name: str, placements: list[Mapping[str, Any]], problems: list[str]) -> None:

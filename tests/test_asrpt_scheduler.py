@@ -148,16 +148,18 @@ def recurring_jobs() -> list[Job]:
 
 
 def test_perfect_predictions_have_no_error() -> None:
-    pred = predict(recurring_jobs(), "perfect", 0.5, np.random.default_rng(0))
+    pred = predict(recurring_jobs()[:60], recurring_jobs(), "perfect", 1.0, np.random.default_rng(0))
     assert pred.errors(recurring_jobs())["mean_abs_error"] == 0.0
 
 
 def test_random_forest_learns_groups_and_predicts_zero_for_unseen_ones() -> None:
     jobs = recurring_jobs()
-    forest = predict(jobs, "random-forest", 0.5, np.random.default_rng(0))
-    mean = predict(jobs, "mean", 0.5, np.random.default_rng(0))
-    median = predict(jobs, "median", 0.5, np.random.default_rng(0))
+    past, now = jobs[:60], jobs[60:]
+    forest = predict(past, now, "random-forest", 1.0, np.random.default_rng(0))
+    mean = predict(past, now, "mean", 1.0, np.random.default_rng(0))
+    median = predict(past, now, "median", 1.0, np.random.default_rng(0))
     assert forest.values["new"] == 0.0
+    jobs = now
     rf_err = forest.errors(jobs)["mean_abs_error_after_history"]
     assert rf_err is not None and rf_err < 100
     for other in (mean, median):
@@ -168,13 +170,24 @@ def test_random_forest_learns_groups_and_predicts_zero_for_unseen_ones() -> None
 def test_the_absolute_error_forest_predicts_a_groups_median_where_the_squared_error_forest_predicts_its_mean() -> None:
     # One group whose history is four short jobs and one very long one: mean 208, median 10.
     history = [Job(f"h{i}", i, group="g", user="u", work=w) for i, w in enumerate([10, 10, 10, 10, 1000])]
-    jobs = [*history, *(Job(f"n{i}", 10 + i, group="g", user="u", work=10.0) for i in range(5))]
-    squared = predict(jobs, "random-forest", 0.5, np.random.default_rng(0))
-    absolute = predict(jobs, "random-forest-mae", 0.5, np.random.default_rng(0))
+    jobs = [Job(f"n{i}", 10 + i, group="g", user="u", work=10.0) for i in range(5)]
+    squared = predict(history, jobs, "random-forest", 1.0, np.random.default_rng(0))
+    absolute = predict(history, jobs, "random-forest-mae", 1.0, np.random.default_rng(0))
     # Bootstrap samples of a one-group history: each tree's leaf is its sample's mean / median.
     assert 100 < squared.values["n0"] < 1000
     assert absolute.values["n0"] < 100
     assert absolute.errors(jobs)["mean_abs_error_after_history"] < squared.errors(jobs)["mean_abs_error_after_history"]
+
+
+def test_predictors_fit_only_the_separate_history_never_the_scored_trace() -> None:
+    jobs = recurring_jobs()
+    alone = predict((), jobs, "random-forest", 1.0, np.random.default_rng(0))
+    assert set(alone.values.values()) == {0.0}  # nothing seen: the paper's 0 for unseen jobs
+    assert predict((), jobs, "mean", 1.0, np.random.default_rng(0)).values["j000"] == 0.0
+    # the latest `history` fraction of the history trace
+    latest = predict(jobs[:60], jobs, "mean", 0.5, np.random.default_rng(0))
+    assert latest.values["j000"] == pytest.approx(float(np.mean([j.work_required for j in jobs[30:60]])))
+    assert latest.errors(jobs)["history_jobs"] == 30
 
 
 def test_results_report_the_predictors_errors(preset_instance: Instance, tmp_path: Path) -> None:

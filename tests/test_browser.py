@@ -118,16 +118,20 @@ def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(b
     for t, (h, value) in enumerate([(0, 2.0), (2, 7.5), (1, 3.0)]):
         prices[0, h, t:] = value
         log.record(t, f"j{t}", admitted=t != 1, prices=prices)
+    # oasis bounds=arrived: L moved, every worker server's entry re-based before the changes
+    prices[:, :2, :] = np.where(prices[:, :2, :] == 0.5, 0.75, prices[:, :2, :] * 1.5)
+    log.record(3, "j3", admitted=True, prices=prices, rebase={"worker": 0.75})
     doc = log.to_dict()
+    assert doc["decisions"][3]["rebase"] == {"worker": 0.75}
     static = f"{live_server.url}/static"
     blank_page.set_content(f"""<select id="price-resource"><option value="0">gpu</option><option value="1">cpu</option>
-      </select><input type="range" id="price-decision" min="0" max="2" value="0"><output id="price-decision-label">
+      </select><input type="range" id="price-decision" min="0" max="3" value="0"><output id="price-decision-label">
       </output><div id="price-matrix"></div><script type="application/json" id="prices-data">{json.dumps(doc)}</script>
       <script src="{static}/vendor/plotly.min.js"></script><script src="{static}/js/app.js"></script>""")
     matrix = blank_page.locator("#price-matrix")
     for resource in ("gpu", "cpu"):
         blank_page.select_option("#price-resource", label=resource)
-        for k in range(3):
+        for k in range(4):
             blank_page.locator("#price-decision").evaluate(
                 f"s => {{ s.value = {k}; s.dispatchEvent(new Event('input')); }}"
             )
@@ -136,9 +140,9 @@ def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(b
             assert np.array_equal(np.array(trace["z"]), matrix_at(doc, k, resource)), (resource, k)
             # 0 pale, one scale for every decision: 0 to the highest price of the resource
             assert trace["reversescale"] is True and trace["zmin"] == 0
-            assert trace["zmax"] == (7.5 if resource == "gpu" else 0.5)
+            assert trace["zmax"] == (7.5 if resource == "gpu" else 0.75)
             assert trace["colorbar"]["title"]["text"] == "p/q"
-    assert blank_page.inner_text("#price-decision-label") == "#2 at slot 2: job j2 admitted"
+    assert blank_page.inner_text("#price-decision-label") == "#3 at slot 3: job j3 admitted"
     blank_page.locator("#price-decision").evaluate("s => { s.value = 1; s.dispatchEvent(new Event('input')); }")
     assert blank_page.inner_text("#price-decision-label") == "#1 at slot 1: job j1 not scheduled in this sub-round"
     # server names are not clipped: the y axis widens the left margin to fit them

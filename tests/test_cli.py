@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduling import api
+from scheduling import api, presets
 from scheduling.cli import main
 from scheduling.validator import validate
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
@@ -264,3 +264,70 @@ def test_compare_checks_every_parameter_before_running_or_writing_anything(files
     assert main([*args, "--algorithms", " , "]) == 2
     assert "field '--algorithms': ' , ' names no algorithm" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_history_is_a_separate_trace_the_predictors_fit_on(tmp_path, capsys):
+    now, past = tmp_path / "now", tmp_path / "past"
+    assert (
+        main(["generate", "--preset", "asrpt", "--jobs", "12", "--seed", "1", "--size", "0.04", "--out", str(now)]) == 0
+    )
+    assert (
+        main(["generate", "--preset", "asrpt", "--jobs", "30", "--seed", "2", "--size", "0.04", "--out", str(past)])
+        == 0
+    )
+    trace = next(now.glob("trace.*"))
+    base = ["simulate", "--cluster", str(now / "cluster.json"), "--trace", str(trace), "--algorithm", "asrpt"]
+    base += ["--param", "predictor=mean"]
+    assert main([*base, "--out", str(tmp_path / "alone.json")]) == 0
+    assert main([*base, "--history", str(next(past.glob("trace.*"))), "--out", str(tmp_path / "past.json")]) == 0
+    alone = json.loads((tmp_path / "alone.json").read_text())["prediction"]
+    fitted = json.loads((tmp_path / "past.json").read_text())["prediction"]
+    assert alone["history_jobs"] == 0 and fitted["history_jobs"] == 30
+    assert fitted["mean_abs_error"] != alone["mean_abs_error"]
+
+
+def test_oasis_history_bounds_without_a_history_trace_exit_2(tmp_path, capsys):
+    main(["generate", "--preset", "oasis", "--jobs", "5", "--seed", "1", "--size", "0.1", "--out", str(tmp_path)])
+    args = ["simulate", "--cluster", str(tmp_path / "cluster.json"), "--trace", str(next(tmp_path.glob("trace.*")))]
+    code = main([*args, "--algorithm", "oasis", "--param", "bounds=history", "--out", str(tmp_path / "r.json")])
+    assert code == 2
+    assert "param bounds" in capsys.readouterr().err
+
+
+SECOND_SLOTS = "job_id,arrival,slot_seconds,gpus,duration\nr1,0,1,4,600\nr2,90,1,8,300\nr3,150,1,6,120\n"
+
+
+def test_a_trace_in_other_slots_than_the_cluster_is_refused_or_converted_when_asked(files, tmp_path, capsys):
+    cluster, _ = files  # 60-s slots
+    trace = tmp_path / "seconds.csv"
+    trace.write_text(SECOND_SLOTS)
+    args = ["simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", "fifo"]
+    assert main([*args, "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "line 2, field 'slot_seconds': the trace's arrivals are in slots of 1 s, the cluster's slots are 60 s" in err
+    assert not (tmp_path / "r.json").exists()
+    assert main(["validate", "--cluster", str(cluster), "--trace", str(trace)]) == 2
+    assert main([*args, "--convert-slots", "--out", str(tmp_path / "r.json")]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert {j["job_id"]: j["arrival"] for j in doc["jobs"]} == {"r1": 0, "r2": 1, "r3": 2}  # floor(s / 60)
+
+
+def test_a_trace_stating_two_slot_lengths_is_refused(files, tmp_path, capsys):
+    cluster, _ = files
+    trace = tmp_path / "mixed.csv"
+    trace.write_text("job_id,arrival,slot_seconds,gpus,duration\nr1,0,60,4,600\nr2,1,1,8,300\n")
+    assert main(["validate", "--cluster", str(cluster), "--trace", str(trace)]) == 2
+    assert (
+        "line 3, job 'r2', field 'slot_seconds': 1 s differs from the 60 s stated on line 2" in capsys.readouterr().err
+    )
+
+
+def test_generate_history_writes_the_preset_from_another_seed_for_simulate_history(tmp_path, capsys):
+    args = ["generate", "--preset", "asrpt", "--jobs", "12", "--seed", "4", "--size", "0.04", "--out", str(tmp_path)]
+    assert main([*args, "--history"]) == 0
+    trace, history = tmp_path / "trace.json", tmp_path / "history.json"
+    assert history.read_text() != trace.read_text()
+    assert history.read_text() == presets.build("asrpt", jobs=12, seed=4 + presets.HISTORY_SEED_OFFSET, size=0.04).trace
+    run = ["simulate", "--cluster", str(tmp_path / "cluster.json"), "--trace", str(trace), "--algorithm", "spjf"]
+    assert main([*run, "--history", str(history), "--param", "predictor=mean", "--out", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["prediction"]["history_jobs"] == 12

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from scheduling import api, presets, registry, results
-from scheduling.algorithms.edge_cloud import EdgeCloud
-from scheduling.algorithms.edge_greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge, start_slot
+from scheduling.algorithms.edge.greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge, start_slot
+from scheduling.algorithms.edge.online import EdgeCloud
 from scheduling.engine import simulate
 from scheduling.errors import UnsupportedInstance
 from scheduling.loaders import cluster_from_dict, job_from_row
@@ -303,7 +303,7 @@ def test_edge_cloud_refuses_clusters_without_edge_servers(tmp_path: Path) -> Non
 
 def test_the_lp_bound_of_one_chunk_on_one_worker_is_its_fractional_flow_time() -> None:
     # One chunk of 2 slots, edge delay 1: trained in slots 1 and 2, f = (2 + 3) / 2 = 2.5; JCT = 3.
-    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+    from scheduling.algorithms.edge.lp import fractional_flow_time, lp_lower_bound
 
     inst = tiny([("s1", 1, 1)], [{"job_id": "j", "arrival": 0, "chunks": 1, "minibatches": 2}], cloud_delay=10)
     assert lp_lower_bound(inst) == pytest.approx(2.5)
@@ -313,7 +313,7 @@ def test_the_lp_bound_of_one_chunk_on_one_worker_is_its_fractional_flow_time() -
 
 
 def test_the_lp_bound_is_below_every_schedules_fractional_flow_time(tmp_path: Path) -> None:
-    from scheduling.algorithms.edge_lp import fractional_flow_time, lp_lower_bound
+    from scheduling.algorithms.edge.lp import fractional_flow_time, lp_lower_bound
 
     inst = edge_instance(tmp_path, jobs=6, seed=3)
     bound = lp_lower_bound(inst)
@@ -323,7 +323,7 @@ def test_the_lp_bound_is_below_every_schedules_fractional_flow_time(tmp_path: Pa
 
 
 def test_speed_augmentation_multiplies_the_processing_capacity(tmp_path: Path) -> None:
-    from scheduling.algorithms.edge_lp import speed_augmented
+    from scheduling.algorithms.edge.lp import speed_augmented
 
     inst = edge_instance(tmp_path, jobs=3)
     fast = speed_augmented(inst, 0.5)
@@ -518,3 +518,24 @@ def test_the_preset_schedule_keeps_every_worker_busy_while_it_has_released_chunk
     inst = edge_instance(tmp_path, jobs=25, seed=seed)
     doc, algo = run_algo(inst, edge_only=edge_only)
     assert placed_busy(inst, doc) == haprf_busy(inst, algo)
+
+
+@pytest.mark.parametrize("algorithm", ["srtf", "tiresias-l"])
+def test_the_edge_baselines_run_each_job_on_the_workers_its_trace_requested(algorithm: str) -> None:
+    jobs = [
+        {"job_id": "a", "arrival": 0, "epochs": 1, "chunks": 6, "minibatches": 2, "gpu_request": 2},
+        {"job_id": "b", "arrival": 0, "epochs": 1, "chunks": 6, "minibatches": 2, "gpu_request": 3},
+    ]
+    inst = tiny([("e0", 8, 1)], jobs)
+    doc = api.run(inst, algorithm, seed=0)  # drawn counts would be in [1, 30], capped at 6 chunks
+    workers = {p["job_id"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
+    assert workers == {"a": 2, "b": 3}
+    drawn = api.run(inst, algorithm, {"workers_from": "drawn", "workers_min": 5, "workers_max": 5}, seed=0)
+    assert {p["count"] for p in drawn["placements"] if p["role"] == "worker"} == {5}
+
+
+def test_the_edge_preset_draws_gpu_requests_from_the_openb_pods() -> None:
+    files = presets.build("edge-cloud", jobs=400, seed=1, size=0.1)
+    requests = [int(line.split(",")[-1]) for line in files.trace.splitlines()[1:]]
+    assert set(requests) <= {1, 2, 4, 8} and requests.count(1) > 0.9 * len(requests)
+    assert files.trace.splitlines()[0].endswith(",gpu_request")

@@ -67,6 +67,20 @@ def test_a_philly_window_runs_with_fifo_on_a_preset_cluster_and_passes_the_valid
     assert doc["metrics"]["completed"] == 500
 
 
+def test_an_imported_trace_records_its_slot_length_and_runs_only_on_clusters_with_the_same(tmp_path: Path) -> None:
+    importers.run("generic-gpu", FIXTURES / "philly_head.csv", tmp_path / "t.csv", slot_seconds=1, limit=5)
+    importers.run("generic-gpu", FIXTURES / "philly_head.csv", tmp_path / "t.json", slot_seconds=1, limit=5)
+    assert {j["slot_seconds"] for j in read_csv(tmp_path / "t.csv")} == {"1"}
+    assert {j["slot_seconds"] for j in json.loads((tmp_path / "t.json").read_text())} == {1.0}
+    cluster = gpu_cluster(tmp_path)  # 60-s slots
+    for trace in (tmp_path / "t.csv", tmp_path / "t.json"):
+        with pytest.raises(InputError, match="arrivals are in slots of 1 s, the cluster's slots are 60 s") as exc:
+            api.load_instance(cluster, trace)
+        assert exc.value.field == "slot_seconds" and exc.value.file == str(trace)
+        converted = api.load_instance(cluster, trace, convert_slots=True)
+        assert len(converted.jobs) == 5
+
+
 def test_philly_ids_are_stable_across_windows(tmp_path: Path) -> None:
     importers.run("generic-gpu", FIXTURES / "philly_head.csv", tmp_path / "all.csv")
     importers.run("generic-gpu", FIXTURES / "philly_head.csv", tmp_path / "five.csv", limit=5)
@@ -108,7 +122,8 @@ def test_column_mapping_reads_a_trace_with_other_column_names(tmp_path: Path) ->
     assert (jobs["a2"]["user"], jobs["a2"]["group"], jobs["a2"]["status"]) == ("bob", "speech", "FAILED")
     assert jobs["a6"]["model"] == "my-custom-net"  # the trace's own model name is kept
     assert jobs["a2"]["batch_time"] == "0.4"  # ... and a known one selects its profile (DeepSpeech2)
-    load_trace(out, load_cluster(gpu_cluster(tmp_path)))
+    # 300-s slots on the preset's 60-s cluster: loaded only when converting is asked for
+    assert {j.arrival for j in load_trace(out, load_cluster(gpu_cluster(tmp_path)), convert_slots=True)} >= {0, 60}
 
 
 def test_a_mapping_to_a_missing_column_names_the_column(tmp_path: Path) -> None:

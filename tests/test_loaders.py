@@ -239,3 +239,17 @@ def test_a_duplicate_column_is_refused_naming_it():
     msg = trace_error("job_id,arrival,arrival\nx,0,5\n")
     assert msg == "t.csv, line 1, field 'arrival': duplicate column 'arrival'"
     assert instance("job_id,arrival,,\nx,3,,\n").job("x").arrival == 3  # trailing commas, as before
+
+
+def test_a_json_trace_may_state_its_slot_length_once_for_every_job():
+    from scheduling.errors import InputError
+    from scheduling.loaders import cluster_from_dict, parse_trace
+    from tests.scenarios import TINY_CLUSTER
+
+    cluster = cluster_from_dict(TINY_CLUSTER)  # 60-s slots
+    same = '{"slot_seconds": 60, "jobs": [{"job_id": "a", "arrival": 3, "gpus": 1, "duration": 60}]}'
+    assert parse_trace(same, cluster, "t.json", "json")[0].arrival == 3
+    other = same.replace('"slot_seconds": 60', '"slot_seconds": 30')
+    with pytest.raises(InputError, match="slots of 30 s, the cluster's slots are 60 s"):
+        parse_trace(other, cluster, "t.json", "json")
+    assert parse_trace(other, cluster, "t.json", "json", convert_slots=True)[0].arrival == 1  # floor(3 x 30 / 60)

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from scheduling import api, presets, registry
-from scheduling.algorithms.oasis import Oasis, check_constraints, estimate_bounds, price
-from scheduling.algorithms.oasis_dp import (
+from scheduling.algorithms.oasis.dp import (
     INF,
     Book,
     JobShape,
@@ -23,9 +22,10 @@ from scheduling.algorithms.oasis_dp import (
     slot_table,
     unit_costs,
 )
+from scheduling.algorithms.oasis.online import Oasis, check_constraints, estimate_bounds, job_shape, price
 from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
-from scheduling.model import Instance, Utility
+from scheduling.model import Instance, Job, Utility
 from scheduling.prices import matrix_at
 from scheduling.validator import validate
 
@@ -250,9 +250,15 @@ def test_prices_document_redraws_the_final_prices() -> None:
     rng = np.random.default_rng(6)
     inst = tiny_instance(rng, 5)
     algo = Oasis(inst, {"utility_floor": 0.01})
+    after = []
     for job in inst.jobs:
         algo.arrive(job.job_id, job.arrival)
+        after.append(algo.price_array())
     doc = algo.report()["prices"]
+    assert any(d.get("rebase") for d in doc["decisions"]), "bounds=arrived moved L, U at some arrival"
+    for k, prices in enumerate(after):  # every decision, rebases included
+        for r, resource in enumerate(doc["resources"]):
+            assert np.allclose(matrix_at(doc, k, resource), prices[r], rtol=1e-6, atol=1e-9)
     assert doc["schema"] == "mlsched.prices/1" and doc["label"] == "p/q"
     assert "declined" not in doc  # a job OASiS does not admit is rejected for good
     assert doc["pools"] == ["worker"] * 3 + ["ps"] * 2
@@ -356,7 +362,7 @@ def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:
 
 
 def test_dorm_milp_limits_resizes_and_honours_fairness() -> None:
-    from scheduling.algorithms.oasis_baselines import Dorm
+    from scheduling.algorithms.oasis.baselines import Dorm
     from scheduling.engine import JobView
 
     rng = np.random.default_rng(9)
@@ -465,20 +471,23 @@ def test_transcription_is_refused_on_large_workloads() -> None:
 
 
 def history_instance(seed: int = 21, n_jobs: int = 36, horizon: int = 24) -> Instance:
-    return tiny_instance(np.random.default_rng(seed), n_jobs, horizon=horizon)
+    """A trace (seed + 1) with a separate history trace (seed) on the same cluster."""
+    past = tiny_instance(np.random.default_rng(seed), n_jobs, horizon=horizon)
+    now = tiny_instance(np.random.default_rng(seed + 1), n_jobs, horizon=horizon)
+    return Instance(past.cluster, now.jobs, history=past.jobs)
 
 
-HISTORY = {"utility_floor": 0.01, "history_min_jobs": 5}
+HISTORY = {"utility_floor": 0.01, "history_min_jobs": 5, "bounds": "history", "history_share": 1 / 3}
 
 
-def test_history_bounds_read_only_the_window_and_are_deterministic() -> None:
+def test_history_bounds_read_only_the_history_window_and_are_deterministic() -> None:
     import dataclasses
 
     inst = history_instance()
     algo = Oasis(inst, HISTORY)
     cal = algo.calibration
     assert cal is not None and cal.used == "history" and cal.window == 8
-    assert cal.window_jobs == sum(j.arrival < 8 for j in inst.jobs) >= 5
+    assert cal.window_jobs == sum(j.arrival < 8 for j in inst.history) >= 5
     assert cal.replay_jobs == round(cal.window_jobs * 24 / 8)
     # the chosen scale is the best of the replay runs (the larger scale among equals)
     best = max(u for _, u, _ in cal.grid)
@@ -486,62 +495,63 @@ def test_history_bounds_read_only_the_window_and_are_deterministic() -> None:
     again = Oasis(inst, HISTORY)  # deterministic: same window, same replay, same bounds
     assert again.bounds.describe(again.resources) == algo.bounds.describe(algo.resources)
     assert again.calibration is not None and again.calibration.grid == cal.grid
-    # changing every job after the window (utility, work) changes nothing
-    later = [
-        dataclasses.replace(j, utility=Utility(j.utility.priority * 3 + 1, 0.0, 1.0), work=j.work_required + 5)
-        if j.arrival >= 8
-        else j
-        for j in inst.jobs
-    ]
-    changed = Oasis(Instance(inst.cluster, tuple(later)), HISTORY)
-    assert changed.bounds.describe(changed.resources) == algo.bounds.describe(algo.resources)
-    assert changed.calibration is not None and changed.calibration.grid == cal.grid
-    # ... while the whole-trace bounds (bounds=trace) do see those jobs
+
+    def bigger(j: Job) -> Job:
+        return dataclasses.replace(j, utility=Utility(j.utility.priority * 3 + 1, 0.0, 1.0), work=j.work_required + 5)
+
+    # changing every job of the evaluated trace, or of the history after its window, changes nothing
+    scored = Instance(inst.cluster, tuple(bigger(j) for j in inst.jobs), history=inst.history)
+    late = tuple(bigger(j) if j.arrival >= 8 else j for j in inst.history)
+    for other_inst in (scored, Instance(inst.cluster, inst.jobs, history=late)):
+        changed = Oasis(other_inst, HISTORY)
+        assert changed.bounds.describe(changed.resources) == algo.bounds.describe(algo.resources)
+        assert changed.calibration is not None and changed.calibration.grid == cal.grid
+    # ... while the whole-trace bounds (bounds=trace, offline) do see the evaluated trace's jobs
     trace_a = Oasis(inst, {**HISTORY, "bounds": "trace"}).bounds
-    trace_b = Oasis(Instance(inst.cluster, tuple(later)), {**HISTORY, "bounds": "trace"}).bounds
+    trace_b = Oasis(scored, {**HISTORY, "bounds": "trace"}).bounds
     assert trace_a.describe(RES) != trace_b.describe(RES)
-    # changing a job inside the window does change the replay
-    first = inst.jobs[0]
+    # changing a history job inside the window does change the replay
+    first = inst.history[0]
     assert first.arrival < 8
-    moved = (dataclasses.replace(first, utility=Utility(first.utility.priority + 50, 0.0, 1.0)), *inst.jobs[1:])
-    other = Oasis(Instance(inst.cluster, moved), HISTORY)
+    moved = (dataclasses.replace(first, utility=Utility(first.utility.priority + 50, 0.0, 1.0)), *inst.history[1:])
+    other = Oasis(Instance(inst.cluster, inst.jobs, history=moved), HISTORY)
     assert other.calibration is not None and other.calibration.grid != cal.grid
     # another replay seed gives another replay of the same window
     reseeded = Oasis(inst, {**HISTORY, "history_seed": 7})
     assert reseeded.calibration is not None and reseeded.calibration.seed == 7 != cal.seed
 
 
-def test_history_bounds_are_the_replays_at_the_chosen_scale_and_ratio_scale_applies_on_top() -> None:
+def test_history_bounds_need_a_history_trace() -> None:
     inst = history_instance()
-    algo = Oasis(inst, HISTORY)
-    cal = algo.calibration
-    assert cal is not None and cal.used == "history"
-    raw = estimate_bounds(cal.replay_shapes, algo.book, floor=0.01)
-    assert algo.bounds.l1 == pytest.approx(raw.l1 / cal.scale)  # scale_moves=L: L divided by the scale
-    assert np.allclose(algo.bounds.u1, np.maximum(raw.u1, algo.bounds.l1))
-    scaled = Oasis(inst, {**HISTORY, "ratio_scale": 0.1})  # Fig. 6: a factor on top of the estimate
-    assert scaled.calibration is not None and scaled.calibration.scale == cal.scale
-    assert scaled.bounds.l1 == pytest.approx(algo.bounds.l1 * 10)
-    # the replay's utility is what Alg. 1 earns on it: replaying at the chosen scale gives the grid's value
-    from scheduling.algorithms.oasis import book_schedule
-    from scheduling.algorithms.oasis_history import replay_utility
-
-    util, admitted = replay_utility(cal.replay_shapes, algo.book.cap_w, algo.book.cap_p, 24, algo.bounds, book_schedule)
-    assert (util, admitted) == next((u, a) for s, u, a in cal.grid if s == cal.scale)
+    with pytest.raises(InputError, match="bounds=history calibrates on a separate history trace"):
+        Oasis(Instance(inst.cluster, inst.jobs), HISTORY)
 
 
-def test_history_falls_back_to_trace_bounds_with_too_few_window_jobs_and_results_validate() -> None:
+def test_arrived_bounds_start_from_the_history_and_take_in_each_job_as_it_arrives() -> None:
+    inst = history_instance()
+    params = {"utility_floor": 0.01}
+    algo = Oasis(inst, params)  # bounds=arrived is the default
+    history = [job_shape(inst.cluster, j, RES) for j in inst.history]
+    assert algo.bounds.describe(RES) == estimate_bounds(history, algo.book, floor=0.01).describe(RES)
+    doc = api.run(inst, "oasis", params)
+    every = [job_shape(inst.cluster, j, RES) for j in (*inst.history, *inst.jobs)]
+    assert doc["oasis"]["bounds"] == estimate_bounds(every, algo.book, floor=0.01).describe(RES)
+    assert any(d.get("rebase") for d in doc["prices"]["decisions"]), "the bounds moved at some arrival"
+    assert validate(inst, doc) == [] and check_constraints(inst, doc) == []
+
+
+def test_history_falls_back_to_arrived_bounds_with_too_few_window_jobs_and_results_validate() -> None:
     inst = history_instance()
     few = Oasis(inst, {**HISTORY, "history_min_jobs": 100})
-    assert few.calibration is not None and few.calibration.used == "trace"
-    trace = Oasis(inst, {**HISTORY, "bounds": "trace"})
-    assert trace.calibration is None
-    assert few.bounds.describe(few.resources) == trace.bounds.describe(trace.resources)
+    assert few.calibration is not None and few.calibration.used == "arrived"
+    arrived = Oasis(inst, {**HISTORY, "bounds": "arrived"})
+    assert arrived.calibration is None
+    assert few.bounds.describe(few.resources) == arrived.bounds.describe(arrived.resources)
     for params in ({**HISTORY, "history_min_jobs": 100}, HISTORY):
         doc = api.run(inst, "oasis", params)
         assert validate(inst, doc) == [] and check_constraints(inst, doc) == []
         cal = doc["oasis"]["calibration"]
         if params["history_min_jobs"] == 100:
-            assert cal["used"] == "trace" and "fewer than history_min_jobs = 100" in cal["reason"]
+            assert cal["used"] == "arrived" and "fewer than history_min_jobs = 100" in cal["reason"]
         else:
             assert cal["used"] == "history" and cal["scale"] <= 1.0 and doc["metrics"]["total_utility"] > 0

@@ -212,3 +212,38 @@ def test_a_pipeline_split_across_servers_pays_for_its_activations_over_the_nic()
     packed_on_one = presets.min_iteration_time(stages, 128, 10, 2400)
     spread = presets.min_iteration_time(stages, 8, 10, 2400)
     assert spread > packed_on_one > 3 * model.forward / 64
+
+
+def _instance_of(files: presets.PresetFiles) -> Any:
+    from scheduling.loaders import parse_cluster, parse_trace
+    from scheduling.model import Instance
+
+    cluster = parse_cluster(files.cluster)
+    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_zhou_presets_default_load_makes_a_baseline_wait(seed: int) -> None:
+    doc = api.run(_instance_of(presets.build("zhou-ps", seed=seed, size=0.3)), "fifo")
+    waits = [j["start"] - j["arrival"] for j in doc["jobs"]]
+    assert max(waits) > 0, "resource shortage: some job waits for capacity"
+
+
+def test_the_load_knob_scales_the_arrival_window_and_keeps_the_jobs() -> None:
+    light, heavy = (presets.build("zhou-ps", seed=1, size=0.3, load=x) for x in (1.0, 8.0))
+    a, b = rows(light), rows(heavy)
+    assert [r["epochs"] for r in a] == [r["epochs"] for r in b] and light.cluster == heavy.cluster
+    span_a, span_b = (max(int(r["arrival"]) for r in x) for x in (a, b))
+    assert span_b < span_a and span_a == pytest.approx(8 * span_b, rel=0.25)
+    for name in ("edge-cloud", "asrpt"):
+        slow, fast = (rows(presets.build(name, jobs=30, seed=1, size=0.05, load=x)) for x in (0.5, 2.0))
+        assert max(int(r["arrival"]) for r in fast) < max(int(r["arrival"]) for r in slow)
+
+
+@pytest.mark.parametrize("name", ["oasis", "demo", "zhou-batch"])
+def test_presets_whose_load_is_their_job_count_refuse_the_knob(name: str) -> None:
+    with pytest.raises(InputError, match=f"preset {name} has no offered-load knob") as exc:
+        presets.build(name, jobs=5, size=0.1, load=2.0)
+    assert exc.value.field == "load"
+    with pytest.raises(InputError, match="must be in"):
+        presets.build("zhou-ps", jobs=5, size=0.1, load=0.0)

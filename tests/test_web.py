@@ -136,7 +136,9 @@ def test_the_form_offers_every_algorithm_with_fields_from_its_declared_parameter
 
 
 def test_uploading_valid_files_creates_an_experiment_with_one_run_per_algorithm(client, tiny_cluster, tiny_trace):
-    response = upload(client, tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], fifo__workers_max="2")
+    # drf__fixed as the page sends it: the checkbox starts ticked (default true)
+    ticked = {"drf__fixed": "on"}
+    response = upload(client, tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], fifo__workers_max="2", **ticked)
     exp = Experiment.objects.get()
     assert response.status_code == 302 and response.url == exp.get_absolute_url()
     assert exp.cluster_text == tiny_cluster and exp.trace_text == tiny_trace and exp.source == "upload"
@@ -153,6 +155,10 @@ BAD_TRACES = {
     "unknown worker type": ("job_id,arrival,batch_time.zz\nj1,0,5\n", "field 'batch_time.zz': unknown type 'zz'"),
     "empty file": ("", "trace.csv: file is empty"),
     "non-UTF-8 bytes": (b"job_id,arrival\nj\xff1,0\n", "trace.csv, line 2: not UTF-8 text"),
+    "slot length unlike the cluster's": (
+        "job_id,arrival,slot_seconds,gpus,duration\nj1,0,1,1,60\n",
+        "field 'slot_seconds': the trace's arrivals are in slots of 1 s, the cluster's slots are 60 s",
+    ),
     "job fits no server": (
         "job_id,arrival,gpus,duration\nbig,0,64,600\n",
         "job 'big', field 'gpus': needs 64 GPUs but the cluster has 8",
@@ -257,11 +263,26 @@ def test_a_preset_creates_an_experiment_from_its_generated_files(client):
 
 
 @pytest.mark.parametrize(
-    "field, value, message", [("size", "2", "2 must be in (0, 1]"), ("jobs", "0", "0 must be at least 1")]
+    "field, value, message",
+    [
+        ("size", "2", "2 must be in (0, 1]"),
+        ("jobs", "0", "0 must be at least 1"),
+        ("load", "2", "has no offered-load knob"),
+    ],
 )
 def test_preset_options_the_preset_refuses_are_reported_on_their_field(client, field, value, message):
     data = {"source": "preset", "preset": "demo", field: value, "algorithms": ["fifo"], "seed": "0"}
     assert_refused(client.post(NEW, data), field, message)
+
+
+def test_a_preset_takes_an_offered_load_and_records_it(client):
+    data = {"source": "preset", "preset": "zhou-ps", "jobs": "6", "size": "0.1", "load": "8", "algorithms": ["fifo"]}
+    assert client.post(NEW, {**data, "seed": "0"}).status_code == 302
+    exp = Experiment.objects.get()
+    assert exp.preset_options == {"jobs": 6, "seed": 0, "size": 0.1, "load": 8.0}
+    from scheduling import presets
+
+    assert exp.trace_text == presets.build("zhou-ps", jobs=6, seed=0, size=0.1, load=8.0).trace
 
 
 def test_the_error_banner_asks_to_choose_files_again_only_after_an_upload(client, tiny_cluster, tiny_trace):

@@ -60,6 +60,20 @@ def test_the_api_refuses_bad_input_with_field_errors_and_stores_nothing(token, t
     assert Experiment.objects.count() == 0
 
 
+def test_the_api_refuses_a_trace_written_in_other_slots_than_the_cluster(token, tiny_cluster):
+    from django.test import Client
+
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    trace = "job_id,arrival,slot_seconds,gpus,duration\nj1,0,1,1,60\n"
+    response = api.post("/api/experiments/", upload_data(tiny_cluster, trace))
+    assert response.status_code == 400
+    assert (
+        "the trace's arrivals are in slots of 1 s, the cluster's slots are 60 s"
+        in (response.json()["fields"]["trace_file"][0])
+    )
+    assert Experiment.objects.count() == 0
+
+
 @pytest.mark.parametrize("header", ["", "Token nope", "Bearer x", "Token "])
 def test_the_api_needs_a_valid_token(header, done_experiment):
     from django.test import Client

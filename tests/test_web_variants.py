@@ -15,7 +15,8 @@ from webapp.models import ApiToken, Experiment, Run
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
 NEW = reverse("experiment-new")
-DRF = registry.get("drf").parse_params({})  # drf's defaults: fixed is False
+DRF = registry.get("drf").parse_params({})  # drf's defaults: fixed is True (the DRF of record)
+TICKED = {"drf__fixed": "on"}  # drf's checkbox as the page sends it: ticked, its default
 
 
 @pytest.fixture
@@ -50,27 +51,27 @@ def table_labels(page):
 def test_a_line_adds_a_second_drf_run_with_its_parameters_and_the_labels_tell_them_apart(
     client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
 ):
-    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], extra_runs="drf fixed=true\n")
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "drf"], extra_runs="drf fixed=false\n", **TICKED)
     exp = post_done(client, data, django_capture_on_commit_callbacks)
     runs = list(exp.runs.all())
     assert [(r.algorithm, r.params) for r in runs] == [
         ("fifo", registry.get("fifo").parse_params({})),
+        ("drf", DRF),
         ("drf", {**DRF, "fixed": False}),
-        ("drf", {**DRF, "fixed": True}),
     ]
     assert {r.status for r in runs} == {"done"}
     page = client.get(exp.get_absolute_url()).content.decode()
-    assert table_labels(page) == ["fifo", "drf", "drf fixed=true"]
+    assert table_labels(page) == ["fifo", "drf", "drf fixed=false"]
     jct = client.get(exp.get_absolute_url() + "?tab=jct").content.decode()
-    assert f'<option value="{runs[2].pk}">drf fixed=true</option>' in jct
-    assert '"name": "drf fixed=true"' in jct  # a trace of the compare charts
+    assert f'<option value="{runs[2].pk}">drf fixed=false</option>' in jct
+    assert '"name": "drf fixed=false"' in jct  # a trace of the compare charts
     runs_table = page.split('<table class="table runs">')[1].split("</table>")[0]
-    assert [c.split("</strong>")[0] for c in runs_table.split("<td><strong>")[1:]] == ["fifo", "drf", "drf fixed=true"]
+    assert [c.split("</strong>")[0] for c in runs_table.split("<td><strong>")[1:]] == ["fifo", "drf", "drf fixed=false"]
     listing = client.get(reverse("home")).content.decode()
     assert [b.split(">")[1].split("<")[0] for b in listing.split('<span class="badge done"')[1:]] == [
         "fifo",
         "drf",
-        "drf fixed=true",
+        "drf fixed=false",
     ]
 
 
@@ -127,13 +128,14 @@ def test_every_bad_line_is_reported(client, tiny_cluster, tiny_trace):
 @pytest.mark.parametrize(
     "algorithms, lines, message",
     [
-        (["drf"], "drf fixed=false", "line 1: drf with these parameters is already chosen"),
+        (["drf"], "drf fixed=true", "line 1: drf with these parameters is already chosen"),
         (["drf"], "drf workers_min=1 workers_max=30", "line 1: drf with these parameters is already chosen"),
         ([], "drf fixed=true\nsrtf\ndrf fixed=yes", "line 3: drf with these parameters is already chosen"),
     ],
 )
 def test_a_line_repeating_a_chosen_run_is_refused(client, tiny_cluster, tiny_trace, algorithms, lines, message):
-    errors = refused(client, upload_data(tiny_cluster, tiny_trace, algorithms=algorithms, extra_runs=lines))
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=algorithms, extra_runs=lines, **TICKED)
+    errors = refused(client, data)
     assert errors["extra_runs"] == [message]
 
 
@@ -162,32 +164,33 @@ def test_a_sweep_sweeps_every_line_like_a_ticked_algorithm(
         tiny_cluster,
         tiny_trace,
         algorithms=["drf"],
-        extra_runs="drf fixed=true",
+        extra_runs="drf fixed=false",
         mode="sweep",
         sweep_param="workers_max",
         sweep_values="1, 2",
+        **TICKED,
     )
     exp = post_done(client, data, django_capture_on_commit_callbacks)
     assert exp.sweep == {"param": "workers_max", "values": [1, 2]}
     assert [(r.params["fixed"], r.params["workers_max"]) for r in exp.runs.all()] == [
-        (False, 1),
-        (False, 2),
         (True, 1),
         (True, 2),
+        (False, 1),
+        (False, 2),
     ]
     page = client.get(exp.get_absolute_url()).content.decode()
     assert table_labels(page) == [
         "drf workers_max=1",
         "drf workers_max=2",
-        "drf fixed=true workers_max=1",
-        "drf fixed=true workers_max=2",
+        "drf fixed=false workers_max=1",
+        "drf fixed=false workers_max=2",
     ]
     listing = client.get(reverse("home")).content.decode()
     assert '<span class="badge done" title="done 2">drf ×2</span>' in listing
-    assert '<span class="badge done" title="done 2">drf fixed=true ×2</span>' in listing
+    assert '<span class="badge done" title="done 2">drf fixed=false ×2</span>' in listing
     response = client.get(exp.get_absolute_url())
     lines = {(t["name"], tuple(t["x"])) for f in response.context["figures"] for t in f["figure"]["data"]}
-    assert lines == {("drf", (1, 2)), ("drf fixed=true", (1, 2))}  # one line per variant, in every chart
+    assert lines == {("drf", (1, 2)), ("drf fixed=false", (1, 2))}  # one line per variant, in every chart
 
 
 def test_in_a_sweep_a_line_differing_only_in_the_swept_parameter_is_a_repeat(client, tiny_cluster, tiny_trace):
@@ -199,6 +202,7 @@ def test_in_a_sweep_a_line_differing_only_in_the_swept_parameter_is_a_repeat(cli
         mode="sweep",
         sweep_param="workers_max",
         sweep_values="1, 2",
+        **TICKED,
     )
     errors = refused(client, data)
     assert errors["extra_runs"] == ["line 1: drf with these parameters is already chosen"]
@@ -227,13 +231,13 @@ def test_more_lines_than_runs_allowed_are_refused_at_once(client, tiny_cluster, 
 
 def test_the_api_creates_an_experiment_with_extra_runs(user, tiny_cluster, tiny_trace):
     api = Client(HTTP_AUTHORIZATION=f"Token {ApiToken.issue(user)[1]}")
-    data = upload_data(tiny_cluster, tiny_trace, algorithms=["drf"], extra_runs="drf fixed=true\nfifo workers_max=4")
+    data = upload_data(tiny_cluster, tiny_trace, algorithms=["drf"], extra_runs="drf fixed=false\nfifo workers_max=4")
     response = api.post("/api/experiments/", data)
     assert response.status_code == 201, response.content
     runs = [(r["algorithm"], r["params"]) for r in response.json()["runs"]]
     assert runs == [
         ("drf", DRF),
-        ("drf", {**DRF, "fixed": True}),
+        ("drf", {**DRF, "fixed": False}),
         ("fifo", registry.get("fifo").parse_params({"workers_max": 4})),
     ]
     bad = api.post("/api/experiments/", upload_data(tiny_cluster, tiny_trace, extra_runs="drf fixed=maybe"))
@@ -246,9 +250,9 @@ def test_labels_name_the_parameters_that_differ_and_fall_back_to_the_id(user):
     exp = Experiment.objects.create(owner=user, name="x", cluster_text="{}", trace_text="")
     params = [
         ("drf", DRF),
-        ("drf", {**DRF, "fixed": True}),
-        ("drf", {**DRF, "fixed": True, "workers_max": 4}),
-        ("drf", {**DRF, "fixed": True, "workers_max": 4}),  # the same again: told apart by id
+        ("drf", {**DRF, "fixed": False}),
+        ("drf", {**DRF, "fixed": False, "workers_max": 4}),
+        ("drf", {**DRF, "fixed": False, "workers_max": 4}),  # the same again: told apart by id
         ("zhou", registry.get("zhou").parse_params({"F": "0.5"})),
         ("zhou", registry.get("zhou").parse_params({"tie": "loop"})),
         ("zhou", registry.get("zhou").parse_params({"F": "0.001"})),
@@ -260,9 +264,9 @@ def test_labels_name_the_parameters_that_differ_and_fall_back_to_the_id(user):
     exp = Experiment.objects.prefetch_related("runs").get(pk=exp.pk)
     assert [run_label(r, exp) for r in runs] == [
         "drf",
-        "drf fixed=true",
-        f"drf fixed=true workers_max=4 #{runs[2].pk}",
-        f"drf fixed=true workers_max=4 #{runs[3].pk}",
+        "drf fixed=false",
+        f"drf fixed=false workers_max=4 #{runs[2].pk}",
+        f"drf fixed=false workers_max=4 #{runs[3].pk}",
         "zhou F=0.5",
         "zhou tie=loop",
         "zhou F=0.001",  # values as an "Also run" line writes them, not rounded for a table
@@ -272,12 +276,12 @@ def test_labels_name_the_parameters_that_differ_and_fall_back_to_the_id(user):
     ]
 
 
-def test_the_zhou_presets_include_drf_with_fixed_workers_and_other_presets_do_not():
+def test_the_zhou_presets_include_the_re_dividing_drf_and_other_presets_do_not():
     from webapp.management.commands.load_examples import example
 
     for preset in ("zhou-ps", "zhou-allreduce"):
         drf = [params for name, params in example(preset).runs if name == "drf"]
-        assert drf == [DRF, {**DRF, "fixed": True}], preset
+        assert drf == [DRF, {**DRF, "fixed": False}], preset
     assert [params for name, params in example("demo").runs if name == "drf"] == [DRF]
 
 
@@ -295,9 +299,9 @@ def test_the_one_click_zhou_preset_creates_both_drf_runs(client):
     exp = Experiment.objects.get()
     assert response.url == exp.get_absolute_url()
     drf = [r for r in exp.runs.all() if r.algorithm == "drf"]
-    assert [r.params["fixed"] for r in drf] == [False, True]
-    assert [run_label(r, exp) for r in drf] == ["drf", "drf fixed=true"]
-    assert "drf fixed=true" in client.get(NEW).content.decode()  # the one-click help names the variant
+    assert [r.params["fixed"] for r in drf] == [True, False]
+    assert [run_label(r, exp) for r in drf] == ["drf", "drf fixed=false"]
+    assert "drf fixed=false" in client.get(NEW).content.decode()  # the one-click help names the variant
 
 
 def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(user, django_assert_num_queries):
@@ -309,7 +313,7 @@ def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(
         kind=Experiment.Kind.SWEEP,
         sweep={"param": "workers_max", "values": list(range(1, 61))},
     )
-    for fixed in (False, True):
+    for fixed in (True, False):
         for value in range(1, 61):
             Run.objects.create(experiment=exp, algorithm="drf", params={**DRF, "fixed": fixed, "workers_max": value})
     exp = Experiment.objects.get(pk=exp.pk)  # runs not prefetched
@@ -319,8 +323,8 @@ def test_the_labels_of_a_120_run_sweep_take_one_query_and_match_each_runs_label(
     assert len(labels) == MAX_RUNS and [labels[r.pk] for r in runs[58:62]] == [
         "drf workers_max=59",
         "drf workers_max=60",
-        "drf fixed=true workers_max=1",
-        "drf fixed=true workers_max=2",
+        "drf fixed=false workers_max=1",
+        "drf fixed=false workers_max=2",
     ]
     assert labels == {r.pk: run_label(r, exp) for r in runs}
 

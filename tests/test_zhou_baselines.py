@@ -134,10 +134,11 @@ def sizes(doc: dict[str, Any]) -> dict[str, set[tuple[str, str, int]]]:
     return out
 
 
-def test_drf_without_resizing_keeps_each_jobs_first_allocation() -> None:
+def test_drf_of_record_keeps_each_jobs_first_allocation_and_re_dividing_is_the_named_variant() -> None:
     inst = zhou_ps(30, 1, window=1)  # every job at slot 0: DRF shares the cluster, then jobs leave
-    fixed = api.run(inst, "drf", {"fixed": True}, seed=1)
-    resized = api.run(inst, "drf", {}, seed=1)
+    fixed = api.run(inst, "drf", {}, seed=1)  # the default: Zhou et al.'s y_jhm, fixed once started
+    assert fixed["params"]["fixed"] is True
+    resized = api.run(inst, "drf", {"fixed": False}, seed=1)
     for job_id, rows in sizes(fixed).items():
         spans = {(p["start"], p["end"]) for p in fixed["placements"] if p["job_id"] == job_id}
         assert len(spans) == 1, (job_id, rows)  # one interval: never resized, never suspended
@@ -160,5 +161,5 @@ def test_drf_without_resizing_gives_waiting_jobs_the_capacity_that_frees_up() ->
     done = {r["job_id"]: r["completion"] for r in doc["jobs"]}
     assert start["j0"] == start["j1"] == 0 and start["j2"] == done["j0"]
     assert {p["count"] for p in doc["placements"] if p["job_id"] == "j1" and p["role"] == "worker"} == {1}
-    resized = api.run(inst, "drf", {}, seed=0)
+    resized = api.run(inst, "drf", {"fixed": False}, seed=0)
     assert max(p["count"] for p in resized["placements"] if p["job_id"] == "j2" and p["role"] == "worker") == 2

@@ -9,6 +9,7 @@ field, and nothing is stored.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -116,14 +117,15 @@ class ExperimentForm(forms.Form):
     jobs = forms.IntegerField(required=False, max_value=MAX_PRESET_JOBS, help_text="Blank: the preset's default")
     preset_seed = forms.IntegerField(required=False, min_value=0, initial=0, label="Trace seed")
     size = forms.FloatField(required=False, initial=1.0, help_text="Share of the preset's cluster, in (0, 1]")
+    load = forms.FloatField(required=False, label="Offered load", help_text="Blank: the preset's default")
     # Not required by itself: lines of ``extra_runs`` may be the only runs (``clean`` checks for one).
     algorithms = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     extra_runs = forms.CharField(
         required=False,
         max_length=MAX_EXTRA_RUNS_CHARS,
-        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "placeholder": "drf fixed=true"}),
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false", "placeholder": "drf fixed=false"}),
         label="Also run (one per line)",
-        help_text="algorithm key=value key=value ... (e.g. drf fixed=true): one more run per line, the "
+        help_text="algorithm key=value key=value ... (e.g. drf fixed=false): one more run per line, the "
         "parameters not named at their defaults; the same algorithm may run several times",
     )
     mode = forms.ChoiceField(
@@ -141,6 +143,14 @@ class ExperimentForm(forms.Form):
         help_text="A list (1, 2, 4) or a range start:stop:step (stop included), at most 50 values",
     )
     seed = forms.IntegerField(min_value=0, max_value=2**32 - 1, initial=0, help_text="Random seed of every run")
+    restart_seconds = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=loaders.MAX_RESTART_SECONDS,
+        label="Restart cost (s)",
+        help_text="Time a job loses each time it restarts on another allocation (resume, move, resize); "
+        "blank: the cluster spec's restart_seconds (default 0). Stored in the experiment's cluster spec.",
+    )
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
 
     def __init__(self, *args: Any, user: Any = None, absent_flags_default: bool = False, **kwargs: Any) -> None:
@@ -190,6 +200,8 @@ class ExperimentForm(forms.Form):
         else:
             loaded = self._uploaded_inputs()
         self.chosen = self._runs(data)
+        if loaded is not None and data.get("restart_seconds") is not None:
+            loaded = _with_restart_seconds(*loaded, data["restart_seconds"])
         if loaded is not None:
             self.inputs, instance = loaded
             self._check_supported(instance, set(data.get("algorithms") or ()))
@@ -325,19 +337,22 @@ class ExperimentForm(forms.Form):
         if not name:
             self.add_error("preset", "Choose a preset.")
             return None
-        if any(f in self.errors for f in ("jobs", "preset_seed", "size")):
+        if any(f in self.errors for f in ("jobs", "preset_seed", "size", "load")):
             return None
         options = {
             "jobs": data.get("jobs"),
             "seed": data.get("preset_seed") or 0,
             "size": data.get("size") if data.get("size") is not None else 1.0,
+            **({"load": data["load"]} if data.get("load") is not None else {}),
         }
         try:
-            files = presets.build(name, jobs=options["jobs"], seed=options["seed"], size=options["size"])
+            files = presets.build(
+                name, jobs=options["jobs"], seed=options["seed"], size=options["size"], load=options.get("load")
+            )
             cluster = loaders.parse_cluster(files.cluster, "cluster.json")
             jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
         except InputError as exc:
-            if exc.field in ("jobs", "size"):
+            if exc.field in ("jobs", "size", "load"):
                 self.add_error(exc.field, exc.problem)
             else:
                 self.add_error("preset", f"preset {name}: {exc}")
@@ -466,3 +481,13 @@ def default_name(inputs: Inputs) -> str:
         o = inputs.preset_options
         return f"{inputs.preset} preset ({o['jobs']} jobs, trace seed {o['seed']}, size {o['size']:g})"
     return f"{inputs.cluster_name} + {inputs.trace_name}"
+
+
+def _with_restart_seconds(inputs: Inputs, instance: Instance, seconds: float) -> tuple[Inputs, Instance]:
+    """The inputs with the form's restart cost written into the frozen cluster spec (DESIGN
+    section 9), so that every run of the experiment, and any rerun, charges it."""
+    spec = json.loads(inputs.cluster_text)
+    spec["restart_seconds"] = seconds
+    cluster = dataclasses.replace(instance.cluster, restart_seconds=seconds)
+    text = json.dumps(spec, indent=1)
+    return dataclasses.replace(inputs, cluster_text=text), dataclasses.replace(instance, cluster=cluster)

@@ -4,10 +4,7 @@ from scheduling.algorithms import (  # noqa: F401
     antman,
     asrpt,
     baselines,
-    edge_baselines,
-    edge_cloud,
+    edge,
     oasis,
-    oasis_baselines,
-    oasis_opt,
     zhou,
 )

@@ -22,6 +22,12 @@ from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
 
+REQUEST_NOTE = (
+    " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "
+    "a drawn count (`workers_from=request`, the default: the edge-cloud paper's baselines take the "
+    "trace's GPU requests; `workers_from=drawn` draws as for other jobs)."
+)
+
 RIGID_NOTE = (
     " Rigid jobs (imported production traces) always get exactly the GPUs the trace requested, as "
     "one-GPU workers, and run for their recorded duration."
@@ -41,6 +47,14 @@ WORKER_PARAMS = (
         "workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000
     ),
     PS_PARAM,
+    Param(
+        "workers_from",
+        str,
+        "request",
+        "A job whose trace states gpu_request gets that many workers (request: the edge-cloud paper's "
+        "baselines), or a drawn count as every other job (drawn).",
+        choices=("request", "drawn"),
+    ),
 )
 
 # DRF's worker counts come from progressive filling (up to D_j), not from this range: the drawn count
@@ -69,7 +83,8 @@ def check_worker_range(params: Mapping[str, Any]) -> None:
 
 def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
     check_worker_range(params)
-    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"])
+    request = params.get("workers_from", "request") == "request"
+    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
 
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
@@ -80,7 +95,9 @@ def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
 
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     key = srtf_key(remaining_time(instance))
-    return ListScheduler(instance, _configs(instance, params, rng), key, preemptive=True, backfill=True)
+    return ListScheduler(
+        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="decreasing"
+    )
 
 
 def check_tiresias(params: Mapping[str, Any]) -> None:
@@ -127,7 +144,23 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
                 best = at if best is None else min(best, at)
         return best
 
-    return ListScheduler(instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, wake=wake)
+    def key_change(jv: JobView, gpus: float, t: int) -> int | None:
+        # The slot a running job's attained service crosses its next threshold (as in ``wake``).
+        nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
+        if gpus <= 0 or nxt is None:
+            return None
+        return t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / gpus - 1e-9))
+
+    return ListScheduler(
+        instance,
+        _configs(instance, params, rng),
+        key,
+        preemptive=True,
+        backfill=True,
+        wake=wake,
+        running_key="steps",
+        key_change=key_change,
+    )
 
 
 def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
@@ -144,7 +177,7 @@ register(
             "per job uniformly in [workers_min, workers_max] (capped at D_j and at what an empty "
             "cluster holds) and `ps` PSs; placement is all-or-nothing, on one server if possible, "
             "else first-fit. Re-decides at arrivals and completions. Never preempts. Without "
-            "backfill the queue head blocks the jobs behind it." + RESERVATION_NOTE + RIGID_NOTE
+            "backfill the queue head blocks the jobs behind it." + REQUEST_NOTE + RESERVATION_NOTE + RIGID_NOTE
         ),
         reference="Zhou et al. (TCC'23) Sec. 7, baseline (i); OASiS Sec. V-A",
         factory=make_fifo,
@@ -162,7 +195,9 @@ register(
             "divided by the rate of the job's fixed configuration when not co-located), ties by "
             "arrival; each is booked in that order with its fixed configuration (as in fifo). A "
             "running job keeps its servers when it still fits; one that no longer fits is suspended "
-            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped." + RIGID_NOTE
+            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped."
+            + REQUEST_NOTE
+            + RIGID_NOTE
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,
@@ -235,16 +270,19 @@ register(
 register(
     AlgorithmSpec(
         name="drf",
-        summary="Dominant resource fairness, recomputed at arrivals and completions.",
+        summary="Dominant resource fairness; a started job keeps its workers (fixed=false re-divides at every event).",
         semantics=(
             "Elastic jobs: at every arrival and completion, workers are handed out one at a time "
             "(progressive filling) to the job with the smallest dominant share (its largest share "
             "of any cluster resource; ties by arrival), up to D_j workers per job, with the "
-            "ideal-case worker and PS types and `ps` PSs per PS job; a job keeps the servers it "
-            "had where they still fit. A job left with no worker is suspended (a preemption). With "
-            "`fixed`, a running job keeps the workers it started with and only waiting jobs "
-            "are filled, from the free capacity. Under (2i) (see fifo) a worker beyond what the PSs' "
-            "bandwidth carries brings more PSs onto the job's PS server, or is not added. "
+            "ideal-case worker and PS types and `ps` PSs per PS job. By default (`fixed=true`, the "
+            "baseline of record: Zhou et al.'s problem (2) fixes y_jhm for a job's run) a running job "
+            "keeps the workers it started with and only waiting jobs are filled, from the free "
+            "capacity; it is never resized or suspended. With `fixed=false` (re-dividing DRF) every "
+            "job's share is recomputed at every event: a job keeps the servers it had where they "
+            "still fit, and one left with no worker is suspended (a preemption). Under (2i) (see "
+            "fifo) a worker beyond what the PSs' bandwidth carries brings more PSs onto the job's PS "
+            "server, or is not added. "
             "Rigid jobs are not resized: waiting jobs start, non-preemptively, in order of their "
             "group's dominant share (DRF across groups/users), ties by arrival."
         ),
@@ -256,9 +294,9 @@ register(
             Param(
                 "fixed",
                 bool,
-                False,
+                True,
                 "A running job keeps the workers it started with; only waiting jobs are filled "
-                "(Zhou et al.'s y_jhm, fixed for a job's run). Default: re-divide at every event.",
+                "(Zhou et al.'s y_jhm, fixed for a job's run: the default). false: re-divide at every event.",
             ),
         ),
     )

@@ -160,10 +160,16 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
         parts.append(("ps", cfg.ps_type, dict(p_demand), cfg.ps))
     if not all(ledger.could_fit(role, demand, n) for role, _t, demand, n in parts):
         return None
-    for server in cluster.servers:
-        booked = _book_all(ledger, job.job_id, server.id, parts)
-        if booked is not None:
-            return booked
+    # The first server that holds every part (same order and test as _book_all on each server).
+    combined: dict[str, float] = {}
+    for _role, _type, demand, n in parts:
+        for r, a in demand.items():
+            combined[r] = combined.get(r, 0.0) + a * n
+    home = ledger.first_fit(tuple(role for role, *_ in parts), combined)
+    if home is not None:
+        booked = _book_all(ledger, job.job_id, home, parts)
+        assert booked is not None
+        return booked
     if p_demand is not None and cfg.ps_type is not None and reserves_ps_bandwidth(cluster, job):
         return _spread_reserved(ledger, job, cfg, dict(w_demand), dict(p_demand))
     return _spread(ledger, job.job_id, parts)

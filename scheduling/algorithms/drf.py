@@ -1,7 +1,9 @@
 """Dominant resource fairness (Ghodsi et al., NSDI'11) as the papers' DRF baseline.
 
-Elastic jobs are resized by progressive filling at every arrival and completion; rigid jobs are
-started whole, in order of their group's dominant share. See the registry entry for the semantics.
+Elastic jobs get their workers by progressive filling; by default (``fixed``, the baseline of
+record) a started job keeps them, with ``resize`` they are re-divided at every arrival and
+completion. Rigid jobs are started whole, in order of their group's dominant share. See the
+registry entry for the semantics.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from scheduling.algorithms.common import Config, FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
-from scheduling.engine import Decision, JobView, View
+from scheduling.engine import Decision, JobView, Lazy, View
 from scheduling.model import Amounts, Instance, Job
 from scheduling.speed import Allocation, demand_of, ps_bandwidth_of, reservation_shortfall, reserves_ps_bandwidth
 
@@ -27,12 +29,26 @@ class Drf:
         self.resize = resize
         self.capacity = {r: self.cluster.total_capacity(r) for r in self.cluster.resource_names()}
         self.shapes: dict[str, tuple[object, ...]] = {}
+        self.instance = instance
+        # Change-based path for traces of rigid jobs only (production-trace replays): same walk
+        # as _rigid, on queues and group usage kept across events (tests/test_priority_paths.py).
+        self.rigid_only = all(j.rigid for j in instance.jobs)
+        self.incremental = True
+        self._queues: _RigidQueues | None = None
 
     def share(self, usage: Mapping[str, float]) -> float:
         """Dominant share: the largest fraction of any (finite) cluster resource in ``usage``."""
         return max((a / self.capacity[r] for r, a in usage.items() if self.capacity.get(r, 0) > 0), default=0.0)
 
     def decide(self, view: View) -> Decision:
+        if self.incremental and self.rigid_only and view.engine is not None and isinstance(view.jobs, Lazy):
+            if self._queues is None:
+                self._queues = _RigidQueues(self, view)
+            return self._queues.decide(view)
+        self._queues = None
+        return self.decide_full(view)
+
+    def decide_full(self, view: View) -> Decision:
         ledger = view.ledger()
         current: dict[str, list[Allocation]] = {}
         for a in view.allocations:
@@ -182,6 +198,95 @@ class Drf:
 
     def report(self) -> Mapping[str, Any]:
         return {}
+
+
+class _RigidQueues:
+    """Drf._rigid's walk with its state kept across events: each group's waiting jobs (by arrival)
+    and each group's usage by its running jobs, updated by starts and completions. The walk serves
+    the group with the smallest dominant share, one job at a time, from the committed ledger."""
+
+    def __init__(self, owner: Drf, view: View) -> None:
+        self.owner = owner
+        self.jobs = {j.job_id: j for j in owner.instance.jobs}
+        self.queues: dict[str, list[str]] = defaultdict(list)  # group -> waiting job ids, by arrival
+        self.usage: dict[str, dict[str, float]] = defaultdict(dict)  # group -> running jobs' usage
+        self.held: dict[str, dict[str, float]] = {}  # running job -> its usage
+        self.running: dict[str, int] = defaultdict(int)  # group -> running jobs
+        self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
+        arrived = {j.job_id for j in view.arrived}  # added by the first decide
+        running = view.running()
+        for jv in view.jobs:
+            if jv.job.job_id in arrived:
+                continue
+            if jv.running:
+                self._start(jv.job, running[jv.job.job_id])
+            else:
+                self._wait(jv.job)
+
+    def _shape(self, job: Job) -> tuple[tuple[object, ...], int]:
+        cfg = self.owner.configs[job.job_id]
+        return FitMemo(Ledger(self.owner.cluster), self.owner.shapes).shape(job, cfg), cfg.workers
+
+    def _wait(self, job: Job) -> None:
+        self.queues[_group(job)].append(job.job_id)
+        shape, n = self._shape(job)
+        counts = self.counts.setdefault(shape, {})
+        counts[n] = counts.get(n, 0) + 1
+
+    def _start(self, job: Job, allocs: tuple[Allocation, ...] | list[Allocation]) -> None:
+        used = self.owner._usage(job, allocs)
+        self.held[job.job_id] = used
+        _add(self.usage[_group(job)], used)
+        self.running[_group(job)] += 1
+
+    def decide(self, view: View) -> Decision:
+        for job_id in view.completed:
+            used = self.held.pop(job_id)
+            group = _group(self.jobs[job_id])
+            self.running[group] -= 1
+            if self.running[group]:
+                _add(self.usage[group], {r: -a for r, a in used.items()})
+            else:  # no running job left: forget the group (its share is 0, as for a new group)
+                del self.running[group], self.usage[group]
+        for job in view.arrived:
+            self._wait(job)
+        owner = self.owner
+        ledger = view.committed_ledger()
+        memo = FitMemo(ledger, owner.shapes)
+        fewest = {shape: min(c) for shape, c in self.counts.items() if c}
+        heap = []
+        for g, q in self.queues.items():  # groups with waiting jobs only
+            head = self.jobs[q[0]]
+            heap.append((owner.share(self.usage.get(g, {})), head.arrival, head.job_id, g))
+        heapq.heapify(heap)
+        at: dict[str, int] = defaultdict(int)  # group -> position of its next job to try
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        while heap:
+            _, _, _, group = heapq.heappop(heap)
+            queue = self.queues[group]
+            job = self.jobs[queue[at[group]]]
+            at[group] += 1
+            placed = memo.place(job, owner.configs[job.job_id])
+            if placed is not None:
+                changes[job.job_id] = placed
+                self._start(job, placed)
+            elif memo.hopeless(fewest):
+                break
+            if at[group] < len(queue):
+                head = self.jobs[queue[at[group]]]
+                heapq.heappush(heap, (owner.share(self.usage[group]), head.arrival, head.job_id, group))
+        for group in {_group(self.jobs[j]) for j in changes}:
+            left = [j for j in self.queues[group] if j not in changes]
+            if left:
+                self.queues[group] = left
+            else:
+                del self.queues[group]
+        for job_id in changes:
+            shape, n = self._shape(self.jobs[job_id])
+            self.counts[shape][n] -= 1
+            if not self.counts[shape][n]:
+                del self.counts[shape][n]
+        return Decision(changes=changes)
 
 
 def _add(into: dict[str, float], amounts: Amounts) -> None:

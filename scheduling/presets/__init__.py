@@ -151,11 +151,14 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def build(name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0) -> PresetFiles:
+def build(
+    name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0, load: float | None = None
+) -> PresetFiles:
     """The cluster spec and trace of preset ``name``.
 
     ``jobs`` overrides the preset's default job count; ``size`` (0 < size <= 1) scales the cluster
-    down, and the default job count with it, for quick runs.
+    down, and the default job count with it, for quick runs; ``load`` overrides the preset's
+    offered load (docs/formats.md, "Presets": its meaning per preset; None: the preset's default).
     """
     if name not in PRESETS:
         raise InputError(f"unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})", field="preset")
@@ -163,12 +166,30 @@ def build(name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0) 
         raise InputError(f"{jobs} must be at least 1", field="jobs")
     if not 0 < size <= 1:
         raise InputError(f"{size:g} must be in (0, 1]", field="size")
+    if load is not None and not 0 < load <= 1000:
+        raise InputError(f"{load:g} must be in (0, 1000]", field="load")
     n = jobs if jobs is not None else max(1, round(PRESETS[name].default_jobs * size))
-    return _BUILDERS[name](n, np.random.default_rng(seed), size)
+    return _BUILDERS[name](n, np.random.default_rng(seed), size, load)
 
 
-def generate(name: str, jobs: int | None, seed: int, size: float, out: Path) -> list[Path]:
-    files = build(name, jobs, seed, size)
+HISTORY_SEED_OFFSET = 1_000_003
+"""A preset's own history (``generate --history``) is the same preset drawn from seed + this: a
+past period of the same setting that shares no draw with the evaluated trace's seed range."""
+
+
+def generate(
+    name: str,
+    jobs: int | None,
+    seed: int,
+    size: float,
+    out: Path,
+    load: float | None = None,
+    history: bool = False,
+) -> list[Path]:
+    """Write the preset's cluster and trace to ``out``; with ``history`` also ``history.csv`` (or
+    ``.json``): the same preset's trace from another seed, for ``--history`` (no look-ahead: online
+    estimators calibrate on it, never on the evaluated trace)."""
+    files = build(name, jobs, seed, size, load)
     out.mkdir(parents=True, exist_ok=True)
     cluster, trace = out / "cluster.json", out / files.trace_name
     cluster.write_text(files.cluster, encoding="utf-8")
@@ -176,10 +197,16 @@ def generate(name: str, jobs: int | None, seed: int, size: float, out: Path) -> 
     # A trace of the other format left by an earlier run would not match this cluster.
     stale = out / ("trace.json" if files.trace_name == "trace.csv" else "trace.csv")
     stale.unlink(missing_ok=True)
-    return [cluster, trace]
+    if not history:
+        return [cluster, trace]
+    past = build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
+    # The history runs on the evaluated trace's cluster: its jobs must fit it (checked on load).
+    path = out / files.trace_name.replace("trace", "history")
+    path.write_text(past.trace, encoding="utf-8")
+    return [cluster, trace, path]
 
 
-Builder = Callable[[int, np.random.Generator, float], PresetFiles]
+Builder = Callable[[int, np.random.Generator, float, float | None], PresetFiles]
 
 _BUILDERS: dict[str, Builder] = {
     "demo": _demo,

@@ -15,6 +15,14 @@ from typing import Any
 import numpy as np
 
 
+def no_load_knob(preset: str, load: float | None, why: str) -> None:
+    """An InputError on field ``load`` for a preset whose offered load is set otherwise (``why``)."""
+    if load is not None:
+        from scheduling.errors import InputError
+
+        raise InputError(f"preset {preset} has no offered-load knob: {why}", field="load")
+
+
 @dataclass(frozen=True)
 class PresetFiles:
     cluster: str  # cluster spec, JSON text

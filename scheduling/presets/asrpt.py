@@ -113,7 +113,7 @@ def min_iteration_time(
     return alpha
 
 
-def _asrpt(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
+def _asrpt(n: int, rng: np.random.Generator, size: float, load: float | None = None) -> PresetFiles:
     n_servers = _scaled(250, size)
     total_gpus = n_servers * ASRPT_GPUS_PER_SERVER
     shares = [(g, p) for g, p in ASRPT_GPU_SHARES if g <= total_gpus]
@@ -160,7 +160,7 @@ def _asrpt(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
             }
         )
     # Poisson arrivals (uniform order statistics) over a window that offers ASRPT_LOAD of the GPUs.
-    window = gpu_seconds / (ASRPT_LOAD * total_gpus)
+    window = gpu_seconds / ((ASRPT_LOAD if load is None else load) * total_gpus)
     arrivals = np.sort(rng.uniform(0.0, window, size=n))
     for job, at in zip(jobs, arrivals, strict=True):
         job["arrival"] = int(at // ASRPT_SLOT_SECONDS)

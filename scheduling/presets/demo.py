@@ -6,10 +6,11 @@ import json
 
 import numpy as np
 
-from scheduling.presets._common import PresetFiles
+from scheduling.presets._common import PresetFiles, no_load_knob
 
 
-def _demo(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
+def _demo(n: int, rng: np.random.Generator, size: float, load: float | None = None) -> PresetFiles:
+    no_load_knob("demo", load, "it is a first look, not a paper's setting")
     cluster = {
         "slot_seconds": 60,
         "resources": [{"name": "gpu", "unit": "GPU"}, {"name": "cpu", "unit": "vCPU"}, {"name": "bw", "unit": "Gbps"}],

@@ -29,6 +29,11 @@ OPENB_NODE_SHAPES: tuple[tuple[int, int, int], ...] = (
     (1, 128, 2),
     (8, 82, 1),
 )
+# "the worker requirement of each job is computed according to the number of GPUs of the real
+# trace" (Sec. V-A): GPU requests (num_gpu -> pods) of the 8,064 GPU pods of the same trace's
+# openb_pod_list_default.csv (pods without GPUs left out). The fixed-configuration baselines give a
+# job this many workers (trace column gpu_request); A_online is elastic and not bound by it.
+OPENB_GPU_REQUESTS: tuple[tuple[int, int], ...] = ((1, 6989), (2, 16), (4, 15), (8, 44))
 EDGE_VCPUS_PER_PS = 8  # "the number of ... PSs corresponds to that of ... CPUs": one PS slot per 8 vCPUs
 
 # Table II: (model, data chunks D_j, mini-batches per chunk B_j).
@@ -42,7 +47,7 @@ EDGE_MODELS: tuple[tuple[str, int, int], ...] = (
 )
 
 
-def _edge_cloud(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
+def _edge_cloud(n: int, rng: np.random.Generator, size: float, load: float | None = None) -> PresetFiles:
     types = [f"w{k + 1}" for k in range(EDGE_WORKER_TYPES)]
     shares = np.array([c for *_, c in OPENB_NODE_SHAPES], dtype=float)
     servers: list[dict[str, Any]] = []
@@ -63,7 +68,8 @@ def _edge_cloud(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
         demand = {"gpu": 1, "worker_slot": 1, f"worker_slot_{t}": 1}
         worker_types.append({"id": t, "demand": demand, "bandwidth_gbps": gbps})
 
-    gaps = rng.exponential(EDGE_MEAN_GAP, size=n)
+    # Offered load (--load, default 1): the arrival rate relative to one job per slot on average.
+    gaps = rng.exponential(EDGE_MEAN_GAP, size=n) / (1.0 if load is None else load)
     arrivals = np.floor(np.cumsum(gaps) - gaps[0]).astype(int)
     rows: list[dict[str, Any]] = []
     for i in range(n):
@@ -99,7 +105,12 @@ def _edge_cloud(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
     for i, row in enumerate(rows):
         row.update({f"upload_delay.{sid}": int(d) for sid, d in zip(edge_ids, edge_delays[i], strict=True)})
         row["upload_delay.cloud"] = int(cloud_delays[i])
+    # GPU requests drawn after everything else, so that the other fields stay those of earlier versions.
+    sizes = np.array([g for g, _ in OPENB_GPU_REQUESTS])
+    weights = np.array([c for _, c in OPENB_GPU_REQUESTS], dtype=float)
+    for row, g in zip(rows, rng.choice(sizes, size=n, p=weights / weights.sum()), strict=True):
+        row["gpu_request"] = int(g)
     columns = ["job_id", "arrival", "arch", "model", "epochs", "chunks", "minibatches"]
     columns += [f"batch_time.{t}" for t in types] + ["ps_update", "gradient_mb"]
-    columns += [f"upload_delay.{sid}" for sid in edge_ids] + ["upload_delay.cloud"]
+    columns += [f"upload_delay.{sid}" for sid in edge_ids] + ["upload_delay.cloud", "gpu_request"]
     return PresetFiles(_json(cluster), _csv(columns, rows), "trace.csv")

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.presets._common import PresetFiles, _csv, _job_id, _json, _scaled
+from scheduling.presets._common import PresetFiles, _csv, _job_id, _json, _scaled, no_load_knob
 
 OASIS_SLOT_SECONDS = 3600  # the paper gives none for its simulations; one hour as in Zhou et al.
 OASIS_T = 300  # "T = 100-300 time slots"; Figs. 3 and 6 use T = 300
@@ -43,7 +43,10 @@ def google_like_arrivals(rng: np.random.Generator, n: int, window: int) -> np.nd
     return np.sort(rng.choice(window, size=n, p=rate / rate.sum()))
 
 
-def _oasis(n: int, rng: np.random.Generator, size: float) -> PresetFiles:
+def _oasis(n: int, rng: np.random.Generator, size: float, load: float | None = None) -> PresetFiles:
+    no_load_knob(
+        "oasis", load, "its offered load is the number of jobs in the fixed T = 300 slots (--jobs), as in Fig. 3"
+    )
     servers: list[dict[str, Any]] = []
     for k in range(_scaled(50, size)):  # H = 50 worker servers
         name, g, c, mem = OASIS_WORKER_SERVERS[-1] if k == 0 else OASIS_WORKER_SERVERS[rng.integers(2)]

@@ -164,6 +164,7 @@
     const top = prices.resources.map(function (_, r) {
       let high = start.reduce(function (a, b) { return Math.max(a, b); }, 0);
       prices.decisions.forEach(function (d) {
+        Object.values(d.rebase || {}).forEach(function (v) { high = Math.max(high, Number(v)); });
         d.changes.forEach(function (c) { if (c[0] === r && c[3] > high) high = c[3]; });
       });
       return high > 0 ? high : 1;
@@ -173,6 +174,11 @@
       const k = Number(slider.value), r = Number(resourceSel.value);
       const z = start.map(function (p0) { return new Array(prices.slots).fill(p0); });
       for (let i = 0; i <= k && i < prices.decisions.length; i++) {
+        // A rebase (oasis bounds=arrived: L, U moved) resets its pools' servers before the changes.
+        const rebase = prices.decisions[i].rebase;
+        if (rebase && prices.pools) {
+          prices.pools.forEach(function (pool, h) { if (pool in rebase) z[h].fill(Number(rebase[pool])); });
+        }
         prices.decisions[i].changes.forEach(function (c) { if (c[0] === r) z[c[1]][c[2]] = c[3]; });
       }
       const d = prices.decisions[k] || {};

@@ -107,6 +107,9 @@ def gantt(
     susp = [s for s in suspensions(own) if s[1] in rows]
     if susp:
         data.append(_suspended_trace(susp, rows, slot_seconds))
+    restarting = _restart_bars(result.get("restarts") or [], shown, rows, lanes, lane_count)
+    if restarting:
+        data.append(_restart_trace(restarting, slot_seconds))
     row_px = min(90, max(48, 20 * max(lane_count.values(), default=1)))
     xaxis: dict[str, Any] = {"title": {"text": f"time (slots of {slot_seconds:g} s)"}, "rangemode": "tozero"}
     if t0 is not None or t1 is not None:
@@ -159,6 +162,52 @@ def _suspended_trace(
         "marker": {"color": "#9ca3af"},
         "hovertemplate": (
             "<b>job %{customdata[0]}</b> suspended<br>slots [%{customdata[1]}, %{customdata[2]})<br>"
+            "%{customdata[3]} – %{customdata[4]}<extra></extra>"
+        ),
+    }
+
+
+def _restart_bars(
+    restarts: Sequence[Mapping[str, Any]],
+    placements: Sequence[Mapping[str, Any]],
+    rows: Mapping[str, int],
+    lanes: Sequence[int],
+    lane_count: Mapping[str, int],
+) -> list[tuple[str, float, float, int, int]]:
+    """(job, y, height, start, end) of each restart period over each bar its job holds then (the
+    allocation is constant during a restart, so the bars that cover its start cover all of it)."""
+    by_job: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for r in restarts:
+        by_job[r["job_id"]].append((r["start"], r["end"]))
+    out = []
+    for p, lane in zip(placements, lanes, strict=True):
+        for start, end in by_job.get(p["job_id"], ()):
+            if p["start"] <= start < p["end"]:
+                height = ROW_SPAN / lane_count[p["server"]]
+                y = rows[p["server"]] - ROW_SPAN / 2 + (lane + 0.5) * height
+                out.append((p["job_id"], y, height * 0.85, start, end))
+    return out
+
+
+def _restart_trace(bars: Sequence[tuple[str, float, float, int, int]], slot_seconds: float) -> dict[str, Any]:
+    """Restart periods (DESIGN section 9) drawn over the job's own bars with their own hatch: the
+    job holds those servers but makes no progress."""
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": "restarting (no progress)",
+        "y": [b[1] for b in bars],
+        "width": [b[2] for b in bars],
+        "base": [b[3] for b in bars],
+        "x": [b[4] - b[3] for b in bars],
+        "customdata": [[b[0], b[3], b[4], clock(b[3] * slot_seconds), clock(b[4] * slot_seconds)] for b in bars],
+        "marker": {
+            "color": "rgba(255,255,255,0.35)",
+            "line": {"color": "#111827", "width": 0.5},
+            "pattern": {"shape": "x", "fgcolor": "#111827", "solidity": 0.3},
+        },
+        "hovertemplate": (
+            "<b>job %{customdata[0]}</b> restarting (no progress)<br>slots [%{customdata[1]}, %{customdata[2]})<br>"
             "%{customdata[3]} – %{customdata[4]}<extra></extra>"
         ),
     }

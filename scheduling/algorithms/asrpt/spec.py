@@ -26,8 +26,9 @@ PREDICTION_PARAMS = (
     Param(
         "history",
         float,
-        0.5,
-        "Fraction of the trace's jobs (earliest arrivals) the predictor is fitted on.",
+        1.0,
+        "Fraction of the supplied history trace's jobs (latest arrivals) the predictor is fitted on; "
+        "the evaluated trace is never fitted on.",
         min=0.01,
         max=1.0,
     ),
@@ -40,14 +41,15 @@ SHARED_SEMANTICS = (
     "worker type stage<s>), or rigid trace jobs (gpus one-GPU workers for their recorded duration; "
     "alpha = 1 slot per unit anywhere, never communication-heavy). alpha~_min: Heavy-Edge onto full "
     "servers plus one partial server, then eq. (7); alpha_max: every replica alone on a server with "
-    "B_inter/g. Predictions n~_i of the `predictor` fitted on the first `history` fraction of the "
-    "trace's jobs (by arrival), reported with their errors under `prediction` in the result. "
+    "B_inter/g. Predictions n~_i of the `predictor` fitted on the latest `history` fraction of the "
+    "separate history trace the user supplies (none: fitted predictors predict 0 iterations), "
+    "reported with their errors under `prediction` in the result. "
     "Non-preemptive: a started job keeps its GPUs until it completes."
 )
 
 
 def _prepared(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> tuple[Any, Any]:
-    pred = predict(instance.jobs, params["predictor"], params["history"], rng)
+    pred = predict(instance.history, instance.jobs, params["predictor"], params["history"], rng)
     report = {"prediction": {"predictor": params["predictor"], **pred.errors(instance.jobs)}}
     return profiles(instance, pred.values, params["allreduce"]), report
 

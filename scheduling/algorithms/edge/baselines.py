@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, make_tiresias
-from scheduling.algorithms.edge_cloud import EDGE_CLOUD_MODEL, job_type
+from scheduling.algorithms.edge.online import EDGE_CLOUD_MODEL, job_type
 from scheduling.algorithms.priority import ListScheduler
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, View
@@ -52,7 +52,9 @@ register(
         summary="Tiresias-L: 2D-LAS on attained GPU-time, all-or-nothing, whole-job suspend/resume.",
         semantics=(
             "The `tiresias` baseline (queues by attained GPU-time, FIFO by first start within a queue, "
-            "fixed worker count per job drawn in [workers_min, workers_max], one PS, all-or-nothing "
+            "fixed worker count per job: the trace's `gpu_request` (the paper's \"worker requirement of each "
+            'job ... according to the number of GPUs of the real trace", Sec. V-A; `workers_from=drawn` or '
+            "no request: drawn in [workers_min, workers_max]), one PS, all-or-nothing "
             "placement, whole-job preemption; a resumed job may land on other servers, i.e. its data "
             "migrates for free) on the edge-cloud model, where a job becomes schedulable once its data "
             "can be on the nearest server, r_j + min_s Delta_js (optimistic for the baseline: it may then "

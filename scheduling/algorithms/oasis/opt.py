@@ -28,7 +28,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from scheduling.algorithms.common import OWN_DEMAND_TYPE
-from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.oasis.online import OASIS_MODEL, per_worker_rate
 from scheduling.engine import Decision, View
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
@@ -172,6 +172,7 @@ register(
     AlgorithmSpec(
         name="offline-opt",
         kind="reference",
+        online=False,  # the optimum over the whole trace: it sees every job by definition
         summary="Exact offline optimum of OASiS's problem (1) as an ILP (HiGHS); small instances only.",
         semantics=(
             "Knows every job in advance and solves problem (1) exactly: admission x_i, workers "

@@ -2,8 +2,10 @@
 
 The paper (Sec. IV-B, before Theorem 4): U_1^r/L_1 and U_2^r/L_2 need all jobs in advance, so "we
 adopt their estimated values (based on past experience) in our online algorithm"; Fig. 6 shows that
-an underestimated U/L gives more utility when resources are scarce. Here "past experience" is the
-jobs of an earlier window of the trace, the arrivals in slots [0, W) (W = ``history_share`` x T):
+an underestimated U/L gives more utility when resources are scarce. Here "past experience" is a
+separate history trace the user supplies (``Instance.history``: ``--history FILE``, the API's
+history, or a preset's own history drawn from another seed), never the evaluated trace (no
+look-ahead, DESIGN section 9): its arrivals in slots [0, W) (W = ``history_share`` x T):
 
 1. A *history replay* (a synthetic past period of the same length and load): as many jobs as the
    window's arrival rate gives over T slots, drawn with replacement from the window's jobs, their
@@ -16,10 +18,9 @@ jobs of an earlier window of the trace, the arrivals in slots [0, W) (W = ``hist
    admitted jobs (an admitted job completes by its planned slot and is never preempted).
 4. The real run uses the replay's bounds at the best scale, from slot 0.
 
-Only the window's jobs, the cluster and the horizon are read: a job arriving at or after W cannot
-change the estimate (tested). With fewer than ``history_min_jobs`` jobs in the window there is no
-history to speak of, and the bounds fall back to ``bounds=trace`` (stated in the result's
-``oasis.calibration``).
+Only the history window's jobs, the cluster and the horizon are read. With fewer than
+``history_min_jobs`` jobs in the window there is no history to speak of, and the bounds fall back
+to ``bounds=arrived`` (stated in the result's ``oasis.calibration``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.oasis_dp import Book, JobShape, best_schedule_fast
+from scheduling.algorithms.oasis.dp import Book, JobShape, best_schedule_fast
 
 COARSE_GRID = tuple(10.0**-k for k in range(0, 13, 2))  # 1, 1e-2, ..., 1e-12
 REFINE_STEPS = (10.0, 10.0**0.5)  # then the best x/÷ 10, then x/÷ 10^0.5
@@ -49,7 +50,7 @@ BookFn = Callable[[Book, Any, JobShape, Any], None]
 class Calibration:
     """What the history estimate did: shown in the result as ``oasis.calibration``."""
 
-    used: str  # "history", or "trace" after a fallback
+    used: str  # "history", or "arrived" after a fallback
     window: int  # W: history = jobs arriving in slots [0, W)
     window_jobs: int
     reason: str = ""
@@ -129,18 +130,18 @@ def calibrate(
     seed: int = 0,
 ) -> Calibration:
     """The scale chosen on the history replay (``used`` = "history"; the real run takes
-    ``bounds_fn(replay_shapes, scale)``), or a fallback (``used`` = "trace") and why.
+    ``bounds_fn(replay_shapes, scale)``), or a fallback (``used`` = "arrived") and why.
 
-    ``shapes`` are every job of the trace; only those arriving before W are read."""
+    ``shapes`` are the jobs of the history trace; only those arriving before W are read."""
     t0 = time.perf_counter()
     window = window_of(horizon, share)
     past = sorted((sh for sh in shapes if sh.arrival < window), key=lambda sh: (sh.arrival, sh.job_id))
     if len(past) < min_jobs:
         reason = (
-            f"the window [0, {window}) holds {len(past)} jobs, fewer than history_min_jobs = {min_jobs}: "
-            "U and L of (23)-(26) from the trace (bounds=trace)"
+            f"the history window [0, {window}) holds {len(past)} jobs, fewer than history_min_jobs = {min_jobs}: "
+            "U and L of (23)-(26) from the jobs arrived so far (bounds=arrived)"
         )
-        return Calibration("trace", window, len(past), reason=reason)
+        return Calibration("arrived", window, len(past), reason=reason)
     seed = seed or history_seed(past)
     jobs = replay(past, window, horizon, seed)
     cal = Calibration("history", window, len(past), replay_jobs=len(jobs), seed=seed, replay_shapes=jobs)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.common import worker_types_for
-from scheduling.algorithms.edge_greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge
+from scheduling.algorithms.edge.greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge
 from scheduling.engine import Decision, View
 from scheduling.model import Cluster, Instance, Job
 from scheduling.registry import AlgorithmSpec, Feature, Param, register

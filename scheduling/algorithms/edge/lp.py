@@ -22,7 +22,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from scheduling.algorithms.edge_cloud import job_type
+from scheduling.algorithms.edge.online import job_type
 from scheduling.model import Instance, Job, Server, frozen_amounts
 from scheduling.speed import chunk_slots
 

@@ -24,7 +24,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from scheduling.algorithms.baselines import check_worker_range
 from scheduling.algorithms.common import OWN_DEMAND_TYPE, Config, keep, place, planned_rate
-from scheduling.algorithms.oasis import OASIS_MODEL, per_worker_rate
+from scheduling.algorithms.oasis.online import OASIS_MODEL, per_worker_rate
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
@@ -102,7 +102,8 @@ class Rrh:
     def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
         self.cluster = instance.cluster
         check_worker_range(params)
-        self.configs = FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"])
+        request = params.get("workers_from", "request") == "request"
+        self.configs = FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
         if params["ps_rule"] == "bandwidth":  # the fewest PSs that honour (6) and (7) of the model
             for job in instance.jobs:
                 self.configs.configs[job.job_id] = _bandwidth_config(self.cluster, job, self.configs[job.job_id])

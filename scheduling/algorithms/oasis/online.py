@@ -8,10 +8,13 @@ each decision the algorithm emits the allocations of the current slot and asks t
 next slot where any admitted job's worker/PS counts change.
 
 U_1^r, U_2^r, L_1, L_2 of (23)-(26) need every job; the paper adopts "estimated values (based on
-past experience)". By default (``bounds=history``, oasis_history.py) they come from a replay of an
-earlier window of the trace, with the scale on U/L that did best there; ``bounds=trace`` computes
-them from the trace's jobs (the whole trace: the paper's actual values). ``ratio_scale`` sets U/L
-to that fraction of the estimate (Fig. 6), by moving L (default) or U.
+past experience)". An online run sees no future job (DESIGN section 9): by default
+(``bounds=arrived``) they are taken over the jobs arrived so far (and a separate history trace, if
+given) and updated at each arrival; ``bounds=history`` (history.py) replays the separate history
+trace and keeps the scale on U/L that did best there; ``bounds=trace`` computes them from the
+trace's jobs (the whole trace: the paper's actual values; an offline reading that sees the
+future). ``ratio_scale`` sets U/L to that fraction of the estimate (Fig. 6), by moving L (default)
+or U.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.common import OWN_DEMAND_TYPE
-from scheduling.algorithms.oasis_dp import (
+from scheduling.algorithms.oasis.dp import (
     EPS,
     Book,
     JobShape,
@@ -33,7 +36,7 @@ from scheduling.algorithms.oasis_dp import (
     best_schedule_fast,
     best_schedule_transcribed,
 )
-from scheduling.algorithms.oasis_history import Calibration, calibrate
+from scheduling.algorithms.oasis.history import Calibration, calibrate
 from scheduling.engine import Decision, View
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job, Server
@@ -134,43 +137,68 @@ def estimate_bounds(
       (docs/algorithms-oasis.md, "L") keeps U/L in the range the paper's Figs. 5-6 vary.
     * A resource no job demands keeps the flat price L (U = L).
     """
-    horizon = book.horizon
-    n_res = book.cap_w.shape[1]
-    u1 = np.zeros(n_res)
-    u2 = np.zeros(n_res)
-    low1: list[float] = []
-    low2: list[float] = []
-    eta1: list[float] = []
-    eta2: list[float] = []
-    cap_w, cap_p = float(book.cap_w.sum()), float(book.cap_p.sum())
+    terms = BoundTerms.empty(book)
     for sh in shapes:
+        terms.add(sh, book, floor)
+    return terms.bounds(scale, moves, eta)
+
+
+@dataclass
+class BoundTerms:
+    """The running extremes over jobs that (23)-(26) take: max f_i/w_i^r, min f_i(T - a_i)/X_i and
+    min eta terms. Adding a job is O(R), so ``bounds=arrived`` can update them at every arrival."""
+
+    u1: np.ndarray  # per resource: max over jobs of f_i(fastest) / w_i^r (23)
+    u2: np.ndarray  # per resource: max over jobs of f_i(fastest) / s_i^r (24)
+    low1: float  # min over jobs of f_i(T - a_i) / X_i (workers) (25); inf: none yet
+    low2: float  # the same over PS slots (26)
+    eta1: float  # min over jobs of X_i sum_r w_i^r / (T sum_h sum_r c_h^r); inf: none yet
+    eta2: float
+
+    @staticmethod
+    def empty(book: Book) -> BoundTerms:
+        n_res = book.cap_w.shape[1]
+        inf = math.inf
+        return BoundTerms(np.zeros(n_res), np.zeros(n_res), inf, inf, inf, inf)
+
+    def add(self, sh: JobShape, book: Book, floor: float) -> None:
+        horizon = book.horizon
+        cap_w, cap_p = float(book.cap_w.sum()), float(book.cap_p.sum())
         fastest = max(1, math.ceil(sh.work / (sh.max_workers * sh.rate) - EPS))
         top = sh.f(fastest)
-        for r in range(n_res):
+        for r in range(len(self.u1)):
             if sh.w[r] > 0:
-                u1[r] = max(u1[r], top / sh.w[r])
+                self.u1[r] = max(self.u1[r], top / sh.w[r])
             if sh.s[r] > 0:
-                u2[r] = max(u2[r], top / sh.s[r])
+                self.u2[r] = max(self.u2[r], top / sh.s[r])
         slots = math.ceil(sh.work / sh.rate - EPS)
         xw, xp = slots * float(sh.w.sum()), slots * float(sh.s.sum())
-        eta1.append(xw / (horizon * cap_w))
-        eta2.append(xp / (horizon * cap_p))
+        self.eta1 = min(self.eta1, xw / (horizon * cap_w))
+        self.eta2 = min(self.eta2, xp / (horizon * cap_p))
         late = max(sh.f(horizon - sh.arrival), floor * sh.utility.priority)
         if late > 0:
-            low1.append(late / xw)
-            low2.append(late / xp)
-    tiny = math.ulp(0.0) * 2**60
-    inv_eta1 = 1.0 if eta == "one" else min(eta1, default=1.0)
-    inv_eta2 = 1.0 if eta == "one" else min(eta2, default=1.0)
-    l1 = max(min(low1, default=tiny) * inv_eta1 / 4.0, tiny)
-    l2 = max(min(low2, default=tiny) * inv_eta2 / 4.0, tiny)
-    if moves == "U":
-        u1, u2 = u1 * scale, u2 * scale
-    else:
-        l1, l2 = l1 / scale, l2 / scale
-    u1 = np.where(u1 > 0, u1, l1)
-    u2 = np.where(u2 > 0, u2, l2)
-    return Bounds(l1, l2, np.maximum(u1, l1), np.maximum(u2, l2))
+            self.low1 = min(self.low1, late / xw)
+            self.low2 = min(self.low2, late / xp)
+
+    def bounds(self, scale: float = 1.0, moves: str = "L", eta: str = "bound") -> Bounds:
+        tiny = math.ulp(0.0) * 2**60
+        inv_eta1 = 1.0 if eta == "one" or math.isinf(self.eta1) else self.eta1
+        inv_eta2 = 1.0 if eta == "one" or math.isinf(self.eta2) else self.eta2
+        low1 = tiny if math.isinf(self.low1) else self.low1
+        low2 = tiny if math.isinf(self.low2) else self.low2
+        l1 = max(low1 * inv_eta1 / 4.0, tiny)
+        l2 = max(low2 * inv_eta2 / 4.0, tiny)
+        u1, u2 = self.u1.copy(), self.u2.copy()
+        if moves == "U":
+            u1, u2 = u1 * scale, u2 * scale
+        else:
+            l1, l2 = l1 / scale, l2 / scale
+        u1 = np.where(u1 > 0, u1, l1)
+        u2 = np.where(u2 > 0, u2, l2)
+        return Bounds(l1, l2, np.maximum(u1, l1), np.maximum(u2, l2))
+
+    def copy(self) -> BoundTerms:
+        return BoundTerms(self.u1.copy(), self.u2.copy(), self.low1, self.low2, self.eta1, self.eta2)
 
 
 def price(low: float, high: np.ndarray, used: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -196,8 +224,8 @@ def book_schedule(book: Book, b: Bounds, shape: JobShape, plan: Schedule) -> Non
 
 
 UTILITY_FLOOR = 1e-2
-HISTORY_SHARE = 1 / 3  # W = T/3: the history window (docs/algorithms-oasis.md section 4a; tuned on seeds 100-102)
-HISTORY_MIN_JOBS = 20  # fewer jobs in the window: no history, bounds=trace
+HISTORY_SHARE = 1.0  # W = T: the whole history trace's first T slots (docs/algorithms-oasis.md section 4a)
+HISTORY_MIN_JOBS = 20  # fewer jobs in the history window: no history to speak of, bounds=arrived
 TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
 
 
@@ -214,7 +242,9 @@ class Oasis:
             return np.array([[float(s.capacity.get(r, 0.0)) for r in self.resources] for s in servers])
 
         self.book = Book(cap(self.wservers), cap(self.pservers), cluster.horizon)
+        # A job's own shape is read only once it arrives (``arrive``); bounds=trace reads them all.
         self.shapes = {j.job_id: job_shape(cluster, j, self.resources) for j in instance.jobs}
+        self.terms: BoundTerms | None = None  # bounds=arrived: U, L over the jobs seen so far
         self.bounds, self.calibration = self._bounds(instance, params)
         b = self.bounds
         self.book.p[:] = b.l1  # Alg. 1 line 1: p = P(0) = L_1, q = Q(0) = L_2
@@ -245,20 +275,37 @@ class Oasis:
         )
 
     def _bounds(self, instance: Instance, params: Mapping[str, Any]) -> tuple[Bounds, Calibration | None]:
-        """U, L of (23)-(26): from a history replay (``bounds=history``, oasis_history.py) or from
-        the trace's jobs arriving before ``bounds_window`` (``bounds=trace``; 0: all, the paper's
-        actual values); ``ratio_scale`` multiplies U/L on top of either (Fig. 6)."""
+        """U, L of (23)-(26) at slot 0, by ``bounds`` (docs/algorithms-oasis.md, "What oasis may see"):
+
+        * ``arrived`` (default, online): the history trace's jobs, if any, and then every job as it
+          arrives (``arrive`` updates them; at slot 0 no job of the trace is known);
+        * ``history``: a replay of the separate history trace with the scale on U/L that did best
+          there (oasis/history.py); too few history jobs fall back to ``arrived``;
+        * ``trace`` (offline reading, sees future jobs): the trace's jobs arriving before
+          ``bounds_window`` (0: all of them, the paper's actual values).
+
+        ``ratio_scale`` multiplies U/L on top of any of them (Fig. 6)."""
         scale = float(params.get("ratio_scale", 1.0))
         floor = float(params.get("utility_floor", UTILITY_FLOOR))
         moves, eta = str(params.get("scale_moves", "L")), str(params.get("eta", "bound"))
+        self.bound_args = (scale, moves, eta)
+        self.floor = floor
+        mode = str(params.get("bounds", "arrived"))
+        history = [job_shape(self.cluster, j, self.resources) for j in instance.history]
 
         def bounds_of(shapes: Sequence[JobShape], s: float) -> Bounds:
             return estimate_bounds(shapes, self.book, s, floor, moves, eta)
 
         calibration = None
-        if params.get("bounds", "history") == "history":
+        if mode == "history":
+            if not history:
+                raise InputError(
+                    "bounds=history calibrates on a separate history trace, and none was given "
+                    "(CLI --history FILE, the API's history); bounds=arrived needs none",
+                    field="param bounds",
+                )
             calibration = calibrate(
-                [self.shapes[j.job_id] for j in instance.jobs],
+                history,
                 self.book.cap_w,
                 self.book.cap_p,
                 self.book.horizon,
@@ -270,22 +317,44 @@ class Oasis:
             )
             if calibration.used == "history":
                 return bounds_of(calibration.replay_shapes, calibration.scale * scale), calibration
-        window = int(params.get("bounds_window", 0))
-        past = [self.shapes[j.job_id] for j in instance.jobs if window <= 0 or j.arrival < window]
-        return bounds_of(past or list(self.shapes.values()), scale), calibration
+            mode = "arrived"
+        if mode == "trace":
+            window = int(params.get("bounds_window", 0))
+            past = [self.shapes[j.job_id] for j in instance.jobs if window <= 0 or j.arrival < window]
+            return bounds_of(past or list(self.shapes.values()), scale), calibration
+        self.terms = BoundTerms.empty(self.book)
+        for sh in history:
+            self.terms.add(sh, self.book, floor)
+        return self.terms.bounds(scale, moves, eta), calibration
+
+    def _learn(self, shape: JobShape) -> bool:
+        """bounds=arrived: take the arriving job into U, L; if they move, every price of (22) is
+        recomputed from the booked amounts g, v (the price is a function of them)."""
+        assert self.terms is not None
+        self.terms.add(shape, self.book, self.floor)
+        new = self.terms.bounds(*self.bound_args)
+        b = self.bounds
+        if new.l1 == b.l1 and new.l2 == b.l2 and np.array_equal(new.u1, b.u1) and np.array_equal(new.u2, b.u2):
+            return False
+        self.bounds = new
+        self.book.p[:] = price(new.l1, new.u1, self.book.g, self.book.cap_w)
+        self.book.q[:] = price(new.l2, new.u2, self.book.v, self.book.cap_p)
+        return True
 
     # -- Alg. 1 ------------------------------------------------------------------------------
 
     def arrive(self, job_id: str, t: int) -> bool:
         """Alg. 1 lines 2-15 for one job; returns whether it was admitted."""
         shape = self.shapes[job_id]
+        moved = self.terms is not None and self._learn(shape)
         plan = self.solve(self.book, shape)  # line 3 (Alg. 2)
         admitted = plan is not None and plan.payoff > 0  # line 4
         if plan is not None and admitted:
             self.plans[job_id] = plan  # lines 5-6
             self.payoffs[job_id] = plan.payoff
             self._book(shape, plan)  # lines 7-10
-        self.log.record(t, job_id, admitted, self.price_array())
+        rebase = {"worker": self.bounds.l1, "ps": self.bounds.l2} if moved else None
+        self.log.record(t, job_id, admitted, self.price_array(), rebase)
         return admitted
 
     def _book(self, shape: JobShape, plan: Schedule) -> None:
@@ -367,13 +436,17 @@ register(
             "(ceil(workers b_i/B_i), constraints (6)-(7)) to the cheapest PS servers (COST_t). The job "
             "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
             "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
-            "U and L of (23)-(26) need every job, so by default (`bounds=history`) they are estimated "
-            "from the past: the jobs arriving in the first `history_share` x T slots are resampled into a "
-            "synthetic past period of the same length and arrival rate, U and L are computed on it, OASiS "
-            "is run on it for a grid of scales on U/L (1 to 1e-12) and the best scale is used from slot 0 "
-            "(with fewer than `history_min_jobs` jobs in the window: `bounds=trace`). `bounds=trace` takes U "
-            "and L from the trace's jobs arriving before `bounds_window` (0: the whole trace, the paper's "
-            "actual values). `ratio_scale` multiplies U/L on top of either by dividing L "
+            "U and L of (23)-(26) need every job; an online run may use only the jobs arrived so far and a "
+            'separate history (docs/algorithms-oasis.md, "What oasis may see"). `bounds=arrived` (default): '
+            "U and L over the history trace's jobs (if one is given) and every job of the trace as it arrives, "
+            "updated before the arriving job's Alg. 2; when they move, every price of (22) is recomputed from "
+            "the booked load (the price log marks a rebase). `bounds=history`: the separate history trace's "
+            "jobs arriving in its first `history_share` x T slots are resampled into a synthetic past period of "
+            "the same length and arrival rate, U and L are computed on it, OASiS is run on it for a grid of "
+            "scales on U/L (1 to 1e-12) and the best scale is used from slot 0 (no history trace: an error; "
+            "fewer than `history_min_jobs` jobs in the window: `bounds=arrived`). `bounds=trace` (offline "
+            "reading, sees future jobs): U and L from the trace's jobs arriving before `bounds_window` (0: the "
+            "whole trace, the paper's actual values). `ratio_scale` multiplies U/L on top of any of them by dividing L "
             "(`scale_moves=L`) or multiplying U (`scale_moves=U`) (Fig. 6). `dp=transcription` runs the literal "
             "O(T W^2) recursion (small instances only)."
         ),
@@ -400,16 +473,17 @@ register(
             Param(
                 "bounds",
                 str,
-                "history",
-                "Where U and L of (23)-(26) come from: a history replay of the first history_share x T slots, "
-                "scale on U/L chosen there (history), or the trace's jobs before bounds_window (trace).",
-                choices=("history", "trace"),
+                "arrived",
+                "Where U and L of (23)-(26) come from: the jobs arrived so far (arrived, online), a replay of "
+                "the separate history trace with the scale on U/L chosen there (history), or the trace's jobs "
+                "before bounds_window (trace: offline, sees future jobs).",
+                choices=("arrived", "history", "trace"),
             ),
             Param(
                 "history_share",
                 float,
                 HISTORY_SHARE,
-                "bounds=history: the window is the first share x T slots of the trace.",
+                "bounds=history: the window is the first share x T slots of the history trace.",
                 min=0.01,
                 max=1.0,
             ),
@@ -417,7 +491,7 @@ register(
                 "history_min_jobs",
                 int,
                 HISTORY_MIN_JOBS,
-                "bounds=history: fewer jobs in the window fall back to bounds=trace.",
+                "bounds=history: fewer history jobs in the window fall back to bounds=arrived.",
                 min=1,
             ),
             Param("history_seed", int, 0, "bounds=history: replay seed (0: a hash of the window's jobs).", min=0),
