@@ -31,7 +31,7 @@ CASES = [
     ("fifo", {}),
     ("fifo", {"backfill": "true"}),
     ("srtf", {}),
-    ("tiresias", {"queue_thresholds": "600,3000"}),
+    ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
     ("drf", {}),
 ]
 

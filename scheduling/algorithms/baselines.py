@@ -6,7 +6,6 @@ docs/algorithms.md, which is generated from it).
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.drf import Drf
 from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
+from scheduling.algorithms.tiresias import Tiresias, parse_thresholds
 from scheduling.engine import JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance
@@ -100,18 +100,25 @@ def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
     )
 
 
-def parse_thresholds(raw: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(x) for x in raw.split(",") if x.strip())
-    except ValueError:
-        raise InputError(f"{raw!r} is not a comma-separated list of numbers", field="param queue_thresholds") from None
-    if any(b <= a for a, b in itertools.pairwise(values)) or any(v <= 0 for v in values):
-        raise InputError(f"{raw!r} must be positive and increasing", field="param queue_thresholds")
-    return values
+def check_tiresias(params: Mapping[str, Any]) -> None:
+    check_worker_range(params)
+    if params["order"] == "start" and params["promote_knob"] > 0:
+        raise InputError("promote_knob needs order=queue (order=start has no promotion)", field="param promote_knob")
+
+
+def make_tiresias_dlas(
+    instance: Instance, params: Mapping[str, Any], rng: np.random.Generator
+) -> Tiresias | ListScheduler:
+    """The `tiresias` entry: the authors' simulator's discipline (order=queue), or make_tiresias."""
+    if params["order"] == "start":
+        return make_tiresias(instance, params, rng)
+    thresholds = parse_thresholds(params["queue_thresholds"])
+    return Tiresias(instance, _configs(instance, params, rng), thresholds, params["promote_knob"])
 
 
 def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
-    """2D-LAS (Tiresias, NSDI'19 Sec. 4.2): queue = number of thresholds the attained GPU-time passed."""
+    """2D-LAS (Tiresias, NSDI'19 Sec. 4.2) read as a sort key (`tiresias` order=start, `tiresias-l`):
+    queue = number of thresholds the attained GPU-time passed; FIFO by first start, then arrival."""
     slot = instance.cluster.slot_seconds
     thresholds = tuple(x / slot for x in parse_thresholds(params["queue_thresholds"]))  # GPU-slots
 
@@ -204,24 +211,57 @@ register(
         name="tiresias",
         summary="Tiresias 2D-LAS: discretised priority queues on attained GPU-time, preemptive.",
         semantics=(
-            "A job's queue is the number of `queue_thresholds` (GPU-seconds) its attained service "
-            "(GPUs held x time) has passed; lower queues go first, FIFO by first start (then "
-            "arrival) within a queue. Re-decides at arrivals, completions and whenever a running "
-            "job crosses a threshold; lower-priority jobs are suspended (preempted) to make room. "
+            "As the Tiresias authors' simulator runs `dlas-gpu` (checked job by job against it on Philly "
+            "windows, bench/RESULTS-tiresias.md; choices in docs/algorithms-tiresias.md). Queues are "
+            "ordered lists: an arriving job joins the "
+            "tail of Q0, a demoted job the tail of the next queue, and after every decision the jobs "
+            "left waiting move behind the running ones of their queue. Each decision walks Q0, Q1, ... "
+            "front to back, starting or keeping every job that fits and skipping the others; a running "
+            "job that no longer fits is suspended (a preemption). Demotion is checked at decisions only, "
+            "one queue at a time: a job moves down when its executed time x GPUs reaches the queue's "
+            "`queue_thresholds` entry (GPU-seconds). Besides arrivals and completions, decisions happen "
+            "where the simulator places them: now + floor((threshold - executed slots) / GPUs) for each "
+            "running job (the simulator subtracts executed time, not GPU-time, so a multi-GPU job is "
+            "typically demoted later than at its threshold). No starvation promotion unless "
+            "`promote_knob` K > 0: a waiting lower-queue job whose wait since it last ran reaches K x "
+            "its executed time returns to Q0 with executed time 0. With `order=start` (the earlier "
+            "reading, also `tiresias-l`'s): queue = number of thresholds the attained GPU-time passed, "
+            "detected at the slot it is crossed, FIFO by first start then arrival within a queue, no "
+            "promotion (with queue_thresholds=3600,36000 it is this algorithm before the change). "
             "Configurations are fixed per job as in fifo. Jobs whose workers hold no GPUs never "
-            "leave the first queue. No starvation promotion." + RIGID_NOTE
+            "leave the first queue." + RIGID_NOTE
         ),
-        reference="Gu et al., Tiresias, NSDI'19 Sec. 4.2; Zhou et al. Sec. 7 baseline (iv)",
-        factory=make_tiresias,
-        check=check_worker_range,
+        reference=(
+            "Gu et al., Tiresias, NSDI'19 Sec. 4.2; authors' simulator SymbioticLab/Tiresias "
+            "(dlas-gpu); Zhou et al. Sec. 7 baseline (iv)"
+        ),
+        factory=make_tiresias_dlas,
+        check=check_tiresias,
         params=(
             *WORKER_PARAMS,
             Param(
                 "queue_thresholds",
                 str,
-                "3600,36000",
-                "Queue limits in GPU-seconds, comma-separated, increasing.",
+                "3250,7200",
+                "Queue limits in GPU-seconds, comma-separated, increasing (the authors' simulator: 3250,7200).",
                 check=parse_thresholds,
+            ),
+            Param(
+                "order",
+                str,
+                "queue",
+                "queue: the authors' simulator's queue discipline; start: FIFO by first start within a queue, "
+                "demotion at the crossing slot (the earlier reading).",
+                choices=("queue", "start"),
+            ),
+            Param(
+                "promote_knob",
+                float,
+                0.0,
+                "Tiresias' PromoteKnob K (order=queue): a waiting job returns to Q0 once its wait reaches K x "
+                "its executed time; 0 = off, as in the authors' dlas-gpu.",
+                min=0.0,
+                max=1000.0,
             ),
         ),
     )

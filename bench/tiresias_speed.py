@@ -1,0 +1,104 @@
+"""Our whole `simulate` process vs the Tiresias authors' simulator, same inputs, same machine.
+
+    TIRESIAS_PYTHON2=/path/to/python2.7 nice .venv/bin/python bench/tiresias_speed.py /work/ext/Tiresias
+
+Pairs: their ``fifo`` / ours `fifo`, ``shortest`` / `srtf`, ``dlas-gpu`` / `tiresias`, each on
+Philly windows of 300, 600 and 5,000 jobs (bench/tiresias_common.py builds both inputs). Every
+command is a separate process timed from spawn to exit (wall), with its CPU time and peak RSS from
+wait4; rounds are interleaved (theirs then ours, then ours then theirs, ...) and the median of
+``--rounds`` is reported, with ratio = our wall / their wall (below 1: ours is faster). Each pair's
+completions are also compared job by job (the largest difference, in slots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tiresias_common import (
+    ROOT,
+    Window,
+    authors_cmd,
+    build,
+    machine,
+    our_cmd,
+    run_authors,
+    run_ours,
+)
+
+WINDOWS = (
+    Window("300", "2017-10-05 00:00:00", 300, 4, 8),
+    Window("600", "2017-10-20 00:00:00", 600, 8, 8),
+    Window("5000", "2017-10-04 00:00:00", 5000, 32, 8),
+)
+
+PAIRS = (("fifo", "fifo"), ("shortest", "srtf"), ("dlas-gpu", "tiresias"))
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MiB) of one process run to completion."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkout", type=Path, help="the authors' repository (SymbioticLab/Tiresias), outside this one")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--windows", default=",".join(w.name for w in WINDOWS))
+    args = ap.parse_args()
+    head = subprocess.run(["git", "log", "-1", "--format=%h %s"], check=False, cwd=ROOT, capture_output=True, text=True)
+    print(f"machine: {machine()}")
+    print(f"ours at commit: {head.stdout.strip()[:100]}")
+    print(
+        "\n| window | jobs | theirs / ours | their wall (s) | our wall (s) | ratio ours/theirs | "
+        "their CPU (s) | our CPU (s) | their / our peak RSS (MiB) | max completion diff (slots) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in (w for w in WINDOWS if w.name in args.windows.split(",")):
+            inputs = build(w, Path(tmp) / w.name)
+            for theirs_name, ours_name in PAIRS:
+                log = Path(tmp) / w.name / theirs_name
+                out = Path(tmp) / w.name / f"{ours_name}.json"
+                t_cmd, t_cwd = authors_cmd(args.checkout, inputs, theirs_name, log)
+                o_cmd = our_cmd(inputs, ours_name, (), out)
+                theirs_runs, ours_runs = [], []
+                for r in range(args.rounds):
+                    if r % 2 == 0:
+                        theirs_runs.append(timed(t_cmd, t_cwd))
+                        ours_runs.append(timed(o_cmd, ROOT))
+                    else:
+                        ours_runs.append(timed(o_cmd, ROOT))
+                        theirs_runs.append(timed(t_cmd, t_cwd))
+                theirs_done = run_authors(args.checkout, inputs, theirs_name, log)
+                ours_done = run_ours(inputs, ours_name, (), out)
+                diff = max(abs(ours_done[j]["completion"] - v["completion"]) for j, v in theirs_done.items())
+                tw, tc, tm = (statistics.median(x[i] for x in theirs_runs) for i in range(3))
+                ow, oc, om = (statistics.median(x[i] for x in ours_runs) for i in range(3))
+                print(
+                    f"| {w.name} | {len(inputs.ids)} | {theirs_name} / {ours_name} | {tw:.2f} | {ow:.2f} | "
+                    f"{ow / tw:.2f} | {tc:.2f} | {oc:.2f} | {tm:.0f} / {om:.0f} | {diff} |",
+                    flush=True,
+                )
+    print(f"\nfinished; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""Tiresias' discretised 2D-LAS as the authors' simulator runs it (`dlas-gpu`).
+
+Gu et al., Tiresias, NSDI'19, Discretized 2D-LAS (Sec. 4.2 as cited in the registry; the paper is
+not among ../shared/seeds, so the transcription follows the authors' public code). The reference
+is SymbioticLab/Tiresias at commit 959f9b0, simulator/run_sim.py, ``dlas_sim_jobs(gputime=True)``
+(``--schedule=dlas-gpu``); line numbers below are of that file. Cross-checked job by job with 1-s
+slots in bench/tiresias_crosscheck.py. What that simulator does, and so this module:
+
+* **Queues are ordered lists, not sort keys.** An arriving job goes to the tail of Q0 (lines
+  1025-1030); a demoted job to the tail of the next queue (1050-1054). After every decision the
+  jobs left waiting move to the tail of their queue in their previous relative order (1132-1143),
+  so running jobs stay ahead of waiting ones.
+* **Scheduling walks Q0, Q1, ... and each queue front to back** (1103-1118), starting every job
+  whose GPUs still fit and skipping those that do not; a running job that no longer fits is
+  suspended, a preemption (1120-1124).
+* **Demotion is checked at decisions only**, one queue per decision (1036-1056): each job that ran
+  since the previous decision adds the elapsed slots to its executed time, and moves down one queue
+  if executed time x GPUs >= that queue's limit (GPU-seconds).
+* **The extra decision points ("job jumps", 1218-1239)**: for each running job not in the last
+  queue, now + floor((limit - executed time) / GPUs). The simulator subtracts executed *time*, not
+  executed GPU-time, from the GPU-time limit (and Python 2's integer division floors before its
+  ``math.ceil``), so a multi-GPU job is usually checked just before it reaches the limit and then
+  about limit / GPUs slots later: unless another event intervenes, it is demoted at up to about
+  twice the nominal GPU-time. This is reproduced on purpose: it decides when jobs are demoted, and
+  so the schedule. A jump that would not lie in the future is taken at the next slot (the engine
+  only wakes forward).
+* **Limits** default to 3250 and 7200 GPU-seconds: jobs.py's ``queue_limit`` with ``num_queue = 3``
+  (only the first two limits are used).
+* **Starvation** (PromoteKnob): `dlas-gpu` runs without it (``solve_starvation=0``), as does this
+  default. With ``promote_knob`` = K > 0, as the simulator's ``dlas-gpu-K`` schemes (1058-1072, and
+  1233-1238 for the decision time): a waiting job in a lower queue that has run before, whose
+  waiting time since its first run or last promotion reaches floor(K x executed time), goes to the
+  tail of Q0 with executed time 0.
+
+Time is the engine's: slots of ``slot_seconds``; thresholds are converted to GPU-slots once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scheduling.algorithms.common import FitMemo, keep
+from scheduling.algorithms.priority import FixedConfigs
+from scheduling.engine import Decision, View
+from scheduling.errors import InputError
+from scheduling.model import Instance
+from scheduling.speed import Allocation, demand_of
+
+
+def parse_thresholds(raw: str) -> tuple[float, ...]:
+    """Queue limits from "a,b,..." (GPU-seconds): positive and increasing, else InputError."""
+    try:
+        values = tuple(float(x) for x in raw.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"{raw!r} is not a comma-separated list of numbers", field="param queue_thresholds") from None
+    if any(b <= a for a, b in itertools.pairwise(values)) or any(v <= 0 for v in values):
+        raise InputError(f"{raw!r} must be positive and increasing", field="param queue_thresholds")
+    return values
+
+
+@dataclass
+class _Entry:
+    """The simulator's per-job bookkeeping (its job dict's ``q_id``/``executed_time``/... fields)."""
+
+    queue: int = 0  # index of the job's queue, 0 = highest priority
+    executed: int = 0  # slots run since arrival or the last promotion (``executed_time``)
+    waited: int = 0  # slots waited since the first run or last promotion (``last_pending_time``)
+    ran: bool = False  # has run at least once (``total_executed_time > 0``)
+
+
+class Tiresias:
+    """Discretised 2D-LAS with the authors' queue discipline (see the module docstring)."""
+
+    def __init__(
+        self, instance: Instance, configs: FixedConfigs, thresholds: tuple[float, ...], promote_knob: float = 0.0
+    ) -> None:
+        self.instance = instance
+        self.configs = configs
+        slot = instance.cluster.slot_seconds
+        self.limits = tuple(x / slot for x in thresholds)  # GPU-slots at which each queue ends
+        self.knob = promote_knob
+        self.queues: list[list[str]] = [[] for _ in range(len(thresholds) + 1)]
+        self.entries: dict[str, _Entry] = {}
+        self.jobs = {j.job_id: j for j in instance.jobs}
+        self.gpus: dict[str, float] = {}  # GPUs a job holds when it runs (its fixed configuration)
+        self.last_t: int | None = None
+        self.shapes: dict[str, tuple[object, ...]] = {}
+
+    def _gpus(self, job_id: str) -> float:
+        g = self.gpus.get(job_id)
+        if g is None:
+            job = self.jobs[job_id]
+            cfg = self.configs[job_id]
+            cluster = self.instance.cluster
+            w = (demand_of(cluster, job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
+            p = (demand_of(cluster, job, "ps", cfg.ps_type) or {}).get("gpu", 0.0) if cfg.ps_type else 0.0
+            g = self.gpus[job_id] = cfg.workers * w + cfg.ps * p
+        return g
+
+    def decide(self, view: View) -> Decision:
+        elapsed = 0 if self.last_t is None else view.t - self.last_t
+        self.last_t = view.t
+        present = {jv.job.job_id for jv in view.jobs}
+        # Completed jobs leave their queue (run_sim.py lines 1018-1022).
+        for q in self.queues:
+            q[:] = [j for j in q if j in present]
+        for job_id in [j for j in self.entries if j not in present]:
+            del self.entries[job_id]
+        # New jobs go to the tail of Q0, in arrival order (lines 1025-1030).
+        for jv in view.jobs:
+            if jv.job.job_id not in self.entries:
+                self.entries[jv.job.job_id] = _Entry()
+                self.queues[0].append(jv.job.job_id)
+        # Executed time, demotion by one queue, waiting time and promotion, in arrival order (the
+        # simulator's runnable_jobs order, lines 1034-1072).
+        last = len(self.queues) - 1
+        for jv in view.jobs:
+            job_id = jv.job.job_id
+            e = self.entries[job_id]
+            if jv.running:
+                e.executed += elapsed
+                e.ran = True
+                if e.queue < last and e.executed * self._gpus(job_id) >= self.limits[e.queue] - 1e-9:
+                    self._move(job_id, e, e.queue + 1)  # lines 1046-1056
+            elif e.executed > 0:
+                e.waited += elapsed
+                if self.knob > 0 and e.queue > 0 and e.ran and e.waited >= math.floor(e.executed * self.knob):
+                    e.executed = e.waited = 0  # PromoteKnob, lines 1067-1072
+                    self._move(job_id, e, 0)
+        allocations, waiting = self._schedule(view)
+        # Jobs left waiting go behind the running ones of their queue, keeping their order (1132-1143).
+        for q in self.queues:
+            q[:] = [j for j in q if j not in waiting] + [j for j in q if j in waiting]
+        return Decision(allocations=allocations, wake_at=self._next_jump(view.t, allocations))
+
+    def _move(self, job_id: str, e: _Entry, queue: int) -> None:
+        self.queues[e.queue].remove(job_id)
+        self.queues[queue].append(job_id)
+        e.queue = queue
+
+    def _schedule(self, view: View) -> tuple[tuple[Allocation, ...], set[str]]:
+        """Walk the queues in order; start or keep every job that fits, skip the others (1103-1124)."""
+        jobs = {jv.job.job_id: jv for jv in view.jobs}
+        current: dict[str, list[Allocation]] = {}
+        for a in view.allocations:
+            current.setdefault(a.job_id, []).append(a)
+        ledger = view.ledger()
+        memo = FitMemo(ledger, self.shapes)
+        chosen: list[Allocation] = []
+        waiting: set[str] = set()
+        for job_id in itertools.chain.from_iterable(self.queues):
+            jv = jobs[job_id]
+            if jv.running and keep(ledger, jv.job, current[job_id]):
+                chosen.extend(current[job_id])
+                continue
+            placed = memo.place(jv.job, self.configs[job_id])
+            if placed is None:
+                waiting.add(job_id)  # a running job among these is suspended (a preemption)
+            else:
+                chosen.extend(placed)
+        return tuple(chosen), waiting
+
+    def _next_jump(self, t: int, allocations: tuple[Allocation, ...]) -> int | None:
+        """The simulator's next ``next_job_jump`` (lines 1218-1239): demotion checks of running jobs,
+        promotions of waiting ones (see the module docstring for the formula and why it is kept)."""
+        running = {a.job_id for a in allocations}
+        last = len(self.queues) - 1
+        best: int | None = None
+        for job_id, e in self.entries.items():
+            if job_id in running:
+                g = self._gpus(job_id)
+                if e.queue < last and g > 0:
+                    at = t + math.floor((self.limits[e.queue] - e.executed) / g + 1e-9)
+                    best = at if best is None else min(best, at)
+            elif self.knob > 0 and e.queue > 0 and e.ran and e.executed > 0:
+                diff = math.floor(e.executed * self.knob - e.waited + 1e-9)
+                if diff > 0:
+                    best = t + diff if best is None else min(best, t + diff)
+        return None if best is None else max(best, t + 1)
+
+    def report(self) -> Mapping[str, Any]:
+        return {}
