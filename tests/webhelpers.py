@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -49,7 +50,7 @@ class Slow:
     def decide(self, view):
         time.sleep(self.delay)
         d = self.inner.decide(view)
-        return type(d)(d.allocations, d.admit, d.reject, view.t + 1, d.preempted)
+        return dataclasses.replace(d, wake_at=view.t + 1)  # keeps a change-based decision's changes
 
     def report(self):
         return self.inner.report()
