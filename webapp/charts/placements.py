@@ -168,8 +168,8 @@ class Rows:
     height_px: int
 
     def span(self, server: str) -> float:
-        """The part of the server's row that its lanes fill."""
-        return ROW_SPAN * self.size[server]
+        """The part of the server's row that its lanes fill: all but the gap of an ordinary row."""
+        return self.size[server] - (1 - ROW_SPAN)
 
     def lane(self, server: str, lane: int, lanes: int) -> tuple[float, float]:
         """The centre and the bar width of lane ``lane`` of ``lanes`` on ``server``."""
@@ -181,11 +181,12 @@ def row_layout(servers: Sequence[str], lane_count: Mapping[str, int]) -> Rows:
     """Variable row heights: every row is at least an ordinary row (20 px per lane of the busiest
     server, within ``ROW_PX``, as when all rows had one height), and a row whose lanes would get
     fewer than ``LANE_PX`` pixels there grows to give each of them ``LANE_PX`` (the unlimited cloud
-    server of the edge-cloud preset holds over a hundred at once). Above ``MAX_HEIGHT`` the
+    server of the edge-cloud preset holds over a hundred at once), keeping an ordinary row's gap
+    between its lanes and its neighbours. Above ``MAX_HEIGHT`` the
     figure is capped and all rows shrink in proportion."""
     lanes = {sid: max(1, lane_count.get(sid, 1)) for sid in servers}
     ordinary = min(ROW_PX[1], max(ROW_PX[0], 20 * max(lanes.values(), default=1)))
-    size = {sid: max(1.0, n * LANE_PX / ROW_SPAN / ordinary) for sid, n in lanes.items()}
+    size = {sid: max(1.0, n * LANE_PX / ordinary + 1 - ROW_SPAN) for sid, n in lanes.items()}
     centre, top = {}, -0.5
     for sid in servers:
         centre[sid] = top + size[sid] / 2
