@@ -22,6 +22,8 @@ MAX_HEIGHT = 4000  # pixels
 OUTLINE_BARS = 500  # up to this many bars, each gets a white edge
 LABEL_BARS = 150  # up to this many bars, each shows its job id (text layout is most of the drawing time)
 ROW_SPAN = 0.8  # share of a server's row that its lanes fill
+ROW_PX = (48, 90)  # an ordinary row's height in pixels: 20 px per lane of the busiest server, within these bounds
+LANE_PX = 6  # a row with more lanes than an ordinary row fits at this size grows to give each lane this many pixels
 
 ROLES = {
     # role -> (legend name, colour, fill pattern): PS bars are hatched so they differ without colour too
@@ -101,7 +103,7 @@ def gantt(
             notes.append(f"{len(servers) - len(used):,} idle servers not shown")
         servers = [sid for sid in servers if sid in used]
     lanes, lane_count = assign_lanes(shown)
-    rows = {sid: i for i, sid in enumerate(servers)}
+    rows = row_layout(servers, lane_count)
     slot_seconds = result.get("slot_seconds") or 1
     bars = _bars(shown, rows, lanes, lane_count, slot_seconds)
     order = {role: i for i, role in enumerate(ROLES)}
@@ -114,13 +116,12 @@ def gantt(
     data += [_bar_trace(role, bars[role], outline, labels) for role in roles]
     shown_jobs = {p["job_id"] for p in shown}  # suspensions of the jobs on the chart only (100k segments: 0.7 s)
     own = {"placements": [p for p in result["placements"] if p["job_id"] in shown_jobs]}
-    susp = [s for s in suspensions(own) if s[1] in rows]
+    susp = [s for s in suspensions(own) if s[1] in rows.centre]
     if susp:
         data.append(_suspended_trace(susp, rows, slot_seconds))
     restarting = _restart_bars(result.get("restarts") or [], shown, rows, lanes, lane_count)
     if restarting:
         data.append(_restart_trace(restarting, slot_seconds))
-    row_px = min(90, max(48, 20 * max(lane_count.values(), default=1)))
     xaxis: dict[str, Any] = {"title": {"text": f"time (slots of {slot_seconds:g} s)"}, "rangemode": "tozero"}
     if t0 is not None or t1 is not None:
         lo = t0 if t0 is not None else 0
@@ -134,15 +135,15 @@ def gantt(
         "xaxis": xaxis,
         "yaxis": {
             "tickmode": "array",
-            "tickvals": list(range(len(servers))),
+            "tickvals": [rows.centre[sid] for sid in servers],
             "ticktext": servers,
-            "range": [len(servers) - 0.5, -0.5],
+            "range": [rows.bottom, -0.5],
             "showgrid": False,
             "zeroline": False,
             "automargin": True,
         },
-        "shapes": [_separator(i + 0.5) for i in range(len(servers) - 1)],
-        "height": min(MAX_HEIGHT, 130 + len(servers) * row_px),
+        "shapes": [_separator(rows.centre[sid] + rows.size[sid] / 2) for sid in servers[:-1]],
+        "height": rows.height_px,
         "margin": {"l": 20, "r": 20, "t": 60, "b": 50},
         "uniformtext": {"minsize": 8, "mode": "hide"},
         "hovermode": "closest",
@@ -156,15 +157,51 @@ def gantt(
     return {"data": data, "layout": layout}
 
 
-def _suspended_trace(
-    susp: Sequence[tuple[str, str, int, int]], rows: Mapping[str, int], slot_seconds: float
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Rows:
+    """The Gantt's y layout: per server, the centre of its row and the row's size in y units (an
+    ordinary row is 1 unit; rows run downwards from -0.5 to ``bottom``), and the figure height."""
+
+    centre: dict[str, float]
+    size: dict[str, float]
+    bottom: float
+    height_px: int
+
+    def span(self, server: str) -> float:
+        """The part of the server's row that its lanes fill: all but the gap of an ordinary row."""
+        return self.size[server] - (1 - ROW_SPAN)
+
+    def lane(self, server: str, lane: int, lanes: int) -> tuple[float, float]:
+        """The centre and the bar width of lane ``lane`` of ``lanes`` on ``server``."""
+        height = self.span(server) / lanes
+        return self.centre[server] - self.span(server) / 2 + (lane + 0.5) * height, height * 0.85
+
+
+def row_layout(servers: Sequence[str], lane_count: Mapping[str, int]) -> Rows:
+    """Variable row heights: every row is at least an ordinary row (20 px per lane of the busiest
+    server, within ``ROW_PX``, as when all rows had one height), and a row whose lanes would get
+    fewer than ``LANE_PX`` pixels there grows to give each of them ``LANE_PX`` (the unlimited cloud
+    server of the edge-cloud preset holds over a hundred at once), keeping an ordinary row's gap
+    between its lanes and its neighbours. Above ``MAX_HEIGHT`` the
+    figure is capped and all rows shrink in proportion."""
+    lanes = {sid: max(1, lane_count.get(sid, 1)) for sid in servers}
+    ordinary = min(ROW_PX[1], max(ROW_PX[0], 20 * max(lanes.values(), default=1)))
+    size = {sid: max(1.0, n * LANE_PX / ordinary + 1 - ROW_SPAN) for sid, n in lanes.items()}
+    centre, top = {}, -0.5
+    for sid in servers:
+        centre[sid] = top + size[sid] / 2
+        top += size[sid]
+    height = min(MAX_HEIGHT, round(130 + (top + 0.5) * ordinary))
+    return Rows(centre, size, top, height)
+
+
+def _suspended_trace(susp: Sequence[tuple[str, str, int, int]], rows: Rows, slot_seconds: float) -> dict[str, Any]:
     """Thin grey bars below a server's row: a job that ran there was suspended over that interval."""
     return {
         "type": "bar",
         "orientation": "h",
         "name": "suspended",
-        "y": [rows[s] + ROW_SPAN / 2 + 0.06 for s in (x[1] for x in susp)],
+        "y": [rows.centre[s] + rows.span(s) / 2 + 0.06 for s in (x[1] for x in susp)],
         "base": [x[2] for x in susp],
         "x": [x[3] - x[2] for x in susp],
         "width": [0.08] * len(susp),
@@ -180,7 +217,7 @@ def _suspended_trace(
 def _restart_bars(
     restarts: Sequence[Mapping[str, Any]],
     placements: Sequence[Mapping[str, Any]],
-    rows: Mapping[str, int],
+    rows: Rows,
     lanes: Sequence[int],
     lane_count: Mapping[str, int],
 ) -> list[tuple[str, float, float, int, int]]:
@@ -193,9 +230,8 @@ def _restart_bars(
     for p, lane in zip(placements, lanes, strict=True):
         for start, end in by_job.get(p["job_id"], ()):
             if p["start"] <= start < p["end"]:
-                height = ROW_SPAN / lane_count[p["server"]]
-                y = rows[p["server"]] - ROW_SPAN / 2 + (lane + 0.5) * height
-                out.append((p["job_id"], y, height * 0.85, start, end))
+                y, width = rows.lane(p["server"], lane, lane_count[p["server"]])
+                out.append((p["job_id"], y, width, start, end))
     return out
 
 
@@ -367,7 +403,7 @@ def gantt_from_index(
 
 def _bars(
     placements: Sequence[Mapping[str, Any]],
-    row: Mapping[str, int],
+    rows: Rows,
     lanes: Sequence[int],
     lane_count: Mapping[str, int],
     slot_seconds: float,
@@ -375,10 +411,10 @@ def _bars(
     """Per role, the column arrays of one horizontal bar trace (y = row and lane, base = start)."""
     bars: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for p, lane in zip(placements, lanes, strict=True):
-        height = ROW_SPAN / lane_count[p["server"]]
+        y, width = rows.lane(p["server"], lane, lane_count[p["server"]])
         b = bars[p["role"]]
-        b["y"].append(row[p["server"]] - ROW_SPAN / 2 + (lane + 0.5) * height)
-        b["width"].append(height * 0.85)
+        b["y"].append(y)
+        b["width"].append(width)
         b["base"].append(p["start"])
         b["x"].append(p["end"] - p["start"])
         b["text"].append(p["job_id"])
