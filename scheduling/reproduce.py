@@ -171,8 +171,8 @@ FIGURES: dict[str, Figure] = {
             paper="Zhou et al. (TCC'23)",
             figure="Fig. 2",
             title="Total weighted completion time, PS architecture",
-            setting="preset zhou-ps, 40 jobs, 150 servers, arrivals uniform over [0, 150) (the paper's job "
-            "count did not survive extraction: docs/results-zhou.md)",
+            setting="preset zhou-ps, 40 jobs, 150 servers, uniform arrivals scaled onto the window of the preset's "
+            "default offered load (the paper's job count did not survive extraction: docs/results-zhou.md)",
             metric="total_weighted_completion",
             scale=1e6,
             unit="10^6 weight x slots",
@@ -190,7 +190,8 @@ FIGURES: dict[str, Figure] = {
             paper="Zhou et al. (TCC'23)",
             figure="Fig. 5",
             title="Total weighted completion time, Ring-AllReduce architecture",
-            setting="preset zhou-allreduce, 40 jobs, 150 servers, arrivals uniform over [0, 150)",
+            setting="preset zhou-allreduce, 40 jobs, 150 servers, uniform arrivals scaled onto the window of the "
+            "preset's default offered load",
             metric="total_weighted_completion",
             scale=1e6,
             unit="10^6 weight x slots",
