@@ -118,11 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--preset", choices=sorted(presets.PRESETS), help="generate the instance per seed instead")
     c.add_argument("--jobs", type=_whole(1), default=None, help="with --preset: number of jobs")
     c.add_argument("--size", type=float, default=None, help="with --preset: scale the cluster (0 < size <= 1)")
-    c.add_argument(
-        "--convert-slots",
-        action="store_true",
-        help="convert a trace written in other slots than the cluster's (its slot_seconds) instead of refusing it",
-    )
+    _convert_arg(c)
     _history_arg(c)
     c.add_argument("--algorithms", required=True, help="comma-separated names")
     c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
@@ -204,6 +200,10 @@ def _seconds(text: str) -> float:
 def _instance_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster", required=True, type=Path)
     p.add_argument("--trace", required=True, type=Path)
+    _convert_arg(p)
+
+
+def _convert_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--convert-slots",
         action="store_true",
@@ -334,9 +334,17 @@ def _repeating(args: argparse.Namespace) -> bool:
 def _compare_instance(args: argparse.Namespace) -> Instance | None:
     """The one instance of --cluster/--trace (None with --preset), after checking the flags agree."""
     if args.preset is not None:
-        for flag, given in (("--cluster", args.cluster), ("--trace", args.trace), ("--windows", args.windows)):
+        given_flags = (
+            ("--cluster", args.cluster),
+            ("--trace", args.trace),
+            ("--windows", args.windows),
+            ("--history", args.history),
+        )
+        for flag, given in given_flags:
             if given is not None:
-                raise InputError("--preset generates the instance: leave out --cluster, --trace, --windows", field=flag)
+                raise InputError(
+                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history", field=flag
+                )
         return None
     for flag, given in (("--jobs", args.jobs), ("--size", args.size)):
         if given is not None:
@@ -442,7 +450,9 @@ def _compare_repeated(
             results.write(doc, args.out / "results" / name)
         print(f"{row.case.key} {row.label}: " + _metric_text(row.metrics), file=sys.stderr, flush=True)
 
-    rows = repeat.run(cases, [(n, n, params[n]) for n in names], args.horizon, progress=keep)
+    rows = repeat.run(
+        cases, [(n, n, params[n]) for n in names], args.horizon, progress=keep, restart_seconds=args.restart_seconds
+    )
     if not any(r.label == reference for r in rows):
         raise UnsupportedInstance(f"the reference {reference} ran on no repetition")
     reports = repeat.reports(rows, reference)

@@ -281,7 +281,7 @@ class _Engine:
             while next_arrival < len(jobs) and jobs[next_arrival].arrival <= t:
                 job = jobs[next_arrival]
                 arrived.append(job)
-                self.active[job.job_id] = st = self.states[job.job_id]
+                self.active[job.job_id] = self.states[job.job_id]
                 next_arrival += 1
             if not self.active and next_arrival >= len(jobs):
                 break

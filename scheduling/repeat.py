@@ -166,15 +166,17 @@ def run(
     horizon: int | None = None,
     progress: Callable[[Row, dict[str, Any]], None] | None = None,
     log: TextIO = sys.stderr,
+    restart_seconds: float | None = None,
 ) -> list[Row]:
-    """Every (label, algorithm, params) on every case. An algorithm that rejects an instance as
-    unsupported is skipped on that case, with a message on ``log``. ``progress`` gets each row with
-    its result document (which the rows do not keep, to keep memory small)."""
+    """Every (label, algorithm, params) on every case (``restart_seconds``: as ``api.run``'s). An
+    algorithm that rejects an instance as unsupported is skipped on that case, with a message on
+    ``log``. ``progress`` gets each row with its result document (which the rows do not keep, to
+    keep memory small)."""
     rows = []
     for case in cases:
         for label, name, params in algorithms:
             try:
-                doc = api.run(case.instance, name, params, case.seed, horizon)
+                doc = api.run(case.instance, name, params, case.seed, horizon, restart_seconds=restart_seconds)
             except UnsupportedInstance as exc:
                 print(f"{label} {case.key}: skipped: {exc}", file=log)
                 continue

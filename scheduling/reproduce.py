@@ -163,47 +163,43 @@ _ASRPT_ALGOS: tuple[Algorithm, ...] = tuple(
     (a, a, {"predictor": "trace"}) for a in ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
 )
 
+
+def _zhou_figure(name: str, figure: str, architecture: str, preset: str, minutes: float, note: str = "") -> Figure:
+    """Zhou et al.'s main claim on one architecture (Figs. 2 and 5 differ only by it)."""
+    title = "PS architecture" if architecture == "PS" else "Ring-AllReduce architecture"
+    return Figure(
+        name=name,
+        paper="Zhou et al. (TCC'23)",
+        figure=figure,
+        title=f"Total weighted completion time, {title}",
+        setting=f"preset {preset}, 40 jobs, 150 servers, uniform arrivals scaled onto the window of the preset's "
+        f"default offered load{note}",
+        metric="total_weighted_completion",
+        scale=1e6,
+        unit="10^6 weight x slots",
+        algorithms=_ZHOU_ALGOS,
+        reference="zhou",
+        claimed_best="zhou",
+        points=(("40 jobs", preset_builder(preset, 40)),),
+        x_label="setting",
+        paper_claim=f"{_ZHOU_CLAIM} ({architecture}).",
+        paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
+        minutes=minutes,
+    )
+
+
 FIGURES: dict[str, Figure] = {
     f.name: f
     for f in (
-        Figure(
-            name="zhou-fig2",
-            paper="Zhou et al. (TCC'23)",
-            figure="Fig. 2",
-            title="Total weighted completion time, PS architecture",
-            setting="preset zhou-ps, 40 jobs, 150 servers, uniform arrivals scaled onto the window of the preset's "
-            "default offered load (the paper's job count did not survive extraction: docs/results-zhou.md)",
-            metric="total_weighted_completion",
-            scale=1e6,
-            unit="10^6 weight x slots",
-            algorithms=_ZHOU_ALGOS,
-            reference="zhou",
-            claimed_best="zhou",
-            points=(("40 jobs", preset_builder("zhou-ps", 40)),),
-            x_label="setting",
-            paper_claim=_ZHOU_CLAIM + " (PS).",
-            paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
-            minutes=2.0,
+        _zhou_figure(
+            "zhou-fig2",
+            "Fig. 2",
+            "PS",
+            "zhou-ps",
+            2.0,
+            " (the paper's job count did not survive extraction: docs/results-zhou.md)",
         ),
-        Figure(
-            name="zhou-fig5",
-            paper="Zhou et al. (TCC'23)",
-            figure="Fig. 5",
-            title="Total weighted completion time, Ring-AllReduce architecture",
-            setting="preset zhou-allreduce, 40 jobs, 150 servers, uniform arrivals scaled onto the window of the "
-            "preset's default offered load",
-            metric="total_weighted_completion",
-            scale=1e6,
-            unit="10^6 weight x slots",
-            algorithms=_ZHOU_ALGOS,
-            reference="zhou",
-            claimed_best="zhou",
-            points=(("40 jobs", preset_builder("zhou-allreduce", 40)),),
-            x_label="setting",
-            paper_claim=_ZHOU_CLAIM + " (all-reduce).",
-            paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
-            minutes=1.0,
-        ),
+        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 1.0),
         Figure(
             name="zhou-fig8",
             paper="Zhou et al. (TCC'23)",

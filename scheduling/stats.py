@@ -369,7 +369,7 @@ def compare(
     }
     summaries = {alg: summarize(list(vals.values()), **kw) for alg, vals in table.items()}
     pairs = {alg: paired(*_aligned(vals, table[reference]), **pkw) for alg, vals in table.items() if alg != reference}
-    best, best_note = _best(table, summaries, side, pkw)
+    best, best_note = _best(table, summaries, side, pkw, pairs, reference)
     return MetricReport(metric, side, reference, summaries, pairs, best, best_note)
 
 
@@ -378,8 +378,11 @@ def _best(
     summaries: Mapping[str, Summary],
     side: Better,
     pkw: Mapping[str, Any],
+    pairs: Mapping[str, Paired],
+    reference: str,
 ) -> tuple[str | None, str]:
-    """The algorithm with the best median, if its paired CI against every other one excludes 0."""
+    """The algorithm with the best median, if its paired CI against every other one excludes 0
+    (``pairs``: each algorithm against ``reference``, already computed, reused for the top one)."""
     ranked = [alg for alg, s in summaries.items() if s.median is not None]
     if len(ranked) < 2:
         return None, "fewer than 2 algorithms with values"
@@ -388,7 +391,7 @@ def _best(
     for other in table:
         if other == top:
             continue
-        p = paired(*_aligned(table[top], table[other]), **pkw)
+        p = pairs[top] if other == reference else paired(*_aligned(table[top], table[other]), **pkw)
         if p.verdict != "better":
             return None, f"{top} has the best median but is not separated from {other} ({p.verdict})"
     return top, f"{top}: the {pkw['verdict_on']} paired difference against every other algorithm has a CI excluding 0"

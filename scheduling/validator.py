@@ -243,7 +243,7 @@ def _check_restarts(
     due = 0  # slots of the job holding an allocation with a positive rate, outside restart periods
     last: frozenset[tuple[str, str, str, int]] | None = None
     previous: frozenset[tuple[str, str, str, int]] = frozenset()
-    end_of_work = r["completion"] if r["completion"] is not None else None
+    end_of_work = r["completion"]
     for i, (c, held) in enumerate(held_at):
         nxt = held_at[i + 1][0] if i + 1 < len(held_at) else c
         if held:

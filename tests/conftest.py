@@ -9,7 +9,6 @@ from celery.contrib.testing.worker import start_worker
 from django.urls import reverse
 
 from tests.webhelpers import upload_data
-from webapp import services
 from webapp.models import Experiment
 from workers import tasks
 from workers.celery import app as celery_app
@@ -52,7 +51,6 @@ def inline_tasks(settings, tmp_path, monkeypatch):
     """
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.MLSCHED_HEARTBEAT = 3600  # no heartbeat thread writes inside the test's transaction
-    quiet_recovery(settings)
 
     def send_runs(run_ids):
         for run_id in run_ids:
@@ -60,12 +58,6 @@ def inline_tasks(settings, tmp_path, monkeypatch):
 
     monkeypatch.setattr(tasks, "send_runs", send_runs)
     monkeypatch.setattr(tasks, "send_check", lambda check_id: tasks.check_trace.apply((check_id,)))
-
-
-def quiet_recovery(settings):
-    """Page loads do not run the lost-run recovery by themselves (tests call it with force=True)."""
-    settings.MLSCHED_RECOVER_EVERY = 1e9
-    services._last_recover[0] = time.monotonic()
 
 
 @pytest.fixture

@@ -11,20 +11,11 @@ from playwright.sync_api import expect
 
 from scheduling import registry
 from scheduling.prices import PriceLog, matrix_at
-from tests.webhelpers import SLOW
+from tests.webhelpers import CHROMIUM_ARGS, SLOW, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "var"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-    "--disable-quic",
-]
 
 
 @pytest.fixture
@@ -39,12 +30,7 @@ def page(live_server, redis_worker, user):
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(30_000)
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-password-1")
-        page.click("#login-form button[type=submit]")
-        page.wait_for_selector("#account-link")
-        yield page
+        yield sign_in(page, live_server)
         browser.close()
 
 

@@ -12,15 +12,14 @@ from playwright.sync_api import expect
 from scheduling import registry
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
+from tests.webhelpers import CHROMIUM_ARGS, sign_in
 from webapp import datasets, services
 from workers.tasks import simulate_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic",
-                 "--host-resolver-rules=MAP lab-box.test 127.0.0.1"]  # fmt: skip
+BROWSER_ARGS = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP lab-box.test 127.0.0.1"]
 OTHER_HOST = "lab-box.test"  # a name for this machine as a teammate's browser would know it
 
 
@@ -32,7 +31,7 @@ def browser(live_server, redis_worker, user):
 
     call_command("vendor_plotly", verbosity=0)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=BROWSER_ARGS)
         yield b
         b.close()
 
@@ -40,12 +39,7 @@ def browser(live_server, redis_worker, user):
 def signed_in(browser, live_server):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(60_000)
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-password-1")
-    page.click("#login-form button[type=submit]")
-    page.wait_for_selector("#account-link")
-    return page
+    return sign_in(page, live_server)
 
 
 def add_nodes(page, live_server):

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from scheduling import registry
-from tests.test_browser import CHROMIUM_ARGS, SCREENSHOTS, file_payload
-from tests.webhelpers import PRICED
+from tests.test_browser import SCREENSHOTS, file_payload
+from tests.webhelpers import CHROMIUM_ARGS, PRICED
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 

@@ -12,11 +12,10 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from scheduling import reproduce
+from tests.webhelpers import CHROMIUM_ARGS, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync", "--disable-quic"]  # fmt: skip
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "var"
 ALGORITHMS = ["fifo", "srtf", "tiresias", "drf"]
 
@@ -31,12 +30,7 @@ def page(live_server, redis_worker, user):
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         page.set_default_timeout(30_000)
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("#id_username", "alice")
-        page.fill("#id_password", "alice-password-1")
-        page.click("#login-form button[type=submit]")
-        page.wait_for_selector("#account-link")
-        yield page
+        yield sign_in(page, live_server)
         browser.close()
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from tests.test_browser import CHROMIUM_ARGS
+from tests.webhelpers import CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.usefixtures("inline_tasks")]
 

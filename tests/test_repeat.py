@@ -89,6 +89,23 @@ def test_compare_over_preset_seeds_writes_the_table_the_summary_and_a_readable_r
     assert {r["algorithm"] for r in read_csv(out / "jct_cdf.csv")} == {"fifo", "srtf"}
 
 
+def test_a_repeated_compare_charges_the_restart_cost_it_is_given(tmp_path):
+    out = tmp_path / "rep"
+    args = ["compare", "--preset", "demo", "--jobs", "8", "--seeds", "0-1", "--algorithms", "fifo"]
+    assert main([*args, "--restart-seconds", "120", "--out", str(out)]) == 0
+    for seed in (0, 1):
+        doc = json.loads((out / "results" / f"fifo_seed{seed}.json").read_text())
+        assert doc["restart_seconds"] == 120
+
+
+def test_a_preset_repetition_refuses_a_history_it_would_not_use(tmp_path, capsys):
+    history = tmp_path / "history.csv"
+    history.write_text("job_id,arrival\n")
+    args = ["compare", "--preset", "demo", "--seeds", "0-1", "--algorithms", "fifo", "--history", str(history)]
+    assert main([*args, "--out", str(tmp_path / "rep")]) == 2
+    assert "--history" in capsys.readouterr().err
+
+
 def test_compare_over_windows_pairs_algorithms_on_each_window(files, tmp_path, capsys):
     cluster, trace = files
     out = tmp_path / "win"

@@ -82,13 +82,13 @@ def test_a_run_whose_message_the_broker_lost_is_sent_again_and_completes(
     run = make_run(tiny_cluster, tiny_trace, "srtf")
     assert services.enqueue(run.pk)  # no worker yet: the message waits in the queue
     settings.MLSCHED_REDISPATCH_AFTER = 0
-    assert services.recover_runs(force=True)["resent"] == 0  # its message is there: nothing to do
+    assert services.recover_runs()["resent"] == 0  # its message is there: nothing to do
     redis.Redis.from_url(TEST_REDIS_URL).delete(TEST_QUEUE)  # lost (a Redis restart without persistence)
     settings.MLSCHED_REDISPATCH_AFTER = 300
-    assert services.recover_runs(force=True)["resent"] == 0  # sent too recently: maybe still on its way
+    assert services.recover_runs()["resent"] == 0  # sent too recently: maybe still on its way
     request.getfixturevalue("redis_worker")  # a worker starts and finds the queue empty
     settings.MLSCHED_REDISPATCH_AFTER = 0
-    assert services.recover_runs(force=True)["resent"] == 1
+    assert services.recover_runs()["resent"] == 1
     wait_until_finished(run)
     assert run.status == "done" and run.attempts == 1, run.error
 
@@ -144,7 +144,7 @@ def test_a_result_that_cannot_be_stored_fails_the_run_with_the_cause(tiny_cluste
     run.refresh_from_db()
     assert run.status == "failed" and run.attempts == 1 and not run.result
     assert run.error.startswith("internal error: could not store the result: NotADirectoryError:")
-    assert services.recover_runs(force=True)["requeued"] == 0  # nothing is left running
+    assert services.recover_runs()["requeued"] == 0  # nothing is left running
 
 
 @pytest.mark.django_db
@@ -176,7 +176,7 @@ def test_a_run_left_running_past_the_time_limit_is_declared_lost(tiny_cluster, t
     run = make_run(tiny_cluster, tiny_trace)
     long_ago = timezone.now() - timedelta(seconds=settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE + 1)
     Run.objects.filter(pk=run.pk).update(status="running", started=long_ago, heartbeat=timezone.now())
-    services.recover_runs(force=True)
+    services.recover_runs()
     status = services.status(Experiment.objects.get(pk=run.experiment_id))
     assert status["finished"] is True
     assert status["runs"][0]["status"] == "failed"

@@ -53,10 +53,10 @@ def test_lost_messages_behind_a_backlog_are_sent_again_oldest_first(experiment, 
     for age, run in zip((500, 400, 300, 200, 100), runs, strict=True):
         Run.objects.filter(pk=run.pk).update(dispatched_at=now - timedelta(seconds=age))
     settings.MLSCHED_REDISPATCH_AFTER = 60
-    assert services.recover_runs(force=True)["resent"] == 2  # 5 runs wait, 3 messages: 2 were lost
+    assert services.recover_runs()["resent"] == 2  # 5 runs wait, 3 messages: 2 were lost
     assert sent == [runs[0].pk, runs[1].pk]
     monkeypatch.setattr(tasks, "queued_messages", lambda: 5)
-    assert services.recover_runs(force=True)["resent"] == 0  # every waiting run has its message
+    assert services.recover_runs()["resent"] == 0  # every waiting run has its message
 
 
 def test_the_page_notes_runs_that_wait_long_for_a_worker(auth_client, experiment, settings):

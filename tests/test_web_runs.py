@@ -63,10 +63,10 @@ def test_when_the_broker_is_down_the_experiment_is_kept_and_dispatched_later(
     page = client.get(response.url).content.decode()
     assert "The task queue could not be reached" in page
     assert client.get(reverse("experiment-status", args=[exp.pk])).json()["waiting_for_broker"] is True
-    assert services.recover_runs(force=True)["dispatched"] == 0  # still down
+    assert services.recover_runs()["dispatched"] == 0  # still down
 
     monkeypatch.setattr(tasks, "send_runs", sent.extend)
-    assert services.recover_runs(force=True)["dispatched"] == 2
+    assert services.recover_runs()["dispatched"] == 2
     exp.refresh_from_db()
     assert sorted(sent) == sorted(exp.runs.values_list("pk", flat=True)) and not exp.pending_dispatch
     assert {r.dispatched for r in exp.runs.all()} == {True}
@@ -84,20 +84,20 @@ def test_a_queued_run_whose_message_was_lost_is_sent_again_when_the_queue_is_emp
         name="t", source="upload", cluster_text=tiny_cluster, trace_name="t.csv", trace_text=tiny_trace
     )
     run = Run.objects.create(experiment=exp, algorithm="fifo")  # dispatched, before dispatch times were kept
-    assert services.recover_runs(force=True)["resent"] == 0  # created just now
+    assert services.recover_runs()["resent"] == 0  # created just now
     long_ago = timezone.now() - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER + 1)
     Run.objects.filter(pk=run.pk).update(created=long_ago)
-    assert services.recover_runs(force=True)["resent"] == 0  # a message waits: a worker is behind, not lost
+    assert services.recover_runs()["resent"] == 0  # a message waits: a worker is behind, not lost
     queue.clear()
-    assert services.recover_runs(force=True)["resent"] == 1 and sent == [run.pk]
-    assert services.recover_runs(force=True)["resent"] == 0  # sent again just now
+    assert services.recover_runs()["resent"] == 1 and sent == [run.pk]
+    assert services.recover_runs()["resent"] == 0  # sent again just now
     Run.objects.filter(pk=run.pk).update(dispatched_at=long_ago)
 
     def broker_down(run_ids):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
 
     monkeypatch.setattr(tasks, "send_runs", broker_down)
-    assert services.recover_runs(force=True)["resent"] == 0
+    assert services.recover_runs()["resent"] == 0
     assert services.status(exp)["waiting_for_broker"] is True
 
 
@@ -112,16 +112,16 @@ def test_a_run_whose_heartbeat_stopped_is_requeued_once_then_failed_with_the_rea
     run = Run.objects.create(experiment=exp, algorithm="fifo")
     old = timezone.now() - timedelta(seconds=settings.MLSCHED_HEARTBEAT_TIMEOUT + 1)
     Run.objects.filter(pk=run.pk).update(status="running", attempts=1, started=old, heartbeat=old)
-    assert services.recover_runs(force=True)["requeued"] == 1
+    assert services.recover_runs()["requeued"] == 1
     run.refresh_from_db()
     assert run.status == "queued" and "lost its worker" in run.error and sent == [run.pk]
     Run.objects.filter(pk=run.pk).update(status="running", attempts=2, started=old, heartbeat=old)
-    assert services.recover_runs(force=True)["failed"] == 1
+    assert services.recover_runs()["failed"] == 1
     run.refresh_from_db()
     assert run.status == "failed" and run.error.startswith("lost: the worker stopped or was killed during attempt 2")
     # a live heartbeat keeps a run
     Run.objects.filter(pk=run.pk).update(status="running", heartbeat=timezone.now(), started=old)
-    assert services.recover_runs(force=True) == {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0,
+    assert services.recover_runs() == {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0,
                                                  "resent": 0}  # fmt: skip
 
 

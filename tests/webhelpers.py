@@ -70,3 +70,24 @@ def upload_data(cluster, trace, trace_name="trace.csv", algorithms=("fifo",), **
         "seed": "0",
         **extra,
     }
+
+
+CHROMIUM_ARGS = [  # Debian's Chromium on a machine with no network beyond loopback (DESIGN section 7)
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+
+def sign_in(page, live_server, username="alice", password="alice-password-1"):
+    """Sign ``page`` in on the live server (the ``user`` fixture's account) and return it."""
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("#account-link")
+    return page

@@ -421,9 +421,7 @@ class ExperimentForm(forms.Form):
             **({"load": data["load"]} if data.get("load") is not None else {}),
         }
         try:
-            files = presets.build(
-                name, jobs=options["jobs"], seed=options["seed"], size=options["size"], load=options.get("load")
-            )
+            files = presets.build(name, **options)
             cluster = loaders.parse_cluster(files.cluster, "cluster.json")
             fmt = trace_format(files.trace_name)
             jobs = loaders.parse_trace(files.trace, cluster, files.trace_name, fmt, parse_deadline(files.trace_name))

@@ -12,22 +12,17 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from scheduling import loaders, presets, registry
+from scheduling import presets, registry
 from scheduling.errors import InputError
-from scheduling.model import Instance
+from scheduling.repeat import preset_instance
 from webapp.models import Dataset, TraceCheck
-from workers.runs import trace_format
 
 PRESET_JOBS = 30
 
 
 @cache
 def preset_reasons(name: str) -> dict[str, str | None]:
-    files = presets.build(name, jobs=PRESET_JOBS, seed=0)
-    cluster = loaders.parse_cluster(files.cluster, "cluster.json")
-    instance = Instance(
-        cluster, loaders.parse_trace(files.trace, cluster, files.trace_name, trace_format(files.trace_name))
-    )
+    instance = preset_instance(name, PRESET_JOBS, 0)
     return {algorithm: spec.unsupported(instance) for algorithm, spec in registry.all_specs().items()}
 
 

@@ -24,7 +24,6 @@ from webapp.charts import repetitions as rep_charts
 from webapp.charts.tables import format_value
 from webapp.labels import run_labels
 from webapp.models import Experiment, Run
-from webapp.runstore import decode_result
 
 # Metrics the tab summarises, in order: (result metric, or "utilization.<resource>"; its title).
 MAX_POOLED_JOBS = 100_000  # jobs (over every done run) beyond which the tab draws no pooled CDF
@@ -165,14 +164,11 @@ def cdf_bands(table: Mapping[str, Mapping[int, Run]]) -> list[tuple[str, stats.C
     cache_key = "repcdf:" + hashlib.sha256(json.dumps(done).encode()).hexdigest()
     cached: list[tuple[str, stats.CdfBand]] | None = cache.get(cache_key)
     if cached is None:
-        cached = [(v, stats.jct_cdf([_jcts(load(r)) for r in reps.values()])) for v, reps in table.items()]
+        from webapp.services import load_result  # services imports this module
+
+        cached = [(v, stats.jct_cdf([_jcts(load_result(r)) for r in reps.values()])) for v, reps in table.items()]
         cache.set(cache_key, cached, timeout=3600)
     return cached
-
-
-def load(run: Run) -> dict[str, Any]:
-    with run.result.open("rb") as f:
-        return decode_result(f.read())
 
 
 def _jcts(doc: Mapping[str, Any]) -> list[float | None]:

@@ -12,8 +12,6 @@ import io
 import json
 import logging
 import math
-import threading
-import time
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +100,11 @@ class ShareUnavailable(Exception):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status, self.reason = status, reason
+
+
+def live_share_links(exp: Experiment) -> Any:
+    """The experiment's share links that still open: not revoked, not expired."""
+    return exp.share_links.filter(revoked__isnull=True).filter(Q(expires__isnull=True) | Q(expires__gt=timezone.now()))
 
 
 def get_shared(token: str) -> tuple[Experiment, ShareLink]:
@@ -220,12 +223,8 @@ def enqueue(run_id: int) -> bool:
     return dispatch(exp_id, [run_id])
 
 
-_recover_lock = threading.Lock()
-_last_recover = [0.0]
-
-
-def recover_runs(force: bool = False) -> dict[str, int]:
-    """Make sure no run is stuck: at most every MLSCHED_RECOVER_EVERY seconds (or when forced),
+def recover_runs() -> dict[str, int]:
+    """Make sure no run is stuck:
 
     * a running run whose heartbeat stopped (its worker died or was killed) is re-queued while it
       has had fewer than MLSCHED_MAX_ATTEMPTS claims, else failed with the reason; a run the user
@@ -242,11 +241,6 @@ def recover_runs(force: bool = False) -> dict[str, int]:
     Run by ``manage.py recover_runs`` (``--every N``: bin/run-local and docker-compose's
     ``recover`` service), never by a web request.
     """
-    now_mono = time.monotonic()
-    with _recover_lock:
-        if not force and now_mono - _last_recover[0] < settings.MLSCHED_RECOVER_EVERY:
-            return {}
-        _last_recover[0] = now_mono
     now = timezone.now()
     counts = {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0, "resent": 0}
     stale = now - timedelta(seconds=settings.MLSCHED_HEARTBEAT_TIMEOUT)
@@ -317,7 +311,7 @@ def _missing_messages(expected: int) -> int:
 
 def expire_lost_runs() -> int:
     """Compatibility name: run the recovery now; the number of runs failed."""
-    return recover_runs(force=True).get("failed", 0)
+    return recover_runs().get("failed", 0)
 
 
 def cancel(exp: Experiment, run: Run | None = None) -> int:
@@ -448,7 +442,11 @@ def queue_positions(runs: Sequence[Run]) -> dict[int, int]:
         return {}
     first = min(mine)
     ahead = Run.objects.filter(status=Run.Status.QUEUED, pk__lt=first).count()
-    line = list(Run.objects.filter(status=Run.Status.QUEUED, pk__gte=first).order_by("pk").values_list("pk", flat=True))
+    line = list(
+        Run.objects.filter(status=Run.Status.QUEUED, pk__gte=first, pk__lte=max(mine))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     places = {pk: ahead + k + 1 for k, pk in enumerate(line)}
     return {pk: places[pk] for pk in mine if pk in places}
 

@@ -10,7 +10,7 @@
 * ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account; default 0), ``MLSCHED_LOGIN_FAILURES``,
   ``MLSCHED_LOGIN_COOLOFF_MINUTES``, the ``MLSCHED_QUOTA_*`` limits, ``MLSCHED_WEB_PARSE_SECONDS``;
 * ``MLSCHED_HEARTBEAT``,
-  ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_RECOVER_EVERY``,
+  ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue);
@@ -235,10 +235,9 @@ MLSCHED_STALE_GRACE = 120  # seconds past the time limit before a "running" run 
 MLSCHED_HEARTBEAT = float(os.environ.get("MLSCHED_HEARTBEAT", "2"))
 MLSCHED_HEARTBEAT_TIMEOUT = float(os.environ.get("MLSCHED_HEARTBEAT_TIMEOUT", "60"))
 MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
-# Lost-run checks and re-dispatch of runs the broker did not take run at most this often (seconds),
-# from `manage.py recover_runs --every N` (bin/run-local and docker-compose's recover service run
-# it; never a web request, so a hung broker costs pages nothing).
-MLSCHED_RECOVER_EVERY = float(os.environ.get("MLSCHED_RECOVER_EVERY", "5"))
+# Lost-run checks and re-dispatch of runs the broker did not take run from `manage.py recover_runs
+# --every N` (bin/run-local and docker-compose's recover service run it; never a web request, so a
+# hung broker costs pages nothing).
 # A run still queued this many seconds after its message reached the broker, while the queue holds
 # fewer messages than queued runs, may have lost its message (a Redis restart without persistence):
 # that many such runs, oldest first, are sent again. The experiment page notes runs waiting longer.

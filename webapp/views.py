@@ -17,11 +17,9 @@ from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import BadRequest
 from django.db import connection
-from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from scheduling.errors import InputError
@@ -76,9 +74,7 @@ def _page(request: HttpRequest, exp: Experiment, base: str, shared: bool) -> Htt
     ctx = services.experiment_page(exp, request.GET.dict())
     ctx.update(base=base, shared=shared, can_edit=not shared and _can_edit(request, exp))
     if ctx["can_edit"]:
-        live = exp.share_links.filter(revoked__isnull=True).filter(
-            Q(expires__isnull=True) | Q(expires__gt=timezone.now())
-        )
+        live = services.live_share_links(exp)
         ctx["share_links"] = [(link, services.share_url(request, link.token)) for link in live]
         ctx["share_expiry_days"] = services.SHARE_EXPIRY_DAYS
     response = render(request, "webapp/experiment_detail.html", ctx)

@@ -128,6 +128,13 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
     def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
         return (queue(jv), jv.start if jv.start is not None else jv.job.arrival, jv.job.arrival)
 
+    def key_change(jv: JobView, gpus: float, t: int) -> int | None:
+        # The slot a running job's attained service crosses its next threshold.
+        nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
+        if gpus <= 0 or nxt is None:
+            return None
+        return t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / gpus - 1e-9))
+
     def wake(view: View, decided: tuple[Allocation, ...]) -> int | None:
         # Decide again when a running job's attained service crosses its next queue threshold.
         gpus: dict[str, float] = {}
@@ -137,19 +144,10 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
             gpus[a.job_id] = gpus.get(a.job_id, 0.0) + a.count * d.get("gpu", 0.0)
         best: int | None = None
         for job_id, g in gpus.items():
-            jv = jobs[job_id]
-            nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
-            if g > 0 and nxt is not None:
-                at = view.t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / g - 1e-9))
+            at = key_change(jobs[job_id], g, view.t)
+            if at is not None:
                 best = at if best is None else min(best, at)
         return best
-
-    def key_change(jv: JobView, gpus: float, t: int) -> int | None:
-        # The slot a running job's attained service crosses its next threshold (as in ``wake``).
-        nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
-        if gpus <= 0 or nxt is None:
-            return None
-        return t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / gpus - 1e-9))
 
     return ListScheduler(
         instance,

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from scheduling.errors import InputError
+
 
 def no_load_knob(preset: str, load: float | None, why: str) -> None:
     """An InputError on field ``load`` for a preset whose offered load is set otherwise (``why``)."""
     if load is not None:
-        from scheduling.errors import InputError
-
         raise InputError(f"preset {preset} has no offered-load knob: {why}", field="load")
 
 

@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         while True:
-            counts = services.recover_runs(force=True)
+            counts = services.recover_runs()
             self.stdout.write(" ".join(f"{k}={v}" for k, v in counts.items()))
             if options["every"] <= 0:
                 return

@@ -13,7 +13,6 @@ from __future__ import annotations
 import filecmp
 import gzip
 import re
-import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -90,9 +89,7 @@ class Command(BaseCommand):
         if target.exists() and filecmp.cmp(source, target, shallow=False) and packed.exists():
             self.stdout.write(f"{target} is up to date")
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-            write_with_gzip(target, target.read_bytes())
+            write_with_gzip(target, source.read_bytes())
             self.stdout.write(f"copied {source} -> {target} (and {packed.name})")
         if not options.get("no_partial"):
             self.vendor_partial(target)
