@@ -35,14 +35,31 @@ def experiment(live_server, inline_tasks, user, tiny_cluster, tiny_trace, settin
         if run.status != "done":
             simulate_run(run.pk)
     assert set(exp.runs.values_list("status", flat=True)) == {"done"}
+    Dataset.objects.create(owner=user, kind="cluster", name="c.json", text=tiny_cluster, size=len(tiny_cluster))
     Dataset.objects.create(
         owner=user, kind="trace", name="philly-" + "x" * 80 + "-generic-gpu.csv", text=tiny_trace, size=len(tiny_trace)
     )
+    exp.dataset_pks = list(Dataset.objects.order_by("kind").values_list("pk", flat=True))  # read before the browser
     return exp
 
 
 @pytest.fixture
-def browser(experiment):
+def repeated(experiment, user, tiny_cluster, tiny_trace):
+    """A done experiment of five fifo variants over three seeds."""
+    inputs = services.Inputs("upload", "cluster.json", tiny_cluster, "t.csv", tiny_trace)
+    runs = [("fifo", {"workers_max": 10 + k, "ps": 1 + k % 3, "backfill": k % 2 == 0}) for k in range(5)]
+    repetition = {"over": "seeds", "seeds": [0, 1, 2], "trace_seeds": False}
+    sub = services.Submission(name="repeated", inputs=inputs, runs=runs, seed=0, repetition=repetition)
+    exp = services.create_experiment(sub, user)
+    for run in exp.runs.all():
+        if run.status != "done":
+            simulate_run(run.pk)
+    assert set(exp.runs.values_list("status", flat=True)) == {"done"}
+    return exp
+
+
+@pytest.fixture
+def browser(experiment, repeated):
     from playwright.sync_api import sync_playwright
 
     call_command("vendor_plotly", verbosity=0)
@@ -114,13 +131,31 @@ def test_the_experiment_page_never_scrolls_sideways_and_its_tables_keep_header_a
     )
     assert set(align) == {"right"}, align  # numbers and their headers right-aligned
     assert page_fits(page)[0] <= inner
+    for tab in ("jct", "gantt", "inputs"):
+        page.goto(f"{live_server.url}{experiment.get_absolute_url()}?tab={tab}")
+        page.wait_for_load_state("load")
+        assert page_fits(page)[0] <= inner, (width, tab, page_fits(page))
     assert errors == []
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_the_datasets_and_new_experiment_pages_never_scroll_sideways(browser, live_server, width):
+def test_the_repetitions_tables_scroll_in_their_wrappers_with_header_and_first_column(
+    browser, live_server, repeated, width
+):
     page, errors = open_page(browser, live_server, width)
-    for path in ("/datasets/", "/experiments/new/", "/"):
+    page.goto(f"{live_server.url}{repeated.get_absolute_url()}?tab=repetitions")
+    page.wait_for_selector("#rep-detail tbody tr")
+    assert page_fits(page)[0] <= width, (width, page_fits(page))
+    check_sticky(page, "#rep-overview", width, overflows=width < 1000)
+    check_sticky(page, "#rep-detail", width, overflows=width < 1000)
+    assert page_fits(page)[0] <= width
+    assert errors == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_datasets_and_new_experiment_pages_never_scroll_sideways(browser, live_server, width, experiment):
+    page, errors = open_page(browser, live_server, width)
+    for path in ("/datasets/", "/experiments/new/", "/", *(f"/datasets/{pk}/" for pk in experiment.dataset_pks)):
         page.goto(f"{live_server.url}{path}")
         scroll_width, inner = page_fits(page)
         assert scroll_width <= inner, (width, path, scroll_width, inner)
