@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from tests.webhelpers import CHROMIUM_ARGS, sign_in
 from webapp import services
-from webapp.models import Dataset
+from webapp.models import Dataset, TraceCheck
 from workers.tasks import simulate_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,6 +39,10 @@ def experiment(live_server, inline_tasks, user, tiny_cluster, tiny_trace, settin
     Dataset.objects.create(
         owner=user, kind="trace", name="philly-" + "x" * 80 + "-generic-gpu.csv", text=tiny_trace, size=len(tiny_trace)
     )
+    failed = Dataset.objects.create(owner=user, kind="trace", name="raw-" + "y" * 80 + "-generic-gpu.csv", text="")
+    error = "raw-" + "y" * 80 + ".csv, line 3, field 'submit_time': 'soon' is not a time"
+    cluster = Dataset.objects.get(kind="cluster")
+    TraceCheck.objects.create(trace=failed, cluster=cluster, status="failed", error=error, import_options={"file": "r"})
     exp.dataset_pks = list(Dataset.objects.order_by("kind").values_list("pk", flat=True))  # read before the browser
     return exp
 
