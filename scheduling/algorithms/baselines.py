@@ -96,7 +96,7 @@ def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     key = srtf_key(remaining_time(instance))
     return ListScheduler(
-        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="decreasing"
+        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="remaining"
     )
 
 
