@@ -466,14 +466,12 @@ class _Queues:
         """Whether the booked running jobs after ``x`` hold at least ``gpus`` GPUs (- SLACK)."""
         if gpus <= SLACK:
             return True
-        k = 0
-        while self._read(k):
-            if self.tail[k] <= x:
-                return False
-            if self.held[k] >= gpus - SLACK:
-                return True
-            k += 1
-        return False
+        need = gpus - SLACK
+        tail, held = self.tail, self.held
+        while (not held or (held[-1] < need and tail[-1] > x)) and self._read(len(tail)):
+            pass
+        k = bisect.bisect_left(held, need)  # the first entry whose suffix sum reaches it
+        return k < len(tail) and tail[k] > x
 
     def _victims(self, x: Entry) -> Iterator[tuple[Job, Sequence[Allocation]]]:
         k = 0
