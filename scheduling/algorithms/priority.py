@@ -119,7 +119,9 @@ class ListScheduler:
 
     Under GPU counting (one pool of C GPUs; rigid jobs of 1-GPU workers on N x G servers are
     placed whenever enough GPUs are free) this starts exactly the jobs of the Tiresias authors'
-    loop "sort every job, place in order, skip what does not fit": by induction over the walk, when
+    loop "sort every job, place in order, skip what does not fit" (SymbioticLab/Tiresias at
+    959f9b0, simulator/run_sim.py, ``shortest_first_sim_jobs`` lines 669-700, the same pass as in
+    ``dlas_sim_jobs``; bench/tiresias_crosscheck.py checks srtf against it): by induction over the walk, when
     job j is reached the booked jobs before j in key order are the chosen ones before j, and
     evicting the later ones until j fits succeeds iff C - usage(chosen before j) >= g_j, the
     greedy's test (docs/architecture.md). It differs from re-booking every job on an empty ledger
