@@ -155,3 +155,18 @@ def test_a_failed_eviction_leaves_the_ledger_as_it_was():
     assert fit is not None and fit[2] == 2 and sorted(a.count for a in fit[1]) == [2, 2]
     assert fit[0].role_free("worker", "gpu") == 0.0
     assert state() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "restart_seconds", "anchored"),
+    [("rigid-21", 0.0, True), ("rigid-21", 120.0, True), ("demo", 0.0, False), ("demo", 120.0, False)],
+)
+def test_srtf_orders_running_rigid_jobs_by_finish_slot(name, restart_seconds, anchored):
+    # The equality test above covers both modes of srtf's change path: the finish-slot bound on
+    # rigid jobs (exact without restart cost, an upper bound during restart periods), and keys
+    # refreshed before every walk on elastic jobs.
+    inst = INSTANCES[name]()
+    spec = registry.get("srtf")
+    algo = spec.build(inst, spec.parse_params({}), 5)
+    simulate(inst, algo, restart_seconds=restart_seconds)
+    assert algo._state is not None and algo._state.anchored is anchored

@@ -272,12 +272,16 @@ class ListScheduler:
 class _Queues:
     """The change-based path's state: waiting and running jobs, each sorted by their walk entry.
 
-    Running entries are exact walk entries, except in ``anchored`` mode (``"remaining"`` keys,
-    rigid jobs, no restart cost: every running job progresses at its planned rate), where the
-    first key component is the expected finish slot t + remaining time instead: it orders the
-    running jobs as their keys do at every later slot, so no running entry needs refreshing; the
-    exact entries are computed only for the running jobs a walk reads. ``"remaining"`` keys
-    otherwise, and ``"decreasing"`` ones, are refreshed for every running job before a walk.
+    Running entries are exact walk entries, except in ``anchored`` mode (``"remaining"`` keys on
+    rigid jobs, which progress one work unit per slot while they run), where the first key
+    component is the expected finish slot F = t + k + remaining time of the slot t the job was
+    booked, k the restart time if the engine charges one for that booking (a resume or a move, not
+    a first start) else 0. At any later slot u its key is F - max(u, t + k) <= F - u, equal once
+    the restart period is over, so the stored order bounds the keys from above and no running
+    entry needs refreshing: a walk computes exact entries only for the running jobs it reads,
+    pulling stored entries until the next one's bound is below the largest exact entry pulled.
+    ``"remaining"`` keys on other jobs, and ``"decreasing"`` ones, are refreshed for every running
+    job before a walk.
     """
 
     def __init__(self, owner: ListScheduler, view: View) -> None:
@@ -285,9 +289,8 @@ class _Queues:
         self.cluster = view.cluster
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
         assert view.engine is not None
-        self.anchored = (
-            owner.running_key == "remaining" and view.engine.restart == 0 and all(j.rigid for j in owner.instance.jobs)
-        )
+        self.anchored = owner.running_key == "remaining" and all(j.rigid for j in owner.instance.jobs)
+        self.pause = view.engine.restart if self.anchored else 0  # restart time charged to a resume or move
         self.refresh = owner.running_key in ("decreasing", "remaining") and not self.anchored
         self.waiting: list[Entry] = []  # sorted; keys are exact (fixed while waiting)
         self.running: list[Entry] = []  # sorted; stored entries (see the class docstring)
@@ -308,8 +311,8 @@ class _Queues:
         for jv in view.jobs:  # jobs that arrived before the first change-based decision
             if jv.job.job_id in arrived:
                 continue
-            if jv.running:
-                self._add_running(jv, view.running()[jv.job.job_id], view.t)
+            if jv.running:  # it may be in a restart period: the bound with a full one holds
+                self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
             else:
                 self._add_waiting(jv)
 
@@ -338,16 +341,16 @@ class _Queues:
         if not counts[n]:
             del counts[n]
 
-    def _stored(self, jv: JobView, t: int) -> Entry:
+    def _stored(self, jv: JobView, t: int, pause: int = 0) -> Entry:
         e = self.owner.entry(jv)
         if self.anchored:
             key, arrival, job_id = e
-            return ((t + key[0], *key[1:]), arrival, job_id)
+            return ((t + pause + key[0], *key[1:]), arrival, job_id)
         return e
 
-    def _add_running(self, jv: JobView, allocs: Sequence[Allocation], t: int) -> None:
+    def _add_running(self, jv: JobView, allocs: Sequence[Allocation], t: int, pause: int = 0) -> None:
         job_id = jv.job.job_id
-        e = self._stored(jv, t)
+        e = self._stored(jv, t, pause)
         bisect.insort(self.running, e)
         self.entries[job_id] = e
         self.gpus[job_id] = gpus_of(self.cluster, jv.job, allocs)
@@ -417,11 +420,16 @@ class _Queues:
             if allocs and job_id not in running:
                 jv = view.job(job_id)
                 self._remove_waiting(jv.job)
-                self._add_running(jv, allocs, t)
+                # The engine charges the restart time to a resume, not to a first start.
+                self._add_running(jv, allocs, t, self.pause if jv.start is not None else 0)
             elif not allocs:
                 self._remove_running(job_id)
                 self._add_waiting(view.job(job_id))
-            # else evicted and placed again: same configuration, same GPUs, same key
+            elif self.pause and _held(allocs) != _held(running[job_id]):
+                # Evicted and placed elsewhere in the same walk: a move, which pauses it.
+                self._remove_running(job_id)
+                self._add_running(view.job(job_id), allocs, t, self.pause)
+            # else evicted and placed again where it was: same configuration, GPUs and key
         self.recheck = list(changes)
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
         return Decision(changes=changes, wake_at=wake_at)
@@ -435,7 +443,7 @@ class _Queues:
                 if e[2] not in out:
                     yield e
             return
-        # A stored first component s = t0 + key(t0) is within rounding of t + key(t): pull stored
+        # A stored first component s bounds t + key(t) from above (within rounding): pull stored
         # entries until the next one cannot be above the largest exact entry pulled.
         t = view.t
         run = self.running
@@ -545,6 +553,14 @@ class _Queues:
 
     def _fewest(self) -> dict[tuple[object, ...], int]:
         return {shape: min(counts) for shape, counts in self.counts.items() if counts}
+
+
+def _held(allocs: Iterable[Allocation]) -> dict[tuple[str, str, str], int]:
+    """What an allocation holds, as the engine compares allocations to charge a move."""
+    held: dict[tuple[str, str, str], int] = {}
+    for a in allocs:
+        held[(a.server, a.role, a.type)] = held.get((a.server, a.role, a.type), 0) + a.count
+    return {k: n for k, n in held.items() if n}
 
 
 def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
