@@ -137,8 +137,8 @@ class ListScheduler:
       order and returns the complete allocation;
     * the change-based path (the default when the engine drives the scheduler directly) keeps the
       waiting jobs sorted by their key, which is fixed while a job waits, and the running jobs
-      sorted by their key (``"remaining"`` keys without restart cost on rigid jobs: by expected
-      finish slot t + key, which orders them as their keys do at every later slot). It walks only
+      sorted by their key (``"remaining"`` keys on rigid jobs: by expected finish slot, an upper
+      bound of t + key at every later slot t, exact outside restart periods; see _Queues). It walks only
       the waiting jobs (and the jobs it evicts), reads the running jobs from the lowest priority up
       only as far as an eviction or the GPU check needs, and stops once no waiting job can fit,
       with or without evictions. It returns only the jobs whose allocation changes.
