@@ -71,13 +71,13 @@ def test_the_change_based_path_schedules_as_the_full_walk(name, algorithm, param
 # -- hand-computed cases of the preemptive walk (srtf on rigid jobs; 60-second slots) --------------
 
 
-def two_servers(rows: str) -> Instance:
-    """Servers a and b with 2 GPUs each; rows are job_id,arrival,gpus,duration in slots."""
+def two_servers(rows: str, servers: str = "ab") -> Instance:
+    """Servers a and b (or those named) with 2 GPUs each; rows are job_id,arrival,gpus,duration in slots."""
     cluster = cluster_from_dict(
         {
             "slot_seconds": 60,
             "resources": ["gpu"],
-            "servers": [{"id": "a", "capacity": {"gpu": 2}}, {"id": "b", "capacity": {"gpu": 2}}],
+            "servers": [{"id": s, "capacity": {"gpu": 2}} for s in servers],
         }
     )
     lines = ["job_id,arrival,gpus,duration"]
@@ -134,6 +134,29 @@ def test_a_hopeless_waiting_job_evicts_nothing():
             ("m", "a", 2, 0, 10),
         ]
         assert all(j.preemptions == 0 for j in run.jobs)
+
+
+def test_an_evicted_job_placed_again_in_the_same_walk_keeps_its_own_server():
+    # Servers a, b, c. Slot 0: j0 (3 GPUs) spreads over a (2) and b (1). Slot 1: j1 takes c, j2
+    # (1 GPU) the last GPU of b. Slot 2 (j1 done, c free; order j3, j4, j0, j2 with j0 before j2
+    # on arrival): j3 (3 GPUs) evicts j2 and takes b and c; j4 (1 GPU) evicts j0 and takes one GPU
+    # of a; j0 no longer fits (suspended); j2 takes its own GPU on b back, although first-fit would
+    # put it on a. Slot 3: j3 done, j0 resumes on the free GPUs of a, b and c.
+    inst = two_servers("j0,0,3,9 j1,1,2,1 j2,1,1,8 j3,2,3,1 j4,2,1,3", servers="abc")
+    for run in srtf_runs(inst):
+        assert segments(run) == [
+            ("j0", "a", 1, 3, 10),
+            ("j0", "a", 2, 0, 2),
+            ("j0", "b", 1, 0, 2),
+            ("j0", "b", 1, 3, 10),
+            ("j0", "c", 1, 3, 10),
+            ("j1", "c", 2, 1, 2),
+            ("j2", "b", 1, 1, 9),
+            ("j3", "b", 1, 2, 3),
+            ("j3", "c", 2, 2, 3),
+            ("j4", "a", 1, 2, 5),
+        ]
+        assert {j.job_id: j.preemptions for j in run.jobs} == {"j0": 1, "j1": 0, "j2": 0, "j3": 0, "j4": 0}
 
 
 def test_a_failed_eviction_leaves_the_ledger_as_it_was():

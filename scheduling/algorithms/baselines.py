@@ -195,12 +195,12 @@ register(
             "running job keeps its servers (never moved); a waiting job is placed with its fixed "
             "configuration (as in fifo) in free capacity; if it does not fit, the running jobs after "
             "it in that order are evicted one at a time, the longest remaining first, until it fits, "
-            "and the evicted ones are retried at their own place later in the walk (placed again, "
-            "possibly elsewhere, or suspended: a preemption; they resume later from where they "
-            "stopped). A job that would not fit even with every later running job evicted evicts "
-            "none and is skipped. With GPU counting (rigid one-GPU workers) this starts exactly the "
-            "jobs of the Tiresias authors' `shortest` loop (sort, place in order, skip what does not "
-            "fit; docs/architecture.md)." + REQUEST_NOTE + RIGID_NOTE
+            "and the evicted ones are retried at their own place later in the walk (back on their "
+            "own servers if those are free again, else placed again elsewhere, or suspended: a "
+            "preemption; they resume later from where they stopped). A job that would not fit even "
+            "with every later running job evicted evicts none and is skipped. With GPU counting "
+            "(rigid one-GPU workers) this starts exactly the jobs of the Tiresias authors' `shortest` "
+            "loop (sort, place in order, skip what does not fit; docs/architecture.md)." + REQUEST_NOTE + RIGID_NOTE
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,

@@ -108,7 +108,8 @@ class ListScheduler:
     running job stays booked:
 
     1. a running job still booked keeps its allocation (never moved by the walk);
-    2. a waiting job, or one evicted earlier in this walk, is placed first-fit in free capacity;
+    2. a waiting job is placed first-fit in free capacity; a job evicted earlier in this walk
+       first takes back its own allocation if that is free again (no move), else first-fit;
     3. if it does not fit, the booked running jobs that come after it in key order are evicted one
        at a time, the last in key order first, until it fits; it is then booked and the evicted
        jobs wait (they are retried at their own place later in the same walk, and are suspended,
@@ -236,7 +237,11 @@ class ListScheduler:
             if job_id in booked:
                 continue  # rule 1
             cfg = self.configs[job_id]
-            placed = memo.place(jv.job, cfg)  # rule 2
+            placed: Sequence[Allocation] | None = None
+            if jv.running and keep(ledger, jv.job, current[job_id]):
+                placed = current[job_id]  # rule 2: evicted earlier in this walk, back where it was
+            if placed is None:
+                placed = memo.place(jv.job, cfg)  # rule 2
             if placed is None:  # rule 3: the booked running jobs after it, last in key order first
                 later = [j for j in reversed(jobs[i + 1 :]) if j.job.job_id in booked]
                 reach = ledger.role_free("worker", "gpu") + sum(held[j.job.job_id] for j in later)
@@ -519,6 +524,10 @@ class _Queues:
                 break
             if evicted and (w >= len(waiting) or evicted[0] < waiting[w]):
                 x = heapq.heappop(evicted)
+                job_id = x[2]
+                if keep(ledger, self.jobs[job_id], running[job_id]):
+                    del changes[job_id]  # back where it was: no change
+                    continue
             else:
                 x = waiting[w]
                 w += 1
