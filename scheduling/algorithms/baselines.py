@@ -230,7 +230,7 @@ register(
             "its executed time returns to Q0 with executed time 0. With `order=start` (the earlier "
             "reading, also `tiresias-l`'s): queue = number of thresholds the attained GPU-time passed, "
             "detected at the slot it is crossed, FIFO by first start then arrival within a queue, no "
-            "promotion, walked as srtf's order (running jobs keep their servers; a job that does not "
+            "promotion, and the walk of srtf (running jobs keep their servers; a job that does not "
             "fit evicts running jobs after it, lowest priority first, only if that makes it fit). "
             "Configurations are fixed per job as in fifo. Jobs whose workers hold no GPUs never "
             "leave the first queue." + RIGID_NOTE
