@@ -22,35 +22,44 @@ from scheduling.speed import Allocation
 
 
 class _NonPreemptive:
-    """Keeps the running jobs' allocations and the free GPUs between events."""
+    """Keeps the running jobs' allocations and the free GPUs between events.
 
-    def __init__(self, instance: Instance, profiles: dict[str, Profile], report: Mapping[str, Any]) -> None:
+    A decision names only the jobs started at this event (``Decision.changes``): the engine keeps
+    every other job's allocation, so an event costs in proportion to what starts and completes, not
+    to what runs. With ``full`` the scheduler returns the complete allocation instead (the
+    engine's original interface; tests/test_asrpt_paths.py checks that both give one schedule).
+    """
+
+    def __init__(
+        self, instance: Instance, profiles: dict[str, Profile], report: Mapping[str, Any], full: bool = False
+    ) -> None:
         self.profiles = profiles
         self.gpus = Gpus(instance.cluster)
         self.running: dict[str, tuple[Allocation, ...]] = {}
-        self._all: tuple[Allocation, ...] = ()
-        self._dirty = False
+        self.full = full
+        self._started: dict[str, tuple[Allocation, ...]] = {}  # jobs started at this event
         self._report = dict(report)
 
     def sync(self, view: View) -> None:
-        """Give back the GPUs of jobs that completed since the last event."""
-        if len(view.allocations) == len(self._all):
-            return  # the engine only ever removes completed jobs' allocations
-        alive = {a.job_id for a in view.allocations}
-        for job_id in [j for j in self.running if j not in alive]:
-            self.gpus.release(self.running.pop(job_id))
-            self._dirty = True
+        """Give back the GPUs of jobs that completed since the last event (``view.completed``;
+        non-preemptive: a job that holds GPUs loses them only by completing)."""
+        self._started = {}
+        for job_id in view.completed:
+            allocs = self.running.pop(job_id, None)
+            if allocs is not None:
+                self.gpus.release(allocs)
 
     def start(self, job_id: str, allocations: tuple[Allocation, ...]) -> None:
         self.gpus.take(allocations)
         self.running[job_id] = allocations
-        self._dirty = True
+        self._started[job_id] = allocations
 
-    def allocations(self) -> tuple[Allocation, ...]:
-        if self._dirty:
-            self._all = tuple(a for allocs in self.running.values() for a in allocs)
-            self._dirty = False
-        return self._all
+    def decision(self, wake_at: int | None = None) -> Decision:
+        """The jobs started at this event, or with ``full`` the complete allocation."""
+        if self.full:
+            every = tuple(a for allocs in self.running.values() for a in allocs)
+            return Decision(allocations=every, wake_at=wake_at)
+        return Decision(changes=self._started, wake_at=wake_at)
 
     def report(self) -> Mapping[str, Any]:
         return self._report
@@ -105,8 +114,9 @@ class Asrpt(_NonPreemptive):
         tau: float,
         release: str,
         report: Mapping[str, Any],
+        full: bool = False,
     ) -> None:
-        super().__init__(instance, profiles, report)
+        super().__init__(instance, profiles, report, full)
         self.comm_heavy = comm_heavy  # COMM_HEAVY
         self.tau = tau  # delay factor
         self.release = release
@@ -144,7 +154,7 @@ class Asrpt(_NonPreemptive):
             self._schedule(t, self.pending)
             wake_virtual = self._virtual_wake(t)
         wake = [w for w in (wake_virtual, self.delayed[2] if self.delayed else None) if w is not None]
-        return Decision(allocations=self.allocations(), wake_at=min(wake) if wake else None)
+        return self.decision(min(wake) if wake else None)
 
     def _virtual_wake(self, t: int) -> int | None:
         nxt = self.vm.next_completion()
@@ -204,8 +214,9 @@ class PredictedList(_NonPreemptive):
         backfill: bool,
         selection: str,
         report: Mapping[str, Any],
+        full: bool = False,
     ) -> None:
-        super().__init__(instance, profiles, report)
+        super().__init__(instance, profiles, report, full)
         self.key = key
         self.selection = selection
         self.backfill = backfill
@@ -234,4 +245,4 @@ class PredictedList(_NonPreemptive):
                 kept.extend(self.waiting[i + 1 :])
                 break
         self.waiting = kept
-        return Decision(allocations=self.allocations())
+        return self.decision()
