@@ -8,9 +8,13 @@ Two measurements per N:
 
 * end to end: ``python -m scheduling simulate`` in a child process (load, prediction, simulation,
   result document, validation, writing the result): wall, CPU (user + system), peak RSS of the
-  child, size of the result file;
-* in process, the same run split into its phases (load, predictor + profiles, engine, result
-  document, validation), with every Heavy-Edge placement timed: the scheduler's ``Gpus.select``
+  child, size of the result file. The CLI refuses trace files over 32 MiB (docs/formats.md), and
+  the 150,000-job trace is 65 MiB (its jobs carry up to 64 stages), so above the limit this is
+  skipped and the phases below are the end-to-end figure;
+* the same run split into its phases (reading and parsing the trace and history without the size
+  limit, predictor + profiles, engine, result document, validation, writing the result), in a
+  child process of its own (wall, CPU and peak RSS of that process), with every Heavy-Edge
+  placement timed: the scheduler's ``Gpus.select``
   (which servers give the GPUs, Alg. 1 lines 9/22) and ``mapping`` (Heavy-Edge and eq. (7), lines
   10-11/23) are wrapped here, in the bench, not in the package. A placement is one select plus
   one mapping call; a delayed communication-heavy job is placed again at every event it waits.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,10 +38,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scheduling import api, presets, registry, results
+from scheduling import presets, registry, results
 from scheduling.algorithms.asrpt import cluster as asrpt_cluster
 from scheduling.algorithms.asrpt import scheduler as asrpt_scheduler
 from scheduling.engine import simulate
+from scheduling.loaders import MAX_INPUT_BYTES, load_cluster, parse_trace
+from scheduling.model import Instance
 from scheduling.validator import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,34 +131,60 @@ def quantiles_ms(values: list[float]) -> str:
     return f"{statistics.median(ordered) * 1e3:.3f} / {p99 * 1e3:.3f} / {ordered[-1] * 1e3:.2f}"
 
 
-def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str]) -> dict[str, Any]:
-    """The phases of api.run timed one by one, with the placements timed."""
-    out: dict[str, Any] = {}
+def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str], out: Path) -> dict[str, Any]:
+    """The phases of ``simulate`` timed one by one, with the placements timed."""
+    r: dict[str, Any] = {}
     t0 = time.perf_counter()
-    instance = api.load_instance(*paths)
-    out["load"] = time.perf_counter() - t0
+    cluster = load_cluster(paths[0])
+    trace = parse_trace(paths[1].read_text(encoding="utf-8"), cluster, paths[1].name, "json")
+    history = parse_trace(paths[2].read_text(encoding="utf-8"), cluster, paths[2].name, "json")
+    instance = Instance(cluster, trace, history=history)
+    r["load"] = time.perf_counter() - t0
     spec = registry.get(algorithm)
     parsed = spec.parse_params(dict(p.split("=", 1) for p in params))
     t0 = time.perf_counter()
     algo = spec.build(instance, parsed, 0)
-    out["prepare"] = time.perf_counter() - t0
+    r["prepare"] = time.perf_counter() - t0
     with PlacementTimer() as timer:
         t0 = time.perf_counter()
         run = simulate(instance, algo)
-        out["engine"] = time.perf_counter() - t0
+        r["engine"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     doc = results.build(instance, run, algorithm, parsed, 0)
-    out["document"] = time.perf_counter() - t0
+    r["document"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     problems = validate(instance, doc)
-    out["validate"] = time.perf_counter() - t0
+    r["validate"] = time.perf_counter() - t0
     if problems:
         raise SystemExit(f"invalid schedule: {problems[:3]}")
-    out["timer"] = timer
-    out["total_jct"] = doc["metrics"].get("total_jct")
-    out["completed"] = sum(1 for j in doc["jobs"] if j.get("completion") is not None)
-    out["mae"] = doc.get("prediction", {}).get("mean_abs_error")
-    return out
+    t0 = time.perf_counter()
+    results.write(doc, out)
+    r["write"] = time.perf_counter() - t0
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    r["cpu"] = usage.ru_utime + usage.ru_stime
+    r["rss_mib"] = usage.ru_maxrss / 1024
+    r["result_mib"] = out.stat().st_size / 2**20
+    r["total_jct"] = doc["metrics"].get("total_jct")
+    r["completed"] = sum(1 for j in doc["jobs"] if j.get("completion") is not None)
+    r["mae"] = doc.get("prediction", {}).get("mean_abs_error")
+    r["placement"], r["mapping"], r["select"], r["gpus"] = timer.placement, timer.mapping, timer.select, timer.gpus
+    return r
+
+
+def phases_child(folder: Path, algorithm: str, params: list[str]) -> dict[str, Any]:
+    """``in_process`` in a child process (its own CPU time and peak RSS)."""
+    cmd = [sys.executable, __file__, "--child", str(folder), "--algorithm", algorithm]
+    for p in params:
+        cmd += ["--param", p]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"phases failed: {done.stderr[-2000:]}")
+    r: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    r["wall"] = wall
+    return r
 
 
 def main() -> None:
@@ -162,38 +195,53 @@ def main() -> None:
     ap.add_argument("--algorithm", default="asrpt")
     ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--no-cli", action="store_true", help="skip the end-to-end child process")
-    ap.add_argument("--no-inprocess", action="store_true", help="skip the in-process phases and placements")
+    ap.add_argument("--no-phases", action="store_true", help="skip the timed phases and placements")
     ap.add_argument("--dir", type=Path, default=None, help="where to write the instances (default: a temp dir)")
+    ap.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child is not None:
+        paths = args.child / "cluster.json", args.child / "trace.json", args.child / "history.json"
+        print(json.dumps(in_process(paths, args.algorithm, args.param, args.child / "result-phases.json")))
+        return
     base = args.dir or Path(tempfile.mkdtemp(prefix="asrpt_scale_"))
     print(f"machine load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     for n in (int(x) for x in args.jobs.split(",")):
         t0 = time.perf_counter()
         paths = write_instance(base / f"n{n}", n, args.history, args.seed)
         took = time.perf_counter() - t0
+        size = max(p.stat().st_size for p in paths[1:]) / 2**20
         print(f"\n## {n} jobs after {args.history} history jobs, seed {args.seed} ({took:.1f} s to generate)")
-        if not args.no_cli:
+        if args.no_cli:
+            pass
+        elif size > MAX_INPUT_BYTES / 2**20:
+            print(f"end to end (CLI simulate): not run, the trace is {size:.1f} MiB (CLI limit 32 MiB)")
+        else:
             e = end_to_end(paths, args.algorithm, args.param, base / f"n{n}" / "result.json")
             print(
                 f"end to end (CLI simulate): wall {e['wall']:.1f} s, CPU {e['cpu']:.1f} s, "
                 f"peak RSS {e['rss_mib']:.0f} MiB, result {e['result_mib']:.1f} MiB; "
                 f"load after {os.getloadavg()[0]:.2f}"
             )
-        if not args.no_inprocess:
-            r = in_process(paths, args.algorithm, args.param)
-            tm: PlacementTimer = r["timer"]
-            print(
-                f"in process: load {r['load']:.1f} s, predictor + profiles {r['prepare']:.1f} s, "
-                f"engine {r['engine']:.1f} s, result document {r['document']:.1f} s, validation {r['validate']:.1f} s; "
-                f"total JCT {r['total_jct']}, completed {r['completed']}, predictor MAE {r['mae']}; "
-                f"load after {os.getloadavg()[0]:.2f}"
-            )
-            multi = [t for t, g in zip(tm.placement, tm.gpus, strict=True) if g > 1]
-            print(f"placements: {len(tm.placement)} ({len(multi)} of multi-GPU jobs); median / p99 / max in ms:")
-            print(f"  select + Heavy-Edge mapping: {quantiles_ms(tm.placement)}")
-            print(f"  Heavy-Edge mapping only:     {quantiles_ms(tm.mapping)}")
-            print(f"  select only:                 {quantiles_ms(tm.select)}")
-            print(f"  multi-GPU jobs (select + mapping): {quantiles_ms(multi)}")
+        if args.no_phases:
+            continue
+        r = phases_child(base / f"n{n}", args.algorithm, args.param)
+        total = sum(r[k] for k in ("load", "prepare", "engine", "document", "validate", "write"))
+        print(
+            f"phases (child process): wall {r['wall']:.1f} s (phases {total:.1f} s), CPU {r['cpu']:.1f} s, "
+            f"peak RSS {r['rss_mib']:.0f} MiB, result {r['result_mib']:.1f} MiB; load after {os.getloadavg()[0]:.2f}"
+        )
+        print(
+            f"  read + parse {r['load']:.1f} s, predictor + profiles {r['prepare']:.1f} s, "
+            f"engine + scheduler {r['engine']:.1f} s, result document {r['document']:.1f} s, "
+            f"validation {r['validate']:.1f} s, write {r['write']:.1f} s"
+        )
+        print(f"  total JCT {r['total_jct']}, completed {r['completed']}, predictor MAE {r['mae']:.0f}")
+        multi = [t for t, g in zip(r["placement"], r["gpus"], strict=True) if g > 1]
+        print(f"  placements: {len(r['placement'])} ({len(multi)} of multi-GPU jobs); median / p99 / max in ms:")
+        print(f"    select + Heavy-Edge mapping: {quantiles_ms(r['placement'])}")
+        print(f"    Heavy-Edge mapping only:     {quantiles_ms(r['mapping'])}")
+        print(f"    select only:                 {quantiles_ms(r['select'])}")
+        print(f"    multi-GPU jobs (select + mapping): {quantiles_ms(multi)}")
 
 
 if __name__ == "__main__":
