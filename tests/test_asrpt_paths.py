@@ -13,12 +13,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduling import presets, registry
 from scheduling.algorithms.asrpt.cluster import Gpus
+from scheduling.algorithms.asrpt.mapping import heavy_edge, heavy_edge_fast, job_graph
 from scheduling.engine import Decision, Run, View, simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
-from scheduling.model import Instance
+from scheduling.model import Instance, Stage
 from scheduling.speed import Allocation
 
 CASES: tuple[tuple[str, dict[str, str]], ...] = (
@@ -124,3 +127,55 @@ def test_decisions_name_only_the_jobs_they_start(algorithm: str) -> None:
             assert start[job_id] == t and allocs
             named += 1
     assert named == len(inst.jobs)
+
+
+stage_lists = st.lists(
+    st.builds(
+        Stage,
+        replicas=st.integers(1, 5),
+        forward=st.just(1.0),
+        backward=st.just(1.0),
+        activation_in=st.sampled_from([0.0, 5.0, 20.0]),  # few values: ties between edge weights
+        activation_out=st.sampled_from([0.0, 5.0, 20.0]),
+        params=st.sampled_from([0.0, 10.0, 40.0]),
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(stage_lists, st.lists(st.integers(0, 8), min_size=1, max_size=40), st.sampled_from(["ring", "tree"]))
+def test_fast_heavy_edge_equals_heavy_edge(stages: list[Stage], free: list[int], allreduce: str) -> None:
+    graph = job_graph(stages, allreduce)
+    servers: list[tuple[str, int]] = []
+    left = graph.size
+    for i, f in enumerate(free):
+        servers.append((f"m{i}", min(f, left)))
+        left -= min(f, left)
+    servers += [(f"pad{i}", 1) for i in range(left)]  # the rest on one-GPU servers (case 2)
+    assert heavy_edge_fast(graph, servers) == heavy_edge(graph, servers)
+
+
+def test_fast_heavy_edge_equals_heavy_edge_on_large_fragmented_jobs() -> None:
+    rng = random.Random(11)
+    for replicas, n_stages in ((2, 64), (2, 32), (1, 16), (4, 8)):
+        stages = [
+            Stage(
+                replicas=replicas,
+                forward=1.0,
+                backward=1.0,
+                activation_in=50.0 * (s > 0),
+                activation_out=50.0 * (s < n_stages - 1),
+                params=100.0,
+            )
+            for s in range(n_stages)
+        ]
+        graph = job_graph(stages)
+        for _ in range(20):
+            servers, left = [], graph.size
+            while left:
+                take = min(left, rng.choice([1, 1, 1, 2, 3, 5, 8]))
+                servers.append((f"m{len(servers)}", take))
+                left -= take
+            assert heavy_edge_fast(graph, servers) == heavy_edge(graph, servers)

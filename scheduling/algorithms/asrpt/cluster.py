@@ -12,7 +12,14 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduling.algorithms.asrpt.mapping import JobGraph, alpha_min_estimate, counts_of, heavy_edge, job_graph
+from scheduling.algorithms.asrpt.mapping import (
+    JobGraph,
+    alpha_min_estimate,
+    counts_of,
+    heavy_edge,
+    heavy_edge_fast,
+    job_graph,
+)
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Instance, Job, Server
 from scheduling.pipeline import Link, alpha, alpha_max, links, stage_type
 from scheduling.speed import Allocation, demand_of
@@ -196,12 +203,12 @@ def _planned(
 ) -> tuple[tuple[Allocation, ...], float]:
     """``mapping`` with Heavy-Edge's outcome reused: it depends only on the graph and the free GPUs
     of the chosen servers, in their order (servers are named by their index here), and eq. (7)
-    only on the counts and the servers' links."""
+    only on the counts and the servers' links. A new shape is mapped by ``heavy_edge_fast``."""
     caps = tuple(c for _, c in servers)
     key = (id(graph), caps)  # the graph lives as long as the profiles that hold it
     plan = gpus.plans.get(key)
     if plan is None:
-        where = heavy_edge(graph, [(str(i), c) for i, c in enumerate(caps)])
+        where = heavy_edge_fast(graph, [(str(i), c) for i, c in enumerate(caps)])
         plan = tuple(tuple((int(m), x) for m, x in per.items()) for per in counts_of(graph, where))
         gpus.plans[key] = plan
     classes = tuple(gpus.link_class[m] for m, _ in servers)
