@@ -14,6 +14,7 @@ a server; ``alpha_min_estimate`` is the paper's alpha~_i^min: Heavy-Edge on the 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -171,7 +172,7 @@ def heavy_edge_fast(graph: JobGraph, servers: Sequence[tuple[str, int]]) -> list
     Two scans of ``heavy_edge`` repeat over the whole graph at every server: the one-GPU case sums
     each remaining vertex's edges to the other remaining vertices, and every seed scans all edges
     for the heaviest unplaced one. Here a vertex's sum is recomputed (in the same order, so to the
-    same float) only after one of its neighbours was placed, and seeds come from the edges ranked
+    same float) only after one of its neighbours was placed and kept in a heap, and seeds come from the edges ranked
     once per graph (``JobGraph.ranked_edges``) through a pointer that only moves forward: placed
     vertices never return, so an edge passed over never qualifies again.
     """
@@ -185,6 +186,7 @@ def heavy_edge_fast(graph: JobGraph, servers: Sequence[tuple[str, int]]) -> list
     dirty = set(range(n))
     edges = graph.ranked_edges
     ptr = 0
+    least: list[tuple[float, int]] = []  # (cut, vertex) entries, stale ones dropped when met
 
     def place(v: int, server: str) -> None:
         where[v] = server
@@ -200,11 +202,14 @@ def heavy_edge_fast(graph: JobGraph, servers: Sequence[tuple[str, int]]) -> list
                 where[v] = server
             remaining.clear()
             break
-        if cap == 1:  # case 2
+        if cap == 1:  # case 2: the least (cut, vertex) of a heap holding each remaining vertex's current one
             for u in dirty & remaining:
                 cut[u] = sum(w for x, w in adjacency[u].items() if x in remaining)
+                heapq.heappush(least, (cut[u], u))
             dirty.clear()
-            place(min(remaining, key=lambda u: (cut[u], u)), server)
+            while least[0][1] not in remaining or least[0][0] != cut[least[0][1]]:
+                heapq.heappop(least)  # placed, or its cut has changed since (a newer entry holds it)
+            place(heapq.heappop(least)[1], server)
             continue
         # _grow with the ranked edges as seeds.
         node_set = 0
