@@ -26,6 +26,7 @@ Two measurements per N:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -132,8 +133,19 @@ def quantiles_ms(values: list[float]) -> str:
 
 
 def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str], out: Path) -> dict[str, Any]:
-    """The phases of ``simulate`` timed one by one, with the placements timed."""
+    """The phases of ``simulate`` timed one by one, with the placements and the garbage collector's
+    pauses (all generations, summed over the run) timed."""
     r: dict[str, Any] = {}
+    pauses: list[float] = []
+    began = [0.0]
+
+    def on_gc(phase: str, _info: dict[str, Any]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+        else:
+            pauses.append(time.perf_counter() - began[0])
+
+    gc.callbacks.append(on_gc)
     t0 = time.perf_counter()
     cluster = load_cluster(paths[0])
     trace = parse_trace(paths[1].read_text(encoding="utf-8"), cluster, paths[1].name, "json")
@@ -160,6 +172,8 @@ def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str]
     t0 = time.perf_counter()
     results.write(doc, out)
     r["write"] = time.perf_counter() - t0
+    gc.callbacks.remove(on_gc)
+    r["gc"], r["gc_max"] = sum(pauses), max(pauses, default=0.0)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     r["cpu"] = usage.ru_utime + usage.ru_stime
     r["rss_mib"] = usage.ru_maxrss / 1024
@@ -233,7 +247,8 @@ def main() -> None:
         print(
             f"  read + parse {r['load']:.1f} s, predictor + profiles {r['prepare']:.1f} s, "
             f"engine + scheduler {r['engine']:.1f} s, result document {r['document']:.1f} s, "
-            f"validation {r['validate']:.1f} s, write {r['write']:.1f} s"
+            f"validation {r['validate']:.1f} s, write {r['write']:.1f} s; garbage collector pauses "
+            f"{r['gc']:.1f} s in all (longest {r['gc_max']:.2f} s)"
         )
         print(f"  total JCT {r['total_jct']}, completed {r['completed']}, predictor MAE {r['mae']:.0f}")
         multi = [t for t, g in zip(r["placement"], r["gpus"], strict=True) if g > 1]
