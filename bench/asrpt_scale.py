@@ -212,7 +212,11 @@ def main() -> None:
     ap.add_argument("--no-phases", action="store_true", help="skip the timed phases and placements")
     ap.add_argument("--dir", type=Path, default=None, help="where to write the instances (default: a temp dir)")
     ap.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--generate", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.generate is not None:
+        write_instance(args.generate, int(args.jobs), args.history, args.seed)
+        return
     if args.child is not None:
         paths = args.child / "cluster.json", args.child / "trace.json", args.child / "history.json"
         print(json.dumps(in_process(paths, args.algorithm, args.param, args.child / "result-phases.json")))
@@ -221,7 +225,13 @@ def main() -> None:
     print(f"machine load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     for n in (int(x) for x in args.jobs.split(",")):
         t0 = time.perf_counter()
-        paths = write_instance(base / f"n{n}", n, args.history, args.seed)
+        # In a child process: Linux charges a child's peak RSS from its parent's at fork, so the
+        # parent stays small (it never holds a trace).
+        folder = base / f"n{n}"
+        cmd = [sys.executable, __file__, "--generate", str(folder), "--jobs", str(n)]
+        cmd += ["--history", str(args.history), "--seed", str(args.seed)]
+        subprocess.run(cmd, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        paths = folder / "cluster.json", folder / "trace.json", folder / "history.json"
         took = time.perf_counter() - t0
         size = max(p.stat().st_size for p in paths[1:]) / 2**20
         print(f"\n## {n} jobs after {args.history} history jobs, seed {args.seed} ({took:.1f} s to generate)")
