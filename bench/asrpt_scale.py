@@ -132,7 +132,9 @@ def quantiles_ms(values: list[float]) -> str:
     return f"{statistics.median(ordered) * 1e3:.3f} / {p99 * 1e3:.3f} / {ordered[-1] * 1e3:.2f}"
 
 
-def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str], out: Path) -> dict[str, Any]:
+def in_process(
+    paths: tuple[Path, Path, Path], algorithm: str, params: list[str], out: Path, freeze: bool = False
+) -> dict[str, Any]:
     """The phases of ``simulate`` timed one by one, with the placements and the garbage collector's
     pauses (all generations, summed over the run) timed."""
     r: dict[str, Any] = {}
@@ -157,6 +159,8 @@ def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str]
     t0 = time.perf_counter()
     algo = spec.build(instance, parsed, 0)
     r["prepare"] = time.perf_counter() - t0
+    if freeze:  # experiment: what a gc.freeze() in the caller after loading would save
+        gc.freeze()
     with PlacementTimer() as timer:
         t0 = time.perf_counter()
         run = simulate(instance, algo)
@@ -185,9 +189,11 @@ def in_process(paths: tuple[Path, Path, Path], algorithm: str, params: list[str]
     return r
 
 
-def phases_child(folder: Path, algorithm: str, params: list[str]) -> dict[str, Any]:
+def phases_child(folder: Path, algorithm: str, params: list[str], freeze: bool) -> dict[str, Any]:
     """``in_process`` in a child process (its own CPU time and peak RSS)."""
-    cmd = [sys.executable, __file__, "--child", str(folder), "--algorithm", algorithm]
+    cmd = [sys.executable, __file__, "--child", str(folder), "--algorithm", algorithm] + (
+        ["--gc-freeze"] if freeze else []
+    )
     for p in params:
         cmd += ["--param", p]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -211,6 +217,7 @@ def main() -> None:
     ap.add_argument("--no-cli", action="store_true", help="skip the end-to-end child process")
     ap.add_argument("--no-phases", action="store_true", help="skip the timed phases and placements")
     ap.add_argument("--dir", type=Path, default=None, help="where to write the instances (default: a temp dir)")
+    ap.add_argument("--gc-freeze", action="store_true", help="experiment: gc.freeze() after the predictor")
     ap.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--generate", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -219,7 +226,8 @@ def main() -> None:
         return
     if args.child is not None:
         paths = args.child / "cluster.json", args.child / "trace.json", args.child / "history.json"
-        print(json.dumps(in_process(paths, args.algorithm, args.param, args.child / "result-phases.json")))
+        out = args.child / "result-phases.json"
+        print(json.dumps(in_process(paths, args.algorithm, args.param, out, args.gc_freeze)))
         return
     base = args.dir or Path(tempfile.mkdtemp(prefix="asrpt_scale_"))
     print(f"machine load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
@@ -248,7 +256,7 @@ def main() -> None:
             )
         if args.no_phases:
             continue
-        r = phases_child(base / f"n{n}", args.algorithm, args.param)
+        r = phases_child(folder, args.algorithm, args.param, args.gc_freeze)
         total = sum(r[k] for k in ("load", "prepare", "engine", "document", "validate", "write"))
         print(
             f"phases (child process): wall {r['wall']:.1f} s (phases {total:.1f} s), CPU {r['cpu']:.1f} s, "
