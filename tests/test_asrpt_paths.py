@@ -21,7 +21,7 @@ from scheduling.algorithms.asrpt.cluster import Gpus
 from scheduling.algorithms.asrpt.mapping import heavy_edge, heavy_edge_fast, job_graph
 from scheduling.engine import Decision, Run, View, simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
-from scheduling.model import Instance, Stage
+from scheduling.model import Instance, Job, Stage
 from scheduling.speed import Allocation
 
 CASES: tuple[tuple[str, dict[str, str]], ...] = (
@@ -72,6 +72,28 @@ def test_incremental_and_readable_paths_give_the_same_schedule(
     assert fast.jobs == readable.jobs
     assert len({p.server for p in fast.placements}) > 1
     assert any(j.start is not None and j.start > j.arrival for j in fast.jobs)  # jobs did queue
+
+
+def rigid(inst: Instance) -> Instance:
+    """The same jobs as rigid trace jobs (g_i one-GPU workers for a recorded duration)."""
+    jobs = tuple(
+        Job(j.job_id, j.arrival, gpus=j.gpus, duration=max(1, int(j.work_required) // 500), group=j.group, user=j.user)
+        for j in inst.jobs
+    )
+    history = tuple(
+        Job(j.job_id, j.arrival, gpus=j.gpus, duration=max(1, int(j.work_required) // 500), group=j.group, user=j.user)
+        for j in inst.history
+    )
+    return Instance(inst.cluster, jobs, history=history)
+
+
+@pytest.mark.parametrize(("algorithm", "params"), CASES)
+def test_both_paths_agree_on_rigid_jobs(algorithm: str, params: dict[str, str]) -> None:
+    inst = rigid(instance(5, mixed=True))
+    assert all(j.rigid for j in inst.jobs) and registry.get(algorithm).unsupported(inst) is None
+    fast, readable = run(inst, algorithm, params, False), run(inst, algorithm, params, True)
+    assert (fast.placements, fast.progress, fast.jobs) == (readable.placements, readable.progress, readable.jobs)
+    assert any(j.start is not None and j.start > j.arrival for j in fast.jobs)
 
 
 @pytest.mark.parametrize("how", ["most", "least", "first"])
