@@ -8,10 +8,18 @@ unit wherever it runs and it is never communication-heavy).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduling.algorithms.asrpt.mapping import JobGraph, alpha_min_estimate, counts_of, heavy_edge, job_graph
+from scheduling.algorithms.asrpt.mapping import (
+    JobGraph,
+    alpha_min_estimate,
+    counts_of,
+    heavy_edge,
+    heavy_edge_fast,
+    job_graph,
+)
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Instance, Job, Server
 from scheduling.pipeline import Link, alpha, alpha_max, links, stage_type
 from scheduling.speed import Allocation, demand_of
@@ -81,21 +89,41 @@ def profiles(instance: Instance, predicted: Mapping[str, float], allreduce: str)
 
 
 class Gpus:
-    """Free GPUs per usable server, kept by the scheduler between events."""
+    """Free GPUs per usable server, kept by the scheduler between events.
 
-    def __init__(self, cluster: Cluster) -> None:
+    ``select`` is the readable transcription (sort the servers by free GPUs); with ``fast`` the
+    scheduler uses ``select_fast`` (the servers kept in buckets by free GPUs, each bucket in cluster
+    order) and ``mapping`` reuses a Heavy-Edge plan per (job graph, free GPUs of the chosen servers).
+    Both give the same servers and mappings (tests/test_asrpt_paths.py).
+    """
+
+    def __init__(self, cluster: Cluster, fast: bool = False) -> None:
         self.cluster = cluster
         servers = [s for s in cluster.servers if usable(s)]
+        self.ids = [s.id for s in servers]
         self.order = {s.id: i for i, s in enumerate(servers)}
         self.free = {s.id: int(s.capacity.get("gpu", 0.0)) for s in servers}
         self.total = sum(self.free.values())  # G
         self.available = self.total  # free GPUs in the cluster
         self.links, _ = links(cluster)
+        self.fast = fast
+        # Buckets: free GPUs -> positions (cluster order, ascending) of the servers with that many free.
+        self.by_free: list[list[int]] = [[] for _ in range(max(self.free.values(), default=0) + 1)]
+        for i, server in enumerate(self.ids):
+            self.by_free[self.free[server]].append(i)
+        # Heavy-Edge plans of ``mapping`` (fast path): (graph id, free GPUs per chosen server) ->
+        # per stage, (chosen server's index, replicas); alphas by the chosen servers' link classes.
+        self.plans: dict[tuple[int, tuple[int, ...]], tuple[tuple[tuple[int, int], ...], ...]] = {}
+        self.alphas: dict[tuple[int, tuple[int, ...], tuple[int, ...]], float] = {}
+        classes: dict[Link, int] = {}
+        self.link_class = {s: classes.setdefault(self.links[s], len(classes)) for s in self.ids}
 
     def select(self, gpus: int, how: str) -> list[tuple[str, int]]:
         """g_i GPUs from the servers with the most (``most``, Alg. 1 line 9) or least (``least``,
         line 22) free GPUs, or in cluster order (``first``); ties by cluster order. Assumes
         ``gpus <= self.available``."""
+        if self.fast:
+            return self.select_fast(gpus, how)
         candidates = (s for s, f in self.free.items() if f > 0)
         if how == "first":
             ranked = sorted(candidates, key=self.order.__getitem__)
@@ -111,15 +139,46 @@ class Gpus:
             left -= k
         return out
 
+    def select_fast(self, gpus: int, how: str) -> list[tuple[str, int]]:
+        """``select`` from the buckets: O(servers chosen + distinct free counts)."""
+        out: list[tuple[str, int]] = []
+        left = gpus
+        if how == "first":
+            for server in self.ids:
+                if left == 0:
+                    break
+                f = self.free[server]
+                if f > 0:
+                    out.append((server, min(left, f)))
+                    left -= min(left, f)
+            return out
+        levels = range(len(self.by_free) - 1, 0, -1) if how == "most" else range(1, len(self.by_free))
+        ids = self.ids
+        for f in levels:
+            for i in self.by_free[f]:
+                if left == 0:
+                    return out
+                k = min(left, f)
+                out.append((ids[i], k))
+                left -= k
+        return out
+
+    def _move(self, server: str, delta: int) -> None:
+        old = self.free[server]
+        self.free[server] = new = old + delta
+        self.available += delta
+        i = self.order[server]
+        bucket = self.by_free[old]
+        del bucket[bisect.bisect_left(bucket, i)]
+        bisect.insort(self.by_free[new], i)
+
     def take(self, allocations: Sequence[Allocation]) -> None:
         for a in allocations:
-            self.free[a.server] -= a.count
-            self.available -= a.count
+            self._move(a.server, -a.count)
 
     def release(self, allocations: Sequence[Allocation]) -> None:
         for a in allocations:
-            self.free[a.server] += a.count
-            self.available += a.count
+            self._move(a.server, a.count)
 
 
 def mapping(p: Profile, servers: Sequence[tuple[str, int]], gpus: Gpus) -> tuple[tuple[Allocation, ...], float]:
@@ -127,6 +186,8 @@ def mapping(p: Profile, servers: Sequence[tuple[str, int]], gpus: Gpus) -> tuple
     job_id = p.job.job_id
     if p.graph is None:
         return tuple(Allocation(job_id, m, "worker", RIGID_WORKER_TYPE, k) for m, k in servers), p.alpha_min
+    if gpus.fast:
+        return _planned(p, p.graph, servers, gpus)
     where = heavy_edge(p.graph, servers)
     counts = counts_of(p.graph, where)
     allocs = tuple(
@@ -135,3 +196,30 @@ def mapping(p: Profile, servers: Sequence[tuple[str, int]], gpus: Gpus) -> tuple
         for m, x in sorted(per.items())
     )
     return allocs, alpha(p.graph.stages, counts, gpus.links)
+
+
+def _planned(
+    p: Profile, graph: JobGraph, servers: Sequence[tuple[str, int]], gpus: Gpus
+) -> tuple[tuple[Allocation, ...], float]:
+    """``mapping`` with Heavy-Edge's outcome reused: it depends only on the graph and the free GPUs
+    of the chosen servers, in their order (servers are named by their index here), and eq. (7)
+    only on the counts and the servers' links. A new shape is mapped by ``heavy_edge_fast``."""
+    caps = tuple(c for _, c in servers)
+    key = (id(graph), caps)  # the graph lives as long as the profiles that hold it
+    plan = gpus.plans.get(key)
+    if plan is None:
+        where = heavy_edge_fast(graph, [(str(i), c) for i, c in enumerate(caps)])
+        plan = tuple(tuple((int(m), x) for m, x in per.items()) for per in counts_of(graph, where))
+        gpus.plans[key] = plan
+    classes = tuple(gpus.link_class[m] for m, _ in servers)
+    a = gpus.alphas.get((*key, classes))
+    if a is None:
+        named = [{servers[i][0]: x for i, x in per} for per in plan]
+        a = gpus.alphas[(*key, classes)] = alpha(graph.stages, named, gpus.links)
+    job_id = p.job.job_id
+    allocs = tuple(
+        Allocation(job_id, m, "worker", stage_type(s), x)
+        for s, per in enumerate(plan)
+        for m, x in sorted((servers[i][0], x) for i, x in per)
+    )
+    return allocs, a

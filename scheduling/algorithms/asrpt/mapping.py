@@ -14,8 +14,10 @@ a server; ``alpha_min_estimate`` is the paper's alpha~_i^min: Heavy-Edge on the 
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from scheduling.model import Stage
 from scheduling.pipeline import Link, alpha
@@ -33,6 +35,15 @@ class JobGraph:
 
     def edges(self) -> list[tuple[int, int, float]]:
         return [(u, v, w) for u, nbrs in enumerate(self.adjacency) for v, w in nbrs.items() if u < v]
+
+    @cached_property
+    def ranked_edges(self) -> tuple[tuple[int, int], ...]:
+        """Edges (u < v) in the order ``_heaviest_edge`` prefers them: heavier first, then by u,
+        then by position in u's adjacency (its scan keeps the first of equal weights)."""
+        ranked = sorted(
+            (-w, u, i, v) for u, nbrs in enumerate(self.adjacency) for i, (v, w) in enumerate(nbrs.items()) if u < v
+        )
+        return tuple((u, v) for _w, u, _i, v in ranked)
 
 
 def _tree_edges(k: int) -> set[tuple[int, int]]:
@@ -153,6 +164,75 @@ def _heaviest_edge(graph: JobGraph, free: set[int]) -> tuple[int, int] | None:
             if u < v and v in free and (best is None or w > best[0]):
                 best = (w, u, v)
     return None if best is None else (best[1], best[2])
+
+
+def heavy_edge_fast(graph: JobGraph, servers: Sequence[tuple[str, int]]) -> list[str]:
+    """``heavy_edge`` with the same result, for large jobs spread over many servers.
+
+    Two scans of ``heavy_edge`` repeat over the whole graph at every server: the one-GPU case sums
+    each remaining vertex's edges to the other remaining vertices, and every seed scans all edges
+    for the heaviest unplaced one. Here a vertex's sum is recomputed (in the same order, so to the
+    same float) only after one of its neighbours was placed and kept in a heap, and seeds come from the edges ranked
+    once per graph (``JobGraph.ranked_edges``) through a pointer that only moves forward: placed
+    vertices never return, so an edge passed over never qualifies again.
+    """
+    n = graph.size
+    if sum(c for _, c in servers) != n:
+        raise ValueError(f"servers offer {sum(c for _, c in servers)} GPUs for {n} replicas")
+    adjacency = graph.adjacency
+    where: list[str | None] = [None] * n
+    remaining = set(range(n))
+    cut = [0.0] * n  # vertex -> weight of its edges to remaining vertices (valid unless dirty)
+    dirty = set(range(n))
+    edges = graph.ranked_edges
+    ptr = 0
+    least: list[tuple[float, int]] = []  # (cut, vertex) entries, stale ones dropped when met
+
+    def place(v: int, server: str) -> None:
+        where[v] = server
+        remaining.discard(v)
+        dirty.update(adjacency[v])
+
+    for i in sorted(range(len(servers)), key=lambda i: -servers[i][1]):
+        server, cap = servers[i]
+        if cap <= 0:
+            continue
+        if len(remaining) <= cap:  # case 1
+            for v in remaining:
+                where[v] = server
+            remaining.clear()
+            break
+        if cap == 1:  # case 2: the least (cut, vertex) of a heap holding each remaining vertex's current one
+            for u in dirty & remaining:
+                cut[u] = sum(w for x, w in adjacency[u].items() if x in remaining)
+                heapq.heappush(least, (cut[u], u))
+            dirty.clear()
+            while least[0][1] not in remaining or least[0][0] != cut[least[0][1]]:
+                heapq.heappop(least)  # placed, or its cut has changed since (a newer entry holds it)
+            place(heapq.heappop(least)[1], server)
+            continue
+        # _grow with the ranked edges as seeds.
+        node_set = 0
+        gain: dict[int, float] = {}
+        while node_set < cap:
+            if gain:
+                v = min(gain, key=lambda u: (-gain[u], u))
+                take = [v]
+            elif cap - node_set >= 2:
+                while ptr < len(edges) and not (edges[ptr][0] in remaining and edges[ptr][1] in remaining):
+                    ptr += 1
+                take = list(edges[ptr]) if ptr < len(edges) else [min(remaining)]
+            else:
+                take = [min(remaining)]
+            for v in take:
+                place(v, server)
+                node_set += 1
+                gain.pop(v, None)
+                for u, w in adjacency[v].items():
+                    if u in remaining:
+                        gain[u] = gain.get(u, 0.0) + w
+    assert all(w is not None for w in where)
+    return [w for w in where if w is not None]
 
 
 def counts_of(graph: JobGraph, where: Sequence[str]) -> list[dict[str, int]]:

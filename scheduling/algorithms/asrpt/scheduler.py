@@ -22,35 +22,49 @@ from scheduling.speed import Allocation
 
 
 class _NonPreemptive:
-    """Keeps the running jobs' allocations and the free GPUs between events."""
+    """Keeps the running jobs' allocations and the free GPUs between events.
 
-    def __init__(self, instance: Instance, profiles: dict[str, Profile], report: Mapping[str, Any]) -> None:
+    A decision names only the jobs started at this event (``Decision.changes``): the engine keeps
+    every other job's allocation, so an event costs in proportion to what starts and completes, not
+    to what runs. The other data structures are incremental too (servers bucketed by free GPUs,
+    Heavy-Edge plans reused per demand shape, heaps for the waiting jobs).
+
+    ``readable`` selects the plain transcription instead: the complete allocation at every event
+    (the engine's original interface), servers sorted at every placement, Heavy-Edge run at every
+    placement, the waiting jobs walked in full. tests/test_asrpt_paths.py checks that both paths
+    give the same schedule on random instances.
+    """
+
+    def __init__(
+        self, instance: Instance, profiles: dict[str, Profile], report: Mapping[str, Any], readable: bool = False
+    ) -> None:
         self.profiles = profiles
-        self.gpus = Gpus(instance.cluster)
+        self.gpus = Gpus(instance.cluster, fast=not readable)
         self.running: dict[str, tuple[Allocation, ...]] = {}
-        self._all: tuple[Allocation, ...] = ()
-        self._dirty = False
+        self.readable = readable
+        self._started: dict[str, tuple[Allocation, ...]] = {}  # jobs started at this event
         self._report = dict(report)
 
     def sync(self, view: View) -> None:
-        """Give back the GPUs of jobs that completed since the last event."""
-        if len(view.allocations) == len(self._all):
-            return  # the engine only ever removes completed jobs' allocations
-        alive = {a.job_id for a in view.allocations}
-        for job_id in [j for j in self.running if j not in alive]:
-            self.gpus.release(self.running.pop(job_id))
-            self._dirty = True
+        """Give back the GPUs of jobs that completed since the last event (``view.completed``;
+        non-preemptive: a job that holds GPUs loses them only by completing)."""
+        self._started = {}
+        for job_id in view.completed:
+            allocs = self.running.pop(job_id, None)
+            if allocs is not None:
+                self.gpus.release(allocs)
 
     def start(self, job_id: str, allocations: tuple[Allocation, ...]) -> None:
         self.gpus.take(allocations)
         self.running[job_id] = allocations
-        self._dirty = True
+        self._started[job_id] = allocations
 
-    def allocations(self) -> tuple[Allocation, ...]:
-        if self._dirty:
-            self._all = tuple(a for allocs in self.running.values() for a in allocs)
-            self._dirty = False
-        return self._all
+    def decision(self, wake_at: int | None = None) -> Decision:
+        """The jobs started at this event, or (readable) the complete allocation."""
+        if self.readable:
+            every = tuple(a for allocs in self.running.values() for a in allocs)
+            return Decision(allocations=every, wake_at=wake_at)
+        return Decision(changes=self._started, wake_at=wake_at)
 
     def report(self) -> Mapping[str, Any]:
         return self._report
@@ -87,6 +101,52 @@ class VirtualSRPT:
         return self.now + self.heap[0][0] if self.heap else None
 
 
+class _VirtualOrder:
+    """``pending_queue`` with release=arrival, read only as far as Alg. 1 takes it: the virtually
+    completed jobs (``pending``), then the virtual machine's jobs by (remaining, arrival, job id),
+    skipping those already popped. The heap is walked through its tree with a frontier heap, so
+    reading k jobs costs O(k log k) instead of sorting the whole machine at every event."""
+
+    def __init__(self, pending: deque[str], heap: list[tuple[float, int, str]], popped: set[str]) -> None:
+        self.pending, self.heap, self.popped = pending, heap, popped
+        self.i = 0  # jobs of ``pending`` taken
+        self.frontier: list[tuple[tuple[float, int, str], int]] = [(heap[0], 0)] if heap else []
+        self.taken: list[str] = []  # popped at line 7, in order
+
+    def _expand(self) -> None:
+        _entry, i = heapq.heappop(self.frontier)
+        for c in (2 * i + 1, 2 * i + 2):
+            if c < len(self.heap):
+                heapq.heappush(self.frontier, (self.heap[c], c))
+
+    def _head(self) -> str | None:
+        if self.i < len(self.pending):
+            return self.pending[self.i]
+        while self.frontier:
+            job_id = self.frontier[0][0][2]
+            if job_id not in self.popped:
+                return job_id
+            self._expand()
+        return None
+
+    def __bool__(self) -> bool:
+        return self._head() is not None
+
+    def __getitem__(self, k: int) -> str:
+        head = self._head()
+        assert k == 0 and head is not None
+        return head
+
+    def popleft(self) -> str:
+        head = self[0]
+        if self.i < len(self.pending):
+            self.i += 1
+        else:
+            self._expand()
+        self.taken.append(head)
+        return head
+
+
 class Asrpt(_NonPreemptive):
     """Algorithm 1 (A-SRPT).
 
@@ -105,8 +165,9 @@ class Asrpt(_NonPreemptive):
         tau: float,
         release: str,
         report: Mapping[str, Any],
+        readable: bool = False,
     ) -> None:
-        super().__init__(instance, profiles, report)
+        super().__init__(instance, profiles, report, readable)
         self.comm_heavy = comm_heavy  # COMM_HEAVY
         self.tau = tau  # delay factor
         self.release = release
@@ -131,10 +192,15 @@ class Asrpt(_NonPreemptive):
             else:
                 self.pending.append(job_id)
         if self.release == "arrival":
-            order = [*self.pending, *(j for _rem, _arr, j in sorted(self.vm.heap) if j not in self.popped)]
-            queue = deque(order)
-            self._schedule(t, queue)
-            taken = order[: len(order) - len(queue)]  # popped at line 7 (the queue's head)
+            if self.readable:
+                order = [*self.pending, *(j for _rem, _arr, j in sorted(self.vm.heap) if j not in self.popped)]
+                queue = deque(order)
+                self._schedule(t, queue)
+                taken = order[: len(order) - len(queue)]  # popped at line 7 (the queue's head)
+            else:
+                lazy = _VirtualOrder(self.pending, self.vm.heap, self.popped)
+                self._schedule(t, lazy)
+                taken = lazy.taken
             done_virtually = min(len(taken), len(self.pending))
             for _ in range(done_virtually):
                 self.pending.popleft()
@@ -144,13 +210,13 @@ class Asrpt(_NonPreemptive):
             self._schedule(t, self.pending)
             wake_virtual = self._virtual_wake(t)
         wake = [w for w in (wake_virtual, self.delayed[2] if self.delayed else None) if w is not None]
-        return Decision(allocations=self.allocations(), wake_at=min(wake) if wake else None)
+        return self.decision(min(wake) if wake else None)
 
     def _virtual_wake(self, t: int) -> int | None:
         nxt = self.vm.next_completion()
         return None if nxt is None else max(t + 1, math.ceil(nxt - 1e-9))
 
-    def _schedule(self, t: int, pending: deque[str]) -> None:
+    def _schedule(self, t: int, pending: deque[str] | _VirtualOrder) -> None:
         if self.delayed is not None and not self._retry_delayed(t):
             return  # lines 16-19: still waiting for a better placement; the queue waits too
         while pending:  # line 3
@@ -204,12 +270,14 @@ class PredictedList(_NonPreemptive):
         backfill: bool,
         selection: str,
         report: Mapping[str, Any],
+        readable: bool = False,
     ) -> None:
-        super().__init__(instance, profiles, report)
+        super().__init__(instance, profiles, report, readable)
         self.key = key
         self.selection = selection
         self.backfill = backfill
-        self.waiting: list[tuple[float, int, str]] = []  # sorted (key, arrival, job id)
+        self.waiting: list[tuple[float, int, str]] = []  # readable: sorted (key, arrival, job id)
+        self.by_size: dict[int, list[tuple[float, int, str]]] = {}  # fast: g_i -> heap of the same entries
 
     def _order(self, p: Profile) -> float:
         if self.key == "duration":  # predicted duration n~_i alpha~_i^min
@@ -218,20 +286,45 @@ class PredictedList(_NonPreemptive):
             return p.gpus * p.predicted * p.alpha_min
         return float(p.job.arrival)  # submission time
 
+    def _place(self, job_id: str) -> None:
+        p = self.profiles[job_id]
+        allocs, _ = mapping(p, self.gpus.select(p.gpus, self.selection), self.gpus)
+        self.start(job_id, allocs)
+
     def decide(self, view: View) -> Decision:
         self.sync(view)
+        if not self.readable:
+            return self._decide_fast(view)
         for job in view.arrived:
             bisect.insort(self.waiting, (self._order(self.profiles[job.job_id]), job.arrival, job.job_id))
         kept: list[tuple[float, int, str]] = []
         for i, entry in enumerate(self.waiting):
             p = self.profiles[entry[2]]
             if p.gpus <= self.gpus.available:
-                allocs, _ = mapping(p, self.gpus.select(p.gpus, self.selection), self.gpus)
-                self.start(entry[2], allocs)
+                self._place(entry[2])
                 continue
             kept.append(entry)
             if not self.backfill or self.gpus.available == 0:
                 kept.extend(self.waiting[i + 1 :])
                 break
         self.waiting = kept
-        return Decision(allocations=self.allocations())
+        return self.decision()
+
+    def _decide_fast(self, view: View) -> Decision:
+        """The walk of ``decide`` over one heap per GPU demand: the next job the walk would start
+        is the first (by key) among the demands that fit (backfill), or the first of all if it fits
+        (strict order); free GPUs only shrink during an event, so a job the walk skips never fits
+        later in it."""
+        for job in view.arrived:
+            p = self.profiles[job.job_id]
+            heapq.heappush(self.by_size.setdefault(p.gpus, []), (self._order(p), job.arrival, job.job_id))
+        while True:
+            free = self.gpus.available
+            best: tuple[tuple[float, int, str], int] | None = None
+            for g, heap in self.by_size.items():
+                if heap and (g <= free or not self.backfill) and (best is None or heap[0] < best[0]):
+                    best = (heap[0], g)
+            if best is None or best[1] > free:
+                return self.decision()
+            heapq.heappop(self.by_size[best[1]])
+            self._place(best[0][2])

@@ -68,19 +68,24 @@ def _prepared(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
     return profiles(instance, pred.values, params["allreduce"]), report
 
 
-def make_asrpt(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Asrpt:
+def make_asrpt(
+    instance: Instance, params: Mapping[str, Any], rng: np.random.Generator, readable: bool = False
+) -> Asrpt:
+    """``readable``: the plain transcription instead of the incremental path (same schedule)."""
     from scheduling.algorithms.asrpt.scheduler import Asrpt
 
     profs, report = _prepared(instance, params, rng)
-    return Asrpt(instance, profs, params["comm_heavy"], params["tau"], params["release"], report)
+    return Asrpt(instance, profs, params["comm_heavy"], params["tau"], params["release"], report, readable)
 
 
 def _list_factory(key: str, backfill: bool) -> Any:
-    def make(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> PredictedList:
+    def make(
+        instance: Instance, params: Mapping[str, Any], rng: np.random.Generator, readable: bool = False
+    ) -> PredictedList:
         from scheduling.algorithms.asrpt.scheduler import PredictedList
 
         profs, report = _prepared(instance, params, rng)
-        return PredictedList(instance, profs, key, backfill, params["selection"], report)
+        return PredictedList(instance, profs, key, backfill, params["selection"], report, readable)
 
     return make
 
