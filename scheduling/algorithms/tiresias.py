@@ -12,7 +12,15 @@ slots in bench/tiresias_crosscheck.py. What that simulator does, and so this mod
   so running jobs stay ahead of waiting ones.
 * **Scheduling walks Q0, Q1, ... and each queue front to back** (1103-1118), starting every job
   whose GPUs still fit and skipping those that do not; a running job that no longer fits is
-  suspended, a preemption (1120-1124).
+  suspended, a preemption (1120-1124). The simulator counts GPUs (``--scheme=count``); we place
+  on the *committed* ledger: a running job still booked keeps its allocation (the walk never
+  migrates it); a waiting job goes first-fit into free capacity, and if it does not fit, booked
+  running jobs after it in walk order are evicted, last first, until it fits (an evicted job is
+  retried at its own place later in the walk: where it was, else first fit, else it is suspended,
+  a preemption). If evicting every later running job would not make it fit, nothing is evicted
+  and it is skipped (free GPUs + GPUs of the later running jobs < its GPUs rules that out at
+  once). Under GPU counting this selects the simulator's set: at job j evicting until it fits
+  succeeds iff C - (GPUs of the jobs chosen before j) >= its GPUs, the simulator's test.
 * **Demotion is checked at decisions only**, one queue per decision (1036-1056): each job that ran
   since the previous decision adds the elapsed slots to its executed time, and moves down one queue
   if executed time x GPUs >= that queue's limit (GPU-seconds).
@@ -33,6 +41,12 @@ slots in bench/tiresias_crosscheck.py. What that simulator does, and so this mod
   tail of Q0 with executed time 0.
 
 Time is the engine's: slots of ``slot_seconds``; thresholds are converted to GPU-slots once.
+
+Two paths give the same schedule (tests/test_tiresias_paths.py): ``Tiresias.decide_full``, the
+readable transcription, visits every active job at every decision and returns the complete
+allocation; ``_Fast`` (the default under the engine) keeps queues, executed and waiting times
+incrementally and returns only the changes, so a decision costs in proportion to the jobs that
+arrive, complete, change queue or are placed or evicted, not to the jobs that keep running.
 """
 
 from __future__ import annotations
