@@ -67,7 +67,7 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=200)
     ap.add_argument("--algorithms", default="fifo")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--load", type=float, default=0.9, help="offered GPU load (0.9 = 90% of capacity)")
+    ap.add_argument("--load", type=float, default=0.9, help="offered GPU load (0.9 = 90%% of capacity)")
     ap.add_argument("--no-validate", action="store_true", help="skip the validator (scaling tables)")
     a = ap.parse_args()
     for jobs in (int(n) for n in a.jobs.split(",")):

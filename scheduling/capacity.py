@@ -120,6 +120,13 @@ class Ledger:
         free = self._role_free[role]
         return all(amount * count <= free.get(r, 0.0) + TOLERANCE for r, amount in demand.items() if amount > 0)
 
+    def role_free(self, role: str, resource: str) -> float:
+        """The free amount of ``resource`` summed over the servers that accept ``role`` (inf if one
+        of them is unlimited): what ``could_fit`` compares against."""
+        if self._unlimited.get(role, False):
+            return math.inf
+        return self._role_free[role].get(resource, 0.0)
+
     def server(self, server_id: str) -> Server | None:
         return self._servers.get(server_id)
 

@@ -18,10 +18,12 @@ import secrets
 import tempfile
 from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
@@ -97,10 +99,54 @@ def _draft_path(user: Any, token: str) -> str:
     return f"{DRAFTS}/{user.pk}-{token}.json"
 
 
+DRAFT_MAX_AGE = float(os.environ.get("MLSCHED_DRAFT_MAX_AGE", str(24 * 3600)))
+"""Seconds a previewed file is kept when it is neither added nor replaced (default one day); the
+setting of the same name overrides it."""
+
+DRAFT_KEEP = int(os.environ.get("MLSCHED_DRAFT_KEEP", "5"))
+"""A user's newest drafts kept when they preview another file; older ones are deleted then."""
+
+
 def save_draft(user: Any, kind: str, name: str, text: str) -> str:
+    """Store a previewed file until it is added -> its token. The user's drafts older than
+    ``MLSCHED_DRAFT_MAX_AGE`` and those beyond their newest ``MLSCHED_DRAFT_KEEP`` go now."""
     token = secrets.token_urlsafe(18)
-    default_storage.save(_draft_path(user, token), ContentFile(json.dumps([kind, name, text]).encode("utf-8")))
+    path = default_storage.save(_draft_path(user, token), ContentFile(json.dumps([kind, name, text]).encode("utf-8")))
+    clean_drafts(user, spare=path)
     return token
+
+
+def clean_drafts(user: Any = None, now: datetime | None = None, spare: str = "") -> int:
+    """Delete drafts older than ``MLSCHED_DRAFT_MAX_AGE`` seconds, and beyond each user's newest
+    ``MLSCHED_DRAFT_KEEP`` -> how many were deleted. ``user``: only theirs (when they save a new
+    draft, ``spare`` being it: counted as their newest, never deleted); None: everyone's (the
+    ``recover_runs`` maintenance command)."""
+    max_age = float(getattr(settings, "MLSCHED_DRAFT_MAX_AGE", DRAFT_MAX_AGE))
+    keep = int(getattr(settings, "MLSCHED_DRAFT_KEEP", DRAFT_KEEP))
+    cutoff = (now or timezone.now()) - timedelta(seconds=max_age)
+    try:
+        files = default_storage.listdir(DRAFTS)[1]
+    except FileNotFoundError:  # no draft saved yet
+        return 0
+    prefix = f"{user.pk}-" if user is not None else ""
+    by_owner: dict[str, list[tuple[datetime, str]]] = {}
+    for name in files:
+        owner, sep, _ = name.partition("-")
+        if not sep or not name.endswith(".json") or not name.startswith(prefix):
+            continue
+        path = f"{DRAFTS}/{name}"
+        try:
+            by_owner.setdefault(owner, []).append((default_storage.get_modified_time(path), path))
+        except FileNotFoundError:  # deleted meanwhile (added, or another cleanup)
+            continue
+    deleted = 0
+    for drafts in by_owner.values():
+        drafts.sort(key=lambda d: (d[1] == spare, d[0]), reverse=True)  # newest first
+        for k, (modified, path) in enumerate(drafts):
+            if path != spare and (k >= keep or modified < cutoff):
+                default_storage.delete(path)
+                deleted += 1
+    return deleted
 
 
 def delete_draft(user: Any, token: str) -> None:
@@ -148,9 +194,15 @@ def dataset_label(ds: Dataset) -> str:
     return " · ".join(str(p) for p in parts)
 
 
+def usable(queryset: Any) -> Any:
+    """The datasets of ``queryset`` that have content: not a trace whose background import is still
+    running or failed (``upload_check``)."""
+    return queryset.exclude(size=0)
+
+
 def labelled(field: Any, queryset: Any) -> None:
-    """Give a dataset dropdown its queryset (texts not loaded) and ``dataset_label`` labels."""
-    field.queryset = queryset.defer("text").prefetch_related("checks")
+    """Give a dataset dropdown its ``usable`` datasets (texts not loaded) and ``dataset_label`` labels."""
+    field.queryset = usable(queryset).defer("text").prefetch_related("checks")
     field.label_from_instance = dataset_label
 
 
@@ -377,8 +429,26 @@ class DatasetForm(forms.Form):
         return ds
 
 
+def upload_check(ds: Dataset) -> TraceCheck | None:
+    """The check that imports trace ``ds`` from a raw file in the background (``tracechecks.start_import``:
+    ``TraceCheck.import_options["file"]`` names the uploaded file), or None."""
+    return next((c for c in ds.checks.all() if "file" in (c.import_options or {})), None)
+
+
 def mine(user: Any) -> list[Dataset]:
-    return list(Dataset.objects.filter(owner=user.pk).defer("text"))
+    """The user's datasets; each has ``state``: "" (usable), "importing" (a background import not
+    finished) or "failed" (then ``error``: the failed check's, naming file, line and field)."""
+    out = list(Dataset.objects.filter(owner=user.pk).defer("text"))
+    pending = {
+        trace: (status, error)
+        for trace, status, error in TraceCheck.objects.filter(trace__owner=user.pk, trace__size=0)
+        .exclude(import_options={})
+        .values_list("trace_id", "status", "error")
+    }
+    for ds in out:
+        status, ds.error = pending.get(ds.pk, ("", ""))
+        ds.state = "failed" if status == TraceCheck.Status.FAILED else "importing" if status else ""
+    return out
 
 
 def remember_uploads(user: Any, form: Any) -> None:
@@ -461,6 +531,15 @@ def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
         return ctx
     clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
     ctx["clusters"] = clusters
+    upload = upload_check(ds) if ds.size == 0 else None
+    if upload is not None:  # imported in the background: its check's progress, or why it failed
+        ctx["against"], ctx["check"] = upload.cluster, upload
+        if upload.status == TraceCheck.Status.FAILED:
+            ctx["error"] = upload.error
+            ctx["failed_upload"] = True
+        elif upload.status == TraceCheck.Status.QUEUED:
+            tracechecks.send(upload.pk)  # again: the broker may have been down when it was added
+        return ctx
     checked = {c.cluster_id for c in ds.checks.all()}
     # The cluster asked for, else one the trace was checked against, else the newest.
     chosen = next((c for c in clusters if str(c.pk) == against), None) or next(

@@ -61,9 +61,19 @@ class DjangoCheckStore:
         )
 
     def fail(self, check_id: int, error: str, line: int | None) -> None:
+        """Record the error; a check that imports a raw upload (``import_options["file"]``) keeps none
+        of it: the dataset is emptied (if the import itself succeeded), a failed record that no
+        experiment form offers (``webapp.datasets.usable``), and the raw file is deleted."""
         TraceCheck.objects.filter(pk=check_id).update(
             status=TraceCheck.Status.FAILED, phase="", error=error[:ERROR_CHARS], error_line=line
         )
+        check = TraceCheck.objects.filter(pk=check_id).first()
+        if check is None or "file" not in check.import_options:
+            return
+        Dataset.objects.filter(pk=check.trace_id).update(text="", size=0)
+        if check.raw:
+            default_storage.delete(check.raw)
+            TraceCheck.objects.filter(pk=check_id).update(raw="")
 
 
 def send(check_id: int) -> None:

@@ -53,7 +53,9 @@ class CheckStore(Protocol):
 
     def finish(self, check_id: int, summary: dict[str, Any]) -> None: ...
 
-    def fail(self, check_id: int, error: str, line: int | None) -> None: ...
+    def fail(self, check_id: int, error: str, line: int | None) -> None:
+        """Record the error (naming file, line and field). A check that imports a raw upload also
+        discards what was stored of it: no half of an import stays usable."""
 
     def imported(self, check_id: int, text: str) -> None:
         """Store the trace imported from the check's raw file as its dataset's text."""

@@ -96,7 +96,7 @@ def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     key = srtf_key(remaining_time(instance))
     return ListScheduler(
-        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="decreasing"
+        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="remaining"
     )
 
 
@@ -191,11 +191,16 @@ register(
         semantics=(
             "At every arrival and completion, jobs are ordered by remaining time (remaining work "
             "divided by the rate of the job's fixed configuration when not co-located), ties by "
-            "arrival; each is booked in that order with its fixed configuration (as in fifo). A "
-            "running job keeps its servers when it still fits; one that no longer fits is suspended "
-            "(a preemption) and resumes later, possibly elsewhere. Jobs that do not fit are skipped."
-            + REQUEST_NOTE
-            + RIGID_NOTE
+            "arrival, then job id, and walked in that order with every running job still booked: a "
+            "running job keeps its servers (never moved); a waiting job is placed with its fixed "
+            "configuration (as in fifo) in free capacity; if it does not fit, the running jobs after "
+            "it in that order are evicted one at a time, the longest remaining first, until it fits, "
+            "and the evicted ones are retried at their own place later in the walk (back on their "
+            "own servers if those are free again, else placed again elsewhere, or suspended: a "
+            "preemption; they resume later from where they stopped). A job that would not fit even "
+            "with every later running job evicted evicts none and is skipped. With GPU counting "
+            "(rigid one-GPU workers) this starts exactly the jobs of the Tiresias authors' `shortest` "
+            "loop (sort, place in order, skip what does not fit; docs/architecture.md)." + REQUEST_NOTE + RIGID_NOTE
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,
@@ -225,7 +230,8 @@ register(
             "its executed time returns to Q0 with executed time 0. With `order=start` (the earlier "
             "reading, also `tiresias-l`'s): queue = number of thresholds the attained GPU-time passed, "
             "detected at the slot it is crossed, FIFO by first start then arrival within a queue, no "
-            "promotion (with queue_thresholds=3600,36000 it is this algorithm before the change). "
+            "promotion, and the walk of srtf (running jobs keep their servers; a job that does not "
+            "fit evicts running jobs after it, lowest priority first, only if that makes it fit). "
             "Configurations are fixed per job as in fifo. Jobs whose workers hold no GPUs never "
             "leave the first queue." + RIGID_NOTE
         ),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, keep, place, planned_rate
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, Lazy, View
-from scheduling.model import Instance, Job
+from scheduling.model import Cluster, Instance, Job
 from scheduling.speed import Allocation, demand_of
 
 SortKey = Callable[[JobView, Config], tuple[float, ...]]
@@ -60,27 +60,89 @@ class FixedConfigs:
 
 RunningKey = str
 """How a job's key may change while it runs (it must never change while it waits):
-``"fixed"`` never; ``"decreasing"`` it never increases (e.g. remaining time); ``"steps"`` it is
-constant until the slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that
-does not declare it (None) always takes the full walk."""
+``"fixed"`` never; ``"decreasing"`` it never increases (e.g. remaining time); ``"remaining"`` its
+first component is the remaining time in slots at the job's planned rate, so it falls by exactly
+one per slot while the job progresses at that rate (srtf); ``"steps"`` it is constant until the
+slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that does not declare it
+(None) always takes the full walk."""
 
 Entry = tuple[tuple[float, ...], int, str]  # (key, arrival, job id): the walk's total order
+
+SLACK = 1e-6
+"""Margin of the necessary GPU check before an eviction: it only skips a job that is short of GPUs
+by more than this (place() itself decides with the ledger's 1e-9 tolerance)."""
+
+
+def gpus_of(cluster: Cluster, job: Job, allocs: Sequence[Allocation]) -> float:
+    """GPUs an allocation holds (all roles)."""
+    return sum(a.count * (demand_of(cluster, job, a.role, a.type) or {}).get("gpu", 0.0) for a in allocs)
+
+
+def worker_gpus(cluster: Cluster, job: Job, cfg: Config) -> float:
+    """GPUs the workers of ``cfg`` need: a job cannot fit while the servers accepting workers have
+    fewer free GPUs than this."""
+    return (demand_of(cluster, job, "worker", cfg.worker_type) or {}).get("gpu", 0.0) * cfg.workers
+
+
+def evict_until_fit(
+    ledger: Ledger, job: Job, cfg: Config, victims: Iterable[tuple[Job, Sequence[Allocation]]]
+) -> tuple[Ledger, tuple[Allocation, ...], int] | None:
+    """Release ``victims`` one at a time, in the order given, on a copy of ``ledger`` until ``cfg``
+    fits first-fit; return the copy with the job booked, its allocation and how many victims were
+    released, or None (``ledger`` is untouched either way, so a failure restores every victim)."""
+    trial = ledger.copy()
+    cluster = ledger.cluster
+    for n, (vjob, allocs) in enumerate(victims, 1):
+        for a in allocs:
+            trial.release(a.server, demand_of(cluster, vjob, a.role, a.type) or {}, a.count)
+        placed = place(trial, job, cfg)
+        if placed is not None:
+            return trial, placed, n
+    return None
 
 
 class ListScheduler:
     """Walks the active jobs in key order and books each one's fixed configuration.
 
+    Preemptive walk (srtf, tiresias order=start, tiresias-l), on the committed ledger, where every
+    running job stays booked:
+
+    1. a running job still booked keeps its allocation (never moved by the walk);
+    2. a waiting job is placed first-fit in free capacity; a job evicted earlier in this walk
+       first takes back its own allocation if that is free again (no move), else first-fit;
+    3. if it does not fit, the booked running jobs that come after it in key order are evicted one
+       at a time, the last in key order first, until it fits; it is then booked and the evicted
+       jobs wait (they are retried at their own place later in the same walk, and are suspended,
+       a preemption, if they do not fit then). If evicting every later running job would not make
+       it fit, none is evicted and the job is skipped (backfill). A cheap necessary check comes
+       first: the free GPUs of the servers that accept workers plus the GPUs the later running
+       jobs hold must reach what its workers need.
+
+    Under GPU counting (one pool of C GPUs; rigid jobs of 1-GPU workers on N x G servers are
+    placed whenever enough GPUs are free) this starts exactly the jobs of the Tiresias authors'
+    loop "sort every job, place in order, skip what does not fit" (SymbioticLab/Tiresias at
+    959f9b0, simulator/run_sim.py, ``shortest_first_sim_jobs`` lines 669-700, the same pass as in
+    ``dlas_sim_jobs``; bench/tiresias_crosscheck.py checks srtf against it): by induction over the walk, when
+    job j is reached the booked jobs before j in key order are the chosen ones before j, and
+    evicting the later ones until j fits succeeds iff C - usage(chosen before j) >= g_j, the
+    greedy's test (docs/architecture.md). It differs from re-booking every job on an empty ledger
+    only in where jobs go: free capacity is used before anything is evicted, so the walk never
+    migrates a running job to make room.
+
+    Non-preemptive walk (fifo): running jobs keep their place, waiting jobs are placed in key
+    order; without backfill the first that does not fit blocks the rest.
+
     Two paths give the same schedule (tests/test_priority_paths.py, tests/test_golden.py):
 
-    * ``decide_full`` is the readable transcription: every event it re-books every running job
-      in key order on an empty ledger and returns the complete allocation;
+    * ``decide_full`` is the readable transcription: every event it walks every active job in key
+      order and returns the complete allocation;
     * the change-based path (the default when the engine drives the scheduler directly) keeps the
       waiting jobs sorted by their key, which is fixed while a job waits, and the running jobs
-      sorted by their key (or, for ``"decreasing"`` keys, by an upper bound of it). Running jobs
-      whose key is below the first waiting job's come before every waiting job in the walk, so
-      they keep their place and need no work; the walk starts from the committed ledger with only
-      the running jobs after that point released, and stops once no waiting job can fit. It
-      returns only the jobs whose allocation changes.
+      sorted by their key (``"remaining"`` keys on rigid jobs: by expected finish slot, an upper
+      bound of t + key at every later slot t, exact outside restart periods; see _Queues). It walks only
+      the waiting jobs (and the jobs it evicts), reads the running jobs from the lowest priority up
+      only as far as an eviction or the GPU check needs, and stops once no waiting job can fit,
+      with or without evictions. It returns only the jobs whose allocation changes.
     """
 
     def __init__(
@@ -110,6 +172,7 @@ class ListScheduler:
         declared = (not preemptive or running_key is not None) and (wake is None or key_change is not None)
         self.incremental = incremental and declared
         self._keys: dict[str, tuple[JobView, tuple[float, ...]]] = {}
+        self._needs: dict[str, float] = {}
         self.shapes: dict[str, tuple[object, ...]] = {}
         self._state: _Queues | None = None
 
@@ -121,33 +184,80 @@ class ListScheduler:
             self._state = _Queues(self, view)
         return self._state.decide(view)
 
+    def need(self, job: Job) -> float:
+        """GPUs the job's workers need (see worker_gpus)."""
+        g = self._needs.get(job.job_id)
+        if g is None:
+            g = self._needs[job.job_id] = worker_gpus(self.instance.cluster, job, self.configs[job.job_id])
+        return g
+
     def decide_full(self, view: View) -> Decision:
         ledger = view.ledger()
         current: dict[str, list[Allocation]] = {}
         for a in view.allocations:
             current.setdefault(a.job_id, []).append(a)
-        chosen: list[Allocation] = []
         jobs = list(view.jobs)
-        if not self.preemptive:
+        if self.preemptive:
+            allocations = self._walk_preemptive(view, ledger, current, jobs)
+        else:
+            chosen: list[Allocation] = []
             for jv in jobs:
                 if jv.running and keep(ledger, jv.job, current[jv.job.job_id]):
                     chosen.extend(current[jv.job.job_id])
             jobs = [jv for jv in jobs if not jv.running]
-        jobs.sort(key=self._key)
-        memo = FitMemo(ledger, self.shapes)
-        for jv in jobs:
-            job_id = jv.job.job_id
-            if jv.running and keep(ledger, jv.job, current[job_id]):
-                chosen.extend(current[job_id])
-                continue
-            placed = memo.place(jv.job, self.configs[job_id])
-            if placed is not None:
-                chosen.extend(placed)
-            elif not self.backfill:
-                break
-        allocations = tuple(chosen)
+            jobs.sort(key=self._key)
+            memo = FitMemo(ledger, self.shapes)
+            for jv in jobs:
+                placed = memo.place(jv.job, self.configs[jv.job.job_id])
+                if placed is not None:
+                    chosen.extend(placed)
+                elif not self.backfill:
+                    break
+            allocations = tuple(chosen)
         wake_at = self.wake(view, allocations) if self.wake else None
         return Decision(allocations=allocations, wake_at=wake_at)
+
+    def _walk_preemptive(
+        self, view: View, ledger: Ledger, current: Mapping[str, Sequence[Allocation]], jobs: list[JobView]
+    ) -> tuple[Allocation, ...]:
+        """Rules 1-3 of the class docstring over every active job."""
+        jobs.sort(key=self._key)  # stable: ties by (arrival, job id), the order of view.jobs
+        booked: dict[str, Sequence[Allocation]] = {}
+        held: dict[str, float] = {}
+        for jv in jobs:  # the committed ledger: every running job booked where it is
+            if jv.running:
+                job_id = jv.job.job_id
+                kept = keep(ledger, jv.job, current[job_id])
+                assert kept, f"committed allocation of {job_id} does not fit"
+                booked[job_id] = current[job_id]
+                held[job_id] = gpus_of(view.cluster, jv.job, current[job_id])
+        memo = FitMemo(ledger, self.shapes)
+        for i, jv in enumerate(jobs):
+            job_id = jv.job.job_id
+            if job_id in booked:
+                continue  # rule 1
+            cfg = self.configs[job_id]
+            placed: Sequence[Allocation] | None = None
+            if jv.running and keep(ledger, jv.job, current[job_id]):
+                placed = current[job_id]  # rule 2: evicted earlier in this walk, back where it was
+            if placed is None:
+                placed = memo.place(jv.job, cfg)  # rule 2
+            if placed is None:  # rule 3: the booked running jobs after it, last in key order first
+                later = [j for j in reversed(jobs[i + 1 :]) if j.job.job_id in booked]
+                reach = ledger.role_free("worker", "gpu") + sum(held[j.job.job_id] for j in later)
+                if reach >= self.need(jv.job) - SLACK:
+                    fit = evict_until_fit(ledger, jv.job, cfg, ((j.job, booked[j.job.job_id]) for j in later))
+                    if fit is not None:
+                        ledger, placed, n = fit
+                        memo = FitMemo(ledger, self.shapes)  # capacity was freed: forget the failures
+                        for j in later[:n]:
+                            del booked[j.job.job_id]
+            if placed is not None:
+                booked[job_id] = placed
+                held[job_id] = gpus_of(view.cluster, jv.job, placed)
+            elif not self.backfill:
+                break
+        return tuple(a for jv in jobs if jv.job.job_id in booked for a in booked[jv.job.job_id])
 
     def _key(self, jv: JobView) -> tuple[float, ...]:
         # The engine hands out the same JobView object until the job's state changes.
@@ -165,26 +275,49 @@ class ListScheduler:
 
 
 class _Queues:
-    """The change-based path's state: waiting and running jobs, each sorted by their walk entry."""
+    """The change-based path's state: waiting and running jobs, each sorted by their walk entry.
+
+    Running entries are exact walk entries, except in ``anchored`` mode (``"remaining"`` keys on
+    rigid jobs, which progress one work unit per slot while they run), where the first key
+    component is the expected finish slot F = t + k + remaining time of the slot t the job was
+    booked, k the restart time if the engine charges one for that booking (a resume or a move, not
+    a first start) else 0. At any later slot u its key is F - max(u, t + k) <= F - u, equal once
+    the restart period is over, so the stored order bounds the keys from above and no running
+    entry needs refreshing: a walk computes exact entries only for the running jobs it reads,
+    pulling stored entries until the next one's bound is below the largest exact entry pulled.
+    ``"remaining"`` keys on other jobs, and ``"decreasing"`` ones, are refreshed for every running
+    job before a walk.
+    """
 
     def __init__(self, owner: ListScheduler, view: View) -> None:
         self.owner = owner
         self.cluster = view.cluster
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
+        assert view.engine is not None
+        self.anchored = owner.running_key == "remaining" and all(j.rigid for j in owner.instance.jobs)
+        self.pause = view.engine.restart if self.anchored else 0  # restart time charged to a resume or move
+        self.refresh = owner.running_key in ("decreasing", "remaining") and not self.anchored
         self.waiting: list[Entry] = []  # sorted; keys are exact (fixed while waiting)
-        self.running: list[Entry] = []  # sorted; exact keys, or upper bounds for "decreasing" keys
+        self.running: list[Entry] = []  # sorted; stored entries (see the class docstring)
         self.entries: dict[str, Entry] = {}  # job id -> its entry in one of the two lists
         self.gpus: dict[str, float] = {}  # running job -> GPUs it holds
         self.change_at: dict[str, int] = {}  # running job -> slot its "steps" key changes next
         self.changes: list[tuple[int, str]] = []  # heap of change_at entries (stale ones skipped)
         self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
         self.recheck: list[str] = []  # jobs changed by the last decision: their key may change with it
+        # Within one walk: running jobs evicted so far, and the booked running jobs read from the
+        # lowest priority up (exact entries) with the GPUs they hold, summed.
+        self.out: set[str] = set()
+        self.tail: list[Entry] = []
+        self.held: list[float] = []
+        self.source: Iterator[Entry] = iter(())
+        self.running_now: Mapping[str, tuple[Allocation, ...]] = {}
         arrived = {j.job_id for j in view.arrived}  # added by the first decide
         for jv in view.jobs:  # jobs that arrived before the first change-based decision
             if jv.job.job_id in arrived:
                 continue
-            if jv.running:
-                self._add_running(jv, view.running()[jv.job.job_id], view.t)
+            if jv.running:  # it may be in a restart period: the bound with a full one holds
+                self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
             else:
                 self._add_waiting(jv)
 
@@ -213,13 +346,19 @@ class _Queues:
         if not counts[n]:
             del counts[n]
 
-    def _add_running(self, jv: JobView, allocs: tuple[Allocation, ...], t: int) -> None:
-        job_id = jv.job.job_id
+    def _stored(self, jv: JobView, t: int, pause: int = 0) -> Entry:
         e = self.owner.entry(jv)
+        if self.anchored:
+            key, arrival, job_id = e
+            return ((t + pause + key[0], *key[1:]), arrival, job_id)
+        return e
+
+    def _add_running(self, jv: JobView, allocs: Sequence[Allocation], t: int, pause: int = 0) -> None:
+        job_id = jv.job.job_id
+        e = self._stored(jv, t, pause)
         bisect.insort(self.running, e)
         self.entries[job_id] = e
-        g = sum(a.count * (demand_of(self.cluster, jv.job, a.role, a.type) or {}).get("gpu", 0.0) for a in allocs)
-        self.gpus[job_id] = g
+        self.gpus[job_id] = gpus_of(self.cluster, jv.job, allocs)
         self._schedule_change(jv, t)
 
     def _schedule_change(self, jv: JobView, t: int) -> None:
@@ -239,15 +378,14 @@ class _Queues:
         del self.gpus[job_id]
         self.change_at.pop(job_id, None)
 
-    def _refresh(self, view: View, job_id: str) -> Entry:
-        """Recompute a running job's exact entry and re-sort it."""
+    def _refresh(self, view: View, job_id: str) -> None:
+        """Recompute a running job's stored entry and re-sort it."""
         old = self.entries[job_id]
-        e = self.owner.entry(view.job(job_id))
+        e = self._stored(view.job(job_id), view.t)
         if e != old:
             del self.running[bisect.bisect_left(self.running, old)]
             bisect.insort(self.running, e)
             self.entries[job_id] = e
-        return e
 
     def _next_change(self, t: int) -> int | None:
         """The earliest pending key change after ``t`` (stale heap entries dropped)."""
@@ -269,7 +407,8 @@ class _Queues:
         # decision's own view did not show yet: re-sort the jobs it changed.
         for job_id in self.recheck:
             if job_id in self.gpus:
-                self._refresh(view, job_id)
+                if not self.anchored:  # an anchored entry does not depend on the slot it is read
+                    self._refresh(view, job_id)
             elif job_id in self.entries:
                 jv = view.job(job_id)
                 self._remove_waiting(jv.job)
@@ -286,69 +425,151 @@ class _Queues:
             if allocs and job_id not in running:
                 jv = view.job(job_id)
                 self._remove_waiting(jv.job)
-                self._add_running(jv, allocs, t)
+                # The engine charges the restart time to a resume, not to a first start.
+                self._add_running(jv, allocs, t, self.pause if jv.start is not None else 0)
             elif not allocs:
                 self._remove_running(job_id)
                 self._add_waiting(view.job(job_id))
-            # else moved to other servers: same configuration, same GPUs, same key
+            elif self.pause and _held(allocs) != _held(running[job_id]):
+                # Evicted and placed elsewhere in the same walk: a move, which pauses it.
+                self._remove_running(job_id)
+                self._add_running(view.job(job_id), allocs, t, self.pause)
+            # else evicted and placed again where it was: same configuration, GPUs and key
         self.recheck = list(changes)
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
         return Decision(changes=changes, wake_at=wake_at)
 
-    def _after(self, view: View, first: Entry) -> list[Entry]:
-        """The running jobs that come after ``first`` in the walk, in walk order."""
-        i = bisect.bisect_right(self.running, first)
-        if self.owner.running_key != "decreasing":
-            return self.running[i:]
-        # Stored entries are upper bounds: only jobs stored above ``first`` may come after it.
-        candidates = [e[2] for e in self.running[i:]]
-        return sorted(e for job_id in candidates if (e := self._refresh(view, job_id)) > first)
-
-    def _walk(self, view: View, running: Mapping[str, tuple[Allocation, ...]]) -> dict[str, tuple[Allocation, ...]]:
-        """The list-scheduling walk from the first waiting job on (see ListScheduler)."""
-        owner = self.owner
-        ledger = view.committed_ledger()
-        after = self._after(view, self.waiting[0]) if owner.preemptive else []
-        for _key, _arrival, job_id in after:
-            for a in running[job_id]:
-                ledger.release(a.server, demand_of(self.cluster, self.jobs[job_id], a.role, a.type) or {}, a.count)
-        memo = FitMemo(ledger, owner.shapes)
-        changes: dict[str, tuple[Allocation, ...]] = {}
-        r = 0
-        stopped = False
-        for w in self.waiting:
-            while r < len(after) and after[r] < w:
-                job_id = after[r][2]
-                r += 1
-                if keep(ledger, self.jobs[job_id], running[job_id]):
-                    continue
-                placed = memo.place(self.jobs[job_id], owner.configs[job_id])
-                changes[job_id] = placed if placed is not None else ()
-                if placed is None and not owner.backfill:
-                    stopped = True
+    # -- the running jobs from the lowest priority up ------------------------------------------
+    def _descending(self, view: View) -> Iterator[Entry]:
+        """Exact entries of the booked running jobs, last in walk order first."""
+        out = self.out
+        if not self.anchored:
+            for e in reversed(self.running):
+                if e[2] not in out:
+                    yield e
+            return
+        # A stored first component s bounds t + key(t) from above (within rounding): pull stored
+        # entries until the next one cannot be above the largest exact entry pulled.
+        t = view.t
+        run = self.running
+        i = len(run) - 1
+        pulled: list[Entry] = []  # exact entries, ascending
+        while True:
+            while i >= 0:
+                s = run[i][0][0]
+                if pulled and s - t + 1e-9 * (abs(s) + 1.0) < pulled[-1][0][0]:
                     break
-            if stopped:
+                job_id = run[i][2]
+                i -= 1
+                if job_id not in out:
+                    bisect.insort(pulled, self.owner.entry(view.job(job_id)))
+            if not pulled:
+                return
+            yield pulled.pop()
+
+    def _read(self, k: int) -> bool:
+        """Read the tail up to index ``k``; whether it has that many entries."""
+        while len(self.tail) <= k:
+            e = next(self.source, None)
+            if e is None:
+                return False
+            self.tail.append(e)
+            self.held.append((self.held[-1] if self.held else 0.0) + self.gpus[e[2]])
+        return True
+
+    def _reaches(self, x: Entry, gpus: float) -> bool:
+        """Whether the booked running jobs after ``x`` hold at least ``gpus`` GPUs (- SLACK)."""
+        if gpus <= SLACK:
+            return True
+        need = gpus - SLACK
+        tail, held = self.tail, self.held
+        while (not held or (held[-1] < need and tail[-1] > x)) and self._read(len(tail)):
+            pass
+        k = bisect.bisect_left(held, need)  # the first entry whose suffix sum reaches it
+        return k < len(tail) and tail[k] > x
+
+    def _victims(self, x: Entry) -> Iterator[tuple[Job, Sequence[Allocation]]]:
+        k = 0
+        while self._read(k) and self.tail[k] > x:
+            job_id = self.tail[k][2]
+            yield self.jobs[job_id], self.running_now[job_id]
+            k += 1
+
+    # -- the walk ------------------------------------------------------------------------------
+    def _walk(self, view: View, running: Mapping[str, tuple[Allocation, ...]]) -> dict[str, tuple[Allocation, ...]]:
+        """The list-scheduling walk over the waiting jobs (see ListScheduler)."""
+        owner = self.owner
+        if owner.preemptive and self.refresh:
+            for job_id in list(self.gpus):
+                self._refresh(view, job_id)
+        ledger = view.committed_ledger()
+        memo = FitMemo(ledger, owner.shapes)
+        self.running_now = running
+        self.out = set()
+        self.tail, self.held = [], []
+        self.source = self._descending(view)
+        fewest = self._fewest()
+        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0)
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        evicted: list[Entry] = []  # heap: jobs evicted in this walk, retried at their place
+        waiting = self.waiting
+        w = 0
+        while w < len(waiting) or evicted:
+            # Stop once nothing waiting fits in free capacity and no eviction can make room.
+            if (
+                not evicted
+                and memo.hopeless(fewest)
+                and (not owner.preemptive or not self._reaches(waiting[w], least - ledger.role_free("worker", "gpu")))
+            ):
                 break
-            placed = memo.place(self.jobs[w[2]], owner.configs[w[2]])
+            if evicted and (w >= len(waiting) or evicted[0] < waiting[w]):
+                x = heapq.heappop(evicted)
+                job_id = x[2]
+                if keep(ledger, self.jobs[job_id], running[job_id]):
+                    del changes[job_id]  # back where it was: no change
+                    continue
+            else:
+                x = waiting[w]
+                w += 1
+            job_id = x[2]
+            job, cfg = self.jobs[job_id], owner.configs[job_id]
+            placed = memo.place(job, cfg)
+            fit = None
+            if (
+                placed is None
+                and owner.preemptive
+                and self._reaches(x, owner.need(job) - ledger.role_free("worker", "gpu"))
+            ):
+                fit = evict_until_fit(ledger, job, cfg, self._victims(x))
+            if fit is not None:
+                ledger, placed, n = fit
+                memo = FitMemo(ledger, owner.shapes)  # capacity was freed: forget the failures
+                for e in self.tail[:n]:
+                    self.out.add(e[2])
+                    changes[e[2]] = ()  # suspended unless placed again later in the walk
+                    heapq.heappush(evicted, e)
+                base = self.held[n - 1]
+                self.tail, self.held = self.tail[n:], [h - base for h in self.held[n:]]
             if placed is not None:
-                changes[w[2]] = placed
+                changes[job_id] = placed
             elif not owner.backfill:
-                stopped = True
                 break
-            if r >= len(after) and memo.hopeless(self._fewest()):
-                break  # nothing waiting fits any more and no running job is left to re-book
-        for _key, _arrival, job_id in after[r:]:
-            if stopped:
-                changes[job_id] = ()  # the walk stopped before re-booking them
-            elif not keep(ledger, self.jobs[job_id], running[job_id]):
-                placed = memo.place(self.jobs[job_id], owner.configs[job_id])
-                changes[job_id] = placed if placed is not None else ()
-                if placed is None and not owner.backfill:
-                    stopped = True
         return changes
+
+    def _need_of(self, shape: tuple[object, ...], workers: int) -> float:
+        worker = dict(shape[0])  # type: ignore[call-overload]
+        return float(worker.get("gpu", 0.0)) * workers
 
     def _fewest(self) -> dict[tuple[object, ...], int]:
         return {shape: min(counts) for shape, counts in self.counts.items() if counts}
+
+
+def _held(allocs: Iterable[Allocation]) -> dict[tuple[str, str, str], int]:
+    """What an allocation holds, as the engine compares allocations to charge a move."""
+    held: dict[tuple[str, str, str], int] = {}
+    for a in allocs:
+        held[(a.server, a.role, a.type)] = held.get((a.server, a.role, a.type), 0) + a.count
+    return {k: n for k, n in held.items() if n}
 
 
 def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
