@@ -18,6 +18,20 @@ def rigid(seed: int, jobs: int, servers: int = 4) -> Instance:
     return Instance(cluster, parse_trace(rigid_trace(seed, jobs), cluster, "trace.csv", "csv"))
 
 
+def cpu_bound(seed: int, jobs: int) -> Instance:
+    """Rigid jobs whose one-GPU workers also need 2 CPUs, on servers with 8 GPUs and 10 CPUs: GPU
+    counting no longer decides what fits, so evictions that do not make room (and are undone) occur."""
+    cluster = cluster_from_dict(
+        {
+            "slot_seconds": 60,
+            "resources": ["gpu", "cpu"],
+            "servers": [{"id": "m", "count": 3, "capacity": {"gpu": 8, "cpu": 10}}],
+            "worker_types": [{"id": "gpu", "demand": {"gpu": 1, "cpu": 2}}],
+        }
+    )
+    return Instance(cluster, parse_trace(rigid_trace(seed, jobs), cluster, "trace.csv", "csv"))
+
+
 def preset(name: str, jobs: int, seed: int) -> Instance:
     files = presets.build(name, jobs, seed)
     cluster = cluster_from_dict(json.loads(files.cluster))
@@ -29,6 +43,7 @@ INSTANCES = {
     "rigid-21": lambda: rigid(21, 60),
     "rigid-22": lambda: rigid(22, 60),
     "rigid-busy": lambda: rigid(23, 150, servers=2),  # a long queue: many evictions
+    "cpu-bound": lambda: cpu_bound(31, 80),
     "demo": lambda: preset("demo", 16, 9),  # elastic jobs with PSs
     "zhou-ps": lambda: preset("zhou-ps", 14, 4),
 }
