@@ -101,3 +101,16 @@ def test_promote_knob_returns_a_starved_job_to_the_first_queue():
 def test_promote_knob_is_refused_with_order_start():
     with pytest.raises(InputError, match="promote_knob needs order=queue"):
         outcome(QUEUE_ORDER, order="start", promote_knob="2")
+
+
+def test_the_walk_never_moves_a_running_job():
+    """Two servers of 4 GPUs, thresholds 10,1000. y (2 GPUs) starts on s0 and reaches Q1 at 5.
+    z (4 GPUs) arrives at 20 in Q0, ahead of y: on the committed ledger it goes first-fit into
+    the free capacity (all of s1) and y keeps s0. Re-booking every job on an empty ledger (the
+    walk before) put z on s0 and moved y to s1."""
+    cluster = {**ONE_SERVER, "servers": [{"id": "s0", "capacity": {"gpu": 4}}, {"id": "s1", "capacity": {"gpu": 4}}]}
+    trace = "job_id,arrival,gpus,duration\ny,0,2,100\nz,20,4,50\n"
+    doc = api.run(instance(trace, cluster), "tiresias", {"queue_thresholds": "10,1000"})
+    servers = {(p["job_id"], p["server"]) for p in doc["placements"]}
+    assert servers == {("y", "s0"), ("z", "s1")}
+    assert {j["job_id"]: (j["completion"], j["preemptions"]) for j in doc["jobs"]} == {"y": (100, 0), "z": (70, 0)}
