@@ -34,8 +34,12 @@ from scheduling.model import (
     gbps_to_mb_per_slot,
 )
 
-MAX_INPUT_BYTES = 32 * 1024 * 1024
-"""Largest cluster spec or trace accepted (uploads included); raw imports have their own limit."""
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+"""Largest cluster spec or trace file the CLI and the library read (a 150,000-job A-SRPT trace is
+65 MiB); raw imports have their own limit."""
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+"""Largest cluster spec or trace the dashboard and the JSON API accept: the text is stored in the
+database, and the whole Philly trace imported is about 4 MiB. Larger traces run with the CLI."""
 
 # Magnitude bounds (docs/formats.md, "Bounds"): far above anything the presets, the papers or real
 # traces use (the whole Philly trace imported with 1-s slots spans ~10^7 slots and its largest job

@@ -165,12 +165,22 @@ def test_a_bad_trace_exits_2_naming_file_line_field_and_problem(case, files, tmp
     assert "bad-trace.csv" in err and expected in err
 
 
-def test_a_50_mb_trace_exits_2_without_being_read(files, tmp_path, capsys):
+def test_a_300_mb_trace_exits_2_without_being_read(files, tmp_path, capsys):
     big = tmp_path / "big.csv"
     with big.open("wb") as f:
-        f.truncate(50 * 1024 * 1024)
+        f.truncate(300 * 1024 * 1024)  # sparse: nothing is written
     assert main(["validate", "--cluster", str(files[0]), "--trace", str(big)]) == 2
-    assert "big.csv: file is 50.0 MiB, larger than the 32 MiB limit" in capsys.readouterr().err
+    assert "big.csv: file is 300.0 MiB, larger than the 256 MiB limit" in capsys.readouterr().err
+
+
+def test_the_cli_reads_files_above_the_dashboards_upload_limit(tmp_path):
+    # A 150,000-job A-SRPT trace is 65 MiB: the CLI must read it; only uploads stop at 32 MiB.
+    from scheduling import loaders
+
+    assert loaders.MAX_UPLOAD_BYTES == 32 * 2**20 < loaders.MAX_INPUT_BYTES
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"a" * (40 * 2**20))
+    assert len(loaders.read_text(big)) == 40 * 2**20
 
 
 def _null_demand(doc):

@@ -317,8 +317,8 @@ class DatasetForm(forms.Form):
         try:
             if upload is not None:
                 self.name = os.path.basename(upload.name or "") or "upload"
-                if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
-                    limit = loaders.MAX_INPUT_BYTES // MIB
+                if upload.size is not None and upload.size > loaders.MAX_UPLOAD_BYTES:
+                    limit = loaders.MAX_UPLOAD_BYTES // MIB
                     self.add_error(
                         "file", f"{self.name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit"
                     )

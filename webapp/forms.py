@@ -393,8 +393,8 @@ class ExperimentForm(forms.Form):
                 self.add_error(field, "Choose a file.")
             return None
         name = os.path.basename(upload.name or "") or default_name
-        if upload.size is not None and upload.size > loaders.MAX_INPUT_BYTES:
-            limit = loaders.MAX_INPUT_BYTES // MIB
+        if upload.size is not None and upload.size > loaders.MAX_UPLOAD_BYTES:
+            limit = loaders.MAX_UPLOAD_BYTES // MIB
             self.add_error(field, f"{name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit")
             return None
         try:
@@ -431,7 +431,7 @@ class ExperimentForm(forms.Form):
             else:
                 self.add_error("preset", f"preset {name}: {exc}")
             return None
-        if len(files.trace.encode("utf-8")) > loaders.MAX_INPUT_BYTES:
+        if len(files.trace.encode("utf-8")) > loaders.MAX_UPLOAD_BYTES:
             self.add_error("jobs", "the generated trace is larger than the upload limit: ask for fewer jobs")
             return None
         options["jobs"] = options["jobs"] or len(jobs)
