@@ -8,7 +8,7 @@ per-instance demands, work rates and metrics.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -95,7 +95,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         if not server.accepts(p["role"]):
             problems.append(f"{where}: a {p['role']} on a {server.pool}-pool server")
         demand = demand_of(cluster, job, p["role"], p["type"])
-        if demand is None or not metrics.close(dict(demand), p["demand"]):
+        if demand is None or (dict(demand) != p["demand"] and not metrics.close(dict(demand), p["demand"])):
             problems.append(f"{where}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
         by_job[p["job_id"]].append(p)
     _check_capacity(instance, doc, problems)
@@ -191,7 +191,7 @@ class _Timeline:
 
     def rate(self, held: Sequence[tuple[Any, Any, Any, Any]]) -> float:
         """speed.rate of the job on ``held``, once per distinct multiset of allocations."""
-        key = frozenset(Counter(held).items())
+        key = frozenset((a, held.count(a)) for a in held)  # a multiset (holdings are a few placements)
         value = self._rates.get(key)
         if value is None:
             allocs = [Allocation(self.job.job_id, *a) for a in held]
