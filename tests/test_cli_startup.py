@@ -106,3 +106,20 @@ def test_a_lazily_named_factory_is_imported_when_the_algorithm_is_built():
     from scheduling.algorithms.oasis.online import make_oasis
 
     assert spec.make is make_oasis
+
+
+def test_the_process_entry_point_freezes_what_was_imported_before_running(monkeypatch):
+    """`python -m scheduling` moves the start-up objects out of the collector's generations."""
+    import gc
+
+    from scheduling import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_freeze_count()) or 0)
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.entry()
+    finally:
+        gc.unfreeze()
+    assert exit_.value.code == 0
+    assert seen and seen[0] > 0
