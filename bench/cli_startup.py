@@ -6,7 +6,9 @@ Usage: python bench/cli_startup.py [--repeat 15] [--root DIR ...]
 Each --root is a checkout of this repository (default: this one); giving two (e.g. a checkout of
 an earlier commit and this one) measures them side by side, interleaved run by run, so that load
 from other processes falls on both alike. Prints the median and min per command and root as a
-Markdown table; record it in bench/RESULTS.md with the machine, date and load average.
+Markdown table; record it in bench/RESULTS.md with the machine, date and load average. Each root's
+``scheduling/`` is byte-compiled first (``compileall``), so that every root runs from bytecode even
+where PYTHONDONTWRITEBYTECODE keeps processes from writing ``__pycache__``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def main() -> None:
         )
         cmds = commands(data)
         times: dict[tuple[str, Path], list[float]] = {(c, r): [] for c in cmds for r in roots}
-        for root in roots:  # warm the file cache and the bytecode caches
+        for root in roots:  # compile, then warm the file cache
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "scheduling")], check=True)
             for argv in cmds.values():
                 timed(root, argv)
         for _ in range(args.repeat):

@@ -1,5 +1,3 @@
-import sys
+from scheduling.cli import entry
 
-from scheduling.cli import main
-
-sys.exit(main())
+entry()

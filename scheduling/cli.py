@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from scheduling import api, importers, presets, provenance, registry, repeat, reproduce, results
+from scheduling import api, provenance, registry, results
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.loaders import MAX_RESTART_SECONDS, MAX_SLOTS
-from scheduling.model import Instance
-from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
+
+if TYPE_CHECKING:
+    from scheduling import repeat
+    from scheduling.model import Instance
 
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {elapsed} elapsed, {remaining} left"
 
@@ -39,8 +42,22 @@ SUMMARY_METRICS = (
 )
 
 
+def entry() -> NoReturn:
+    """``python -m scheduling``: run the command line and exit with its code.
+
+    Everything imported so far (this module, the engine, NumPy) lives until the process ends: it
+    is moved out of the garbage collector's generations first (``gc.freeze``), so that neither the
+    collections during the run nor the last one at exit walk through it again (about 10% of a
+    short run's CPU; bench/RESULTS-tiresias.md).
+    """
+    gc.freeze()
+    sys.exit(main())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and not argv[0].startswith("-") else ""
+    args = _parser(command).parse_args(argv)
     try:
         code: int = args.handler(args)
         return code
@@ -52,113 +69,149 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line parser. Every command is listed, but only the arguments of ``only`` (all
+    commands' when None) are declared: declaring them can import what their choices list (presets,
+    import formats, figures), which a run of another command does not need."""
     p = argparse.ArgumentParser(prog="python -m scheduling", description="ML-cluster scheduling lab")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (summary, description, declare) in _COMMANDS.items():
+        command = sub.add_parser(name, help=summary, description=description)
+        if only is None or only == name:
+            declare(command)
+    return p
 
-    a = sub.add_parser("algorithms", help="list the registered algorithms and their parameters")
-    a.add_argument("--json", action="store_true", help="machine-readable output")
-    a.set_defaults(handler=cmd_algorithms)
 
-    v = sub.add_parser("validate", help="check a cluster spec and a trace")
-    _instance_args(v)
-    v.set_defaults(handler=cmd_validate)
+def _declare_algorithms(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=cmd_algorithms)
 
-    g = sub.add_parser("generate", help="write a preset's cluster.json and trace to a folder")
-    g.add_argument("--preset", required=True, choices=sorted(presets.PRESETS))
-    g.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
-    g.add_argument("--seed", type=_whole(0), default=0)
-    g.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
-    g.add_argument(
+
+def _declare_validate(p: argparse.ArgumentParser) -> None:
+    _instance_args(p)
+    p.set_defaults(handler=cmd_validate)
+
+
+def _declare_generate(p: argparse.ArgumentParser) -> None:
+    from scheduling import presets
+
+    p.add_argument("--preset", required=True, choices=sorted(presets.PRESETS))
+    p.add_argument("--jobs", type=int, default=None, help="number of jobs (default: the paper's)")
+    p.add_argument("--seed", type=_whole(0), default=0)
+    p.add_argument("--size", type=float, default=1.0, help="scale the cluster (0 < size <= 1) for quick runs")
+    p.add_argument(
         "--load", type=float, default=None, help="offered load (default: the preset's; docs/formats.md, Presets)"
     )
-    g.add_argument(
+    p.add_argument(
         "--history",
         action="store_true",
         help="also write DIR/history.csv (or .json): the preset drawn from another seed, for simulate --history",
     )
-    g.add_argument("--out", required=True, type=Path)
-    g.set_defaults(handler=cmd_generate)
+    p.add_argument("--out", required=True, type=Path)
+    p.set_defaults(handler=cmd_generate)
 
-    i = sub.add_parser("import", help="convert a raw production trace into a job trace or cluster spec")
-    i.add_argument("--format", required=True, choices=sorted(importers.FORMATS))
-    i.add_argument("--input", required=True, type=Path)
-    i.add_argument("--out", required=True, type=Path, help="trace .csv/.json, or cluster .json for node-list")
-    i.add_argument("--seed", type=_whole(0), default=0)
-    i.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN", help="column mapping, repeatable")
-    i.add_argument("--slot-seconds", type=float, default=None, help="slot length (default: per format)")
-    i.add_argument("--start", default=None, help="keep jobs submitted at/after this time (seconds or datetime)")
-    i.add_argument("--end", default=None, help="keep jobs submitted before this time (seconds or datetime)")
-    i.add_argument("--limit", type=int, default=None, help="keep at most this many jobs (earliest first)")
-    i.set_defaults(handler=cmd_import)
 
-    s = sub.add_parser("simulate", help="run one algorithm and write its result JSON")
-    _instance_args(s)
-    _history_arg(s)
-    s.add_argument("--algorithm", required=True)
-    s.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
-    s.add_argument("--seed", type=_whole(0), default=0)
-    s.add_argument(
+def _declare_import(p: argparse.ArgumentParser) -> None:
+    from scheduling import importers
+
+    p.add_argument("--format", required=True, choices=sorted(importers.FORMATS))
+    p.add_argument("--input", required=True, type=Path)
+    p.add_argument("--out", required=True, type=Path, help="trace .csv/.json, or cluster .json for node-list")
+    p.add_argument("--seed", type=_whole(0), default=0)
+    p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN", help="column mapping, repeatable")
+    p.add_argument("--slot-seconds", type=float, default=None, help="slot length (default: per format)")
+    p.add_argument("--start", default=None, help="keep jobs submitted at/after this time (seconds or datetime)")
+    p.add_argument("--end", default=None, help="keep jobs submitted before this time (seconds or datetime)")
+    p.add_argument("--limit", type=int, default=None, help="keep at most this many jobs (earliest first)")
+    p.set_defaults(handler=cmd_import)
+
+
+def _declare_simulate(p: argparse.ArgumentParser) -> None:
+    _instance_args(p)
+    _history_arg(p)
+    p.add_argument("--algorithm", required=True)
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--seed", type=_whole(0), default=0)
+    p.add_argument(
         "--horizon", type=_whole(1, MAX_SLOTS), default=None, help="stop at this slot (default: the cluster's)"
     )
-    _restart_arg(s)
-    s.add_argument("--out", required=True, type=Path)
-    s.set_defaults(handler=cmd_simulate)
+    _restart_arg(p)
+    p.add_argument("--out", required=True, type=Path)
+    p.set_defaults(handler=cmd_simulate)
 
-    c = sub.add_parser(
-        "compare",
-        help="run several algorithms on one instance, or repeated over seeds or trace windows",
-        description="Without --seeds, --windows and --preset: one run per algorithm on --cluster/--trace "
-        "(DIR/<algorithm>.json, DIR/summary.csv). With them: a repetition experiment (docs/statistics.md): "
-        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95% CIs, "
-        "paired differences against --reference with win/tie/loss counts), DIR/jct_cdf.csv, DIR/results/.",
-    )
-    c.add_argument("--cluster", type=Path, help="cluster spec (or --preset)")
-    c.add_argument("--trace", type=Path, help="job trace (or --preset)")
-    c.add_argument("--preset", choices=sorted(presets.PRESETS), help="generate the instance per seed instead")
-    c.add_argument("--jobs", type=_whole(1), default=None, help="with --preset: number of jobs")
-    c.add_argument("--size", type=float, default=None, help="with --preset: scale the cluster (0 < size <= 1)")
-    _convert_arg(c)
-    _history_arg(c)
-    c.add_argument("--algorithms", required=True, help="comma-separated names")
-    c.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
-    c.add_argument("--seed", type=_whole(0), default=0)
-    c.add_argument(
+
+def _declare_compare(p: argparse.ArgumentParser) -> None:
+    from scheduling import presets
+
+    p.add_argument("--cluster", type=Path, help="cluster spec (or --preset)")
+    p.add_argument("--trace", type=Path, help="job trace (or --preset)")
+    p.add_argument("--preset", choices=sorted(presets.PRESETS), help="generate the instance per seed instead")
+    p.add_argument("--jobs", type=_whole(1), default=None, help="with --preset: number of jobs")
+    p.add_argument("--size", type=float, default=None, help="with --preset: scale the cluster (0 < size <= 1)")
+    _convert_arg(p)
+    _history_arg(p)
+    p.add_argument("--algorithms", required=True, help="comma-separated names")
+    p.add_argument("--param", action="append", default=[], metavar="ALGO.KEY=VALUE")
+    p.add_argument("--seed", type=_whole(0), default=0)
+    p.add_argument(
         "--seeds",
         default=None,
         metavar="SEEDS",
         help="repeat over seeds, e.g. 0-9 or 0,3,5: trace seeds with --preset (also the algorithms' seed), "
         "else algorithm seeds",
     )
-    c.add_argument(
+    p.add_argument(
         "--windows",
         default=None,
         metavar="K|START:END,...",
         help="repeat over K windows of --trace cut evenly by job count, or the given arrival-slot ranges",
     )
-    c.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
-    c.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
-    _restart_arg(c)
-    c.add_argument("--out", required=True, type=Path)
-    c.set_defaults(handler=cmd_compare)
+    p.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
+    p.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
+    _restart_arg(p)
+    p.add_argument("--out", required=True, type=Path)
+    p.set_defaults(handler=cmd_compare)
 
-    r = sub.add_parser(
-        "reproduce",
-        help="rerun a paper figure over seeds, with 95%% CIs beside the paper's numbers",
-        description="Writes runs.csv, summary.csv, table.md, figure.html and provenance.json to --out "
+
+def _declare_reproduce(p: argparse.ArgumentParser) -> None:
+    from scheduling import reproduce
+
+    p.add_argument("figure", nargs="?", choices=sorted(reproduce.FIGURES), metavar="FIGURE")
+    p.add_argument("--list", action="store_true", help="list the reproducible figures")
+    p.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
+    p.add_argument("--out", type=Path, default=None)
+    p.set_defaults(handler=cmd_reproduce)
+
+
+def _declare_check(p: argparse.ArgumentParser) -> None:
+    _instance_args(p)
+    p.add_argument("--result", required=True, type=Path)
+    p.set_defaults(handler=cmd_check)
+
+
+# name -> (help, description, declaration of its arguments)
+_COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], None]]] = {
+    "algorithms": ("list the registered algorithms and their parameters", None, _declare_algorithms),
+    "validate": ("check a cluster spec and a trace", None, _declare_validate),
+    "generate": ("write a preset's cluster.json and trace to a folder", None, _declare_generate),
+    "import": ("convert a raw production trace into a job trace or cluster spec", None, _declare_import),
+    "simulate": ("run one algorithm and write its result JSON", None, _declare_simulate),
+    "compare": (
+        "run several algorithms on one instance, or repeated over seeds or trace windows",
+        "Without --seeds, --windows and --preset: one run per algorithm on --cluster/--trace "
+        "(DIR/<algorithm>.json, DIR/summary.csv). With them: a repetition experiment (docs/statistics.md): "
+        "DIR/runs.csv (one row per repetition and algorithm), DIR/stats.csv (median, mean and 95% CIs, "
+        "paired differences against --reference with win/tie/loss counts), DIR/jct_cdf.csv, DIR/results/.",
+        _declare_compare,
+    ),
+    "reproduce": (
+        "rerun a paper figure over seeds, with 95%% CIs beside the paper's numbers",
+        "Writes runs.csv, summary.csv, table.md, figure.html and provenance.json to --out "
         "(default runs/reproduce/FIGURE); docs/statistics.md.",
-    )
-    r.add_argument("figure", nargs="?", choices=sorted(reproduce.FIGURES), metavar="FIGURE")
-    r.add_argument("--list", action="store_true", help="list the reproducible figures")
-    r.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
-    r.add_argument("--out", type=Path, default=None)
-    r.set_defaults(handler=cmd_reproduce)
-
-    k = sub.add_parser("check", help="validate a result file against its cluster and trace")
-    _instance_args(k)
-    k.add_argument("--result", required=True, type=Path)
-    k.set_defaults(handler=cmd_check)
-    return p
+        _declare_reproduce,
+    ),
+    "check": ("validate a result file against its cluster and trace", None, _declare_check),
+}
 
 
 def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -275,6 +328,8 @@ def _writing(path: Path) -> Iterator[None]:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from scheduling import presets
+
     _out_folder(args.out)
     with _writing(args.out):
         written = presets.generate(
@@ -292,6 +347,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from scheduling import importers
+
     summary = importers.run(
         args.format,
         args.input,
@@ -309,6 +366,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     _out_file(args.out)
+    provenance.prefetch()  # the code version (git) is looked up while the run goes on
     instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
     params = _pairs(args.param, "--param")
     with _progress_bar(args.algorithm) as progress:
@@ -426,6 +484,8 @@ def _compare_repeated(
     args: argparse.Namespace, instance: Instance | None, names: list[str], params: dict[str, dict[str, str]]
 ) -> int:
     """``compare`` over seeds or windows (docs/statistics.md)."""
+    from scheduling import repeat
+
     if len(set(names)) != len(names):
         raise InputError(f"{args.algorithms!r} names an algorithm twice", field="--algorithms")
     reference = args.reference or names[0]
@@ -465,6 +525,8 @@ def _compare_repeated(
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from scheduling import reproduce
+
     if args.list:
         for f in reproduce.listing():
             cost = f"{f['default_seeds']} seeds, ~{f['minutes']:g} min"
@@ -494,6 +556,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
+
     instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     label = str(args.result)
     try:

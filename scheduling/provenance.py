@@ -4,7 +4,7 @@
 (``scheduling.__version__``) and the git commit of the source tree when it is a git checkout
 (``git rev-parse HEAD``; ``"<sha>-dirty"`` when tracked files differ from it). Deployments without
 ``.git`` (a Docker image) may set ``MLSCHED_COMMIT``; otherwise the commit is None. It is
-computed once per process.
+computed once per process; ``prefetch()`` starts the git commands early, in the background.
 
 ``inputs(instance)`` is ``{"cluster_sha256", "trace_sha256"}``: SHA-256 of the cluster and the
 jobs **as loaded** (the ``repr`` of the frozen cluster, and of each job followed by a newline,
@@ -36,22 +36,62 @@ def code() -> dict[str, str | None]:
     return {"package": PACKAGE, "version": __version__, "commit": os.environ.get("MLSCHED_COMMIT") or _git_commit()}
 
 
-def _git_commit() -> str | None:
-    """The checkout's commit, with ``-dirty`` if tracked files changed; None without git or a repository."""
+_GIT_COMMANDS = (("rev-parse", "HEAD"), ("status", "--porcelain", "--untracked-files=no"))
+_STARTED: list[list[subprocess.Popen[str]]] = []  # the git commands, once prefetch() started them
+
+
+def prefetch() -> None:
+    """Start the git commands behind ``code()`` now, in the background, so that they run while the
+    caller does other work (the CLI calls this before loading its inputs); ``code()`` collects them.
+    Nothing happens if the commit is already known or comes from ``MLSCHED_COMMIT``."""
+    if not _STARTED and code.cache_info().currsize == 0 and not os.environ.get("MLSCHED_COMMIT"):
+        _STARTED.append(_start_git())
+
+
+def _start_git() -> list[subprocess.Popen[str]]:
+    started: list[subprocess.Popen[str]] = []
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=_SOURCE, capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=_SOURCE,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+        for args in _GIT_COMMANDS:
+            started.append(
+                subprocess.Popen(
+                    ["git", *args],
+                    cwd=_SOURCE,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            )
+    except OSError:  # no git
+        for proc in started:
+            proc.kill()
+            proc.wait()
+        return []
+    return started
+
+
+def _git_commit() -> str | None:
+    """The checkout's commit, with ``-dirty`` if tracked files changed; None without git or a
+    repository. ``git rev-parse HEAD`` and ``git status`` run side by side (started by prefetch()
+    if it was called)."""
+    started = _STARTED.pop() if _STARTED else _start_git()
+    if len(started) != len(_GIT_COMMANDS):
         return None
+    outputs: list[str] = []
+    failed = False
+    for proc in started:
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            failed = True
+            continue
+        failed = failed or proc.returncode != 0
+        outputs.append(out.strip())
+    if failed:
+        return None
+    head, status = outputs
     if not head:
         return None
     return f"{head}-dirty" if status else head

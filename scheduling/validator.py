@@ -7,8 +7,9 @@ per-instance demands, work rates and metrics.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduling import metrics, storage
@@ -94,7 +95,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         if not server.accepts(p["role"]):
             problems.append(f"{where}: a {p['role']} on a {server.pool}-pool server")
         demand = demand_of(cluster, job, p["role"], p["type"])
-        if demand is None or not metrics.close(dict(demand), p["demand"]):
+        if demand is None or (dict(demand) != p["demand"] and not metrics.close(dict(demand), p["demand"])):
             problems.append(f"{where}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
         by_job[p["job_id"]].append(p)
     _check_capacity(instance, doc, problems)
@@ -110,7 +111,8 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         restarts[rp["job_id"]].append(rp)
     k = int(doc.get("restart_slots", 0))
     for job_id, r in records.items():
-        _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems)
+        timeline = _Timeline(instance, jobs[job_id], by_job.get(job_id, []))
+        _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems, timeline)
         _check_restarts(
             instance,
             jobs[job_id],
@@ -120,6 +122,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             restarts.get(job_id, []),
             k,
             problems,
+            timeline,
         )
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
@@ -160,6 +163,42 @@ def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[s
                     )
 
 
+Held = tuple[tuple[Any, Any, Any, Any], ...]  # (server, role, type, count) of each placement held
+
+
+class _Timeline:
+    """One job's placements as what it holds between its change points (placement starts and
+    ends), and the rate of each distinct holding, computed once for _check_job and _check_restarts
+    (a job's segments and change points mostly repeat the same few holdings)."""
+
+    def __init__(self, instance: Instance, job: Job, placements: list[Mapping[str, Any]]) -> None:
+        self.instance, self.job = instance, job
+        self.points = sorted({p["start"] for p in placements} | {p["end"] for p in placements})
+        # what it holds from each change point to the next, in placement order
+        self.held: list[Held] = [
+            tuple((p["server"], p["role"], p["type"], p["count"]) for p in placements if p["start"] <= c < p["end"])
+            for c in self.points
+        ]
+        self._rates: dict[frozenset[tuple[tuple[Any, Any, Any, Any], int]], float] = {}
+
+    def held_at(self, t: int) -> Held:
+        i = bisect_right(self.points, t) - 1
+        return self.held[i] if i >= 0 else ()
+
+    def inside(self, start: int, end: int) -> Sequence[int]:
+        """The change points strictly between ``start`` and ``end``."""
+        return self.points[bisect_right(self.points, start) : bisect_left(self.points, end)]
+
+    def rate(self, held: Sequence[tuple[Any, Any, Any, Any]]) -> float:
+        """speed.rate of the job on ``held``, once per distinct multiset of allocations."""
+        key = frozenset((a, held.count(a)) for a in held)  # a multiset (holdings are a few placements)
+        value = self._rates.get(key)
+        if value is None:
+            allocs = [Allocation(self.job.job_id, *a) for a in held]
+            value = self._rates[key] = rate(self.instance.cluster, self.job, allocs)
+        return value
+
+
 def _check_job(
     instance: Instance,
     job: Job,
@@ -167,7 +206,9 @@ def _check_job(
     placements: list[Mapping[str, Any]],
     progress: list[Mapping[str, Any]],
     problems: list[str],
+    timeline: _Timeline | None = None,
 ) -> None:
+    timeline = timeline or _Timeline(instance, job, placements)
     name = f"job {job.job_id!r}"
     if not r["admitted"] and (placements or progress):
         problems.append(f"{name}: not admitted but holds resources")
@@ -193,15 +234,8 @@ def _check_job(
             problems.append(f"{name}: progress [{g['start']}, {g['end']}) before arrival or at rate {g['rate']}")
             continue
         # The rate must be what the job's placements allow at every change point inside the segment.
-        points = {g["start"]} | {p["start"] for p in placements if g["start"] < p["start"] < g["end"]}
-        points |= {p["end"] for p in placements if g["start"] < p["end"] < g["end"]}
-        for t in sorted(points):
-            allocs = [
-                Allocation(job.job_id, p["server"], p["role"], p["type"], p["count"])
-                for p in placements
-                if p["start"] <= t < p["end"]
-            ]
-            expected = rate(instance.cluster, job, allocs)
+        for t in (g["start"], *timeline.inside(g["start"], g["end"])):
+            expected = timeline.rate(timeline.held_at(t))
             if not metrics.close(expected, g["rate"]):
                 problems.append(f"{name}: rate {g['rate']} at slot {t}, its placements give {expected}")
                 break
@@ -221,6 +255,7 @@ def _check_restarts(
     reported: list[Mapping[str, Any]],
     k: int,
     problems: list[str],
+    timeline: _Timeline | None = None,
 ) -> None:
     """DESIGN section 9: restart periods where the rule puts them, and progress exactly outside them.
 
@@ -231,12 +266,10 @@ def _check_restarts(
     positive rate outside a restart period, until it completes, and never during one.
     """
     name = f"job {job.job_id!r}"
-    points = sorted({p["start"] for p in placements} | {p["end"] for p in placements})
+    timeline = timeline or _Timeline(instance, job, placements)
     held_at: list[tuple[int, frozenset[tuple[str, str, str, int]]]] = []
-    for c in points:
-        held = frozenset(
-            (p["server"], p["role"], p["type"], p["count"]) for p in placements if p["start"] <= c < p["end"]
-        )
+    for c, in_order in zip(timeline.points, timeline.held, strict=True):
+        held = frozenset(in_order)
         if not held_at or held != held_at[-1][1]:
             held_at.append((c, held))
     expected: list[tuple[int, int]] = []
@@ -253,8 +286,7 @@ def _check_restarts(
                 expected.append((c, begin))
             last = held
             stop = nxt if end_of_work is None else min(nxt, end_of_work)
-            allocs = [Allocation(job.job_id, *key) for key in held]
-            if stop > begin and rate(instance.cluster, job, allocs) > 0:
+            if stop > begin and timeline.rate(tuple(held)) > 0:
                 due += stop - begin
         previous = held
     seen = sorted((p["start"], p["end"]) for p in reported)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -12,7 +13,16 @@ import pytest
 from scheduling import registry
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
-HEAVY = ("scipy", "sklearn", "pandas", "highspy")
+HEAVY = ("scipy", "sklearn", "pandas", "highspy", "tqdm", "jsonschema")
+# What only other commands use (generate, import, compare --seeds/--windows/--preset, reproduce):
+# `simulate` starts without them (scheduling/cli.py declares a command's arguments only when it runs).
+OTHER_COMMANDS_MODULES = (
+    "scheduling.importers",
+    "scheduling.presets",
+    "scheduling.repeat",
+    "scheduling.reproduce",
+    "scheduling.stats",
+)
 PAPER_MODULES = (
     "scheduling.algorithms.oasis.online",
     "scheduling.algorithms.oasis.baselines",
@@ -62,6 +72,27 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert json.loads(out.read_text())["algorithm"] == "fifo"  # the run did happen
     assert not top_level(modules) & set(HEAVY)
     assert not modules & set(PAPER_MODULES)
+    assert not modules & set(OTHER_COMMANDS_MODULES)
+
+
+def test_the_commands_that_need_them_still_load_presets_and_import_formats(tmp_path: Path):
+    assert "scheduling.presets" in loaded_by("generate", "--help")
+    assert "scheduling.importers" in loaded_by("import", "--help")
+    assert "scheduling.reproduce" in loaded_by("reproduce", "--list")
+
+
+@pytest.mark.parametrize(
+    "command", ["algorithms", "validate", "generate", "import", "simulate", "compare", "reproduce", "check"]
+)
+def test_declaring_only_the_running_command_keeps_its_usage(command: str):
+    """A command's parser is the same whether it is declared alone or with all the others."""
+    from scheduling.cli import _parser
+
+    def usage(parser: argparse.ArgumentParser) -> str:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return sub.choices[command].format_help()
+
+    assert usage(_parser(command)) == usage(_parser())
 
 
 @pytest.mark.parametrize("name", sorted(registry.all_specs()))
@@ -75,3 +106,20 @@ def test_a_lazily_named_factory_is_imported_when_the_algorithm_is_built():
     from scheduling.algorithms.oasis.online import make_oasis
 
     assert spec.make is make_oasis
+
+
+def test_the_process_entry_point_freezes_what_was_imported_before_running(monkeypatch):
+    """`python -m scheduling` moves the start-up objects out of the collector's generations."""
+    import gc
+
+    from scheduling import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_freeze_count()) or 0)
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.entry()
+    finally:
+        gc.unfreeze()
+    assert exit_.value.code == 0
+    assert seen and seen[0] > 0

@@ -132,3 +132,17 @@ def test_completed_weight_and_avg_wait_are_checked_when_reported_and_may_be_miss
     older = copy.deepcopy(doc)
     del older["metrics"]["completed_weight"], older["metrics"]["avg_wait"]
     assert validate(inst, older) == []
+
+
+def test_a_rate_is_checked_at_each_change_of_placement_inside_a_progress_segment(good):
+    """A placement that ends inside a progress segment: the rate after it is wrong (nothing held)."""
+    inst, doc = good
+    p = next(p for p in doc["placements"] if p["job_id"] == "r1" and p["end"] - p["start"] >= 2)
+    g = next(g for g in doc["progress"] if g["job_id"] == "r1" and g["start"] <= p["start"] < g["end"] - 1)
+    cut = p["start"] + 1
+
+    def cut_short(d):
+        next(q for q in d["placements"] if q == p)["end"] = cut
+
+    problems = validate(inst, tampered(doc, cut_short))
+    assert f"job 'r1': rate {g['rate']} at slot {cut}, its placements give 0.0" in problems

@@ -1,0 +1,109 @@
+"""Where the CPU time of one short `simulate` process goes, phase by phase, on Philly windows.
+
+    nice .venv/bin/python bench/simulate_breakdown.py [--runs 5] [--windows 300,600] [--algorithms fifo,srtf]
+
+Each run is a fresh interpreter (the bytecode of ``scheduling/`` compiled first, as in
+bench/tiresias_speed.py) doing what ``python -m scheduling simulate`` does, step by step, with the
+process CPU time (``time.process_time``) taken between the steps: NumPy's import, the other imports
+of the CLI, loading the cluster and trace, building the algorithm, the simulation, the code version
+(git), building the result document, validating it and writing it. Also timed as whole processes:
+an empty interpreter and ``import numpy, numpy.random``. The median over ``--runs`` is printed
+(CPU s, so that the load of a shared machine weighs less than on wall times).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tiresias_common import OUR_PYTHON, ROOT, build, machine
+from tiresias_speed import WINDOWS
+
+PHASES = """
+import json, sys, time
+c = time.process_time
+t = [c()]
+import numpy, numpy.random
+t.append(c())
+import scheduling.cli
+from pathlib import Path
+from scheduling import api, provenance, registry, results
+from scheduling.engine import simulate
+from scheduling.validator import validate
+t.append(c())
+cluster, trace, algorithm, out = sys.argv[1:5]
+instance = api.load_instance(cluster, trace)
+t.append(c())
+spec = registry.get(algorithm)
+params = spec.parse_params({})
+algo = spec.build(instance, params, 0)
+t.append(c())
+run = simulate(instance, algo)
+t.append(c())
+provenance.code()
+t.append(c())
+doc = results.build(instance, run, algorithm, params, 0)
+t.append(c())
+assert validate(instance, doc) == []
+t.append(c())
+results.write(doc, Path(out))
+t.append(c())
+print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+"""
+NAMES = ("numpy import", "other imports", "load inputs", "build algorithm", "simulate", "code version (git)",
+         "result document", "validate", "write JSON")  # fmt: skip
+
+
+def cpu_of(cmd: list[str]) -> float:
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--windows", default="300,600")
+    ap.add_argument("--algorithms", default="fifo,srtf")
+    args = ap.parse_args()
+    subprocess.run(
+        [OUR_PYTHON, "-m", "compileall", "-q", str(ROOT / "scheduling")], check=True, stdout=subprocess.DEVNULL
+    )
+    print(f"machine: {machine()}")
+    for label, cmd in (("empty interpreter", [OUR_PYTHON, "-c", "pass"]),
+                       ("import numpy, numpy.random", [OUR_PYTHON, "-c", "import numpy, numpy.random"])):  # fmt: skip
+        print(f"{label}: {statistics.median(cpu_of(cmd) for _ in range(args.runs)):.3f} s CPU (median)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in (w for w in WINDOWS if w.name in args.windows.split(",")):
+            inputs = build(w, Path(tmp) / w.name)
+            for algorithm in args.algorithms.split(","):
+                out = Path(tmp) / w.name / f"{algorithm}.json"
+                cmd = [OUR_PYTHON, "-c", PHASES, str(inputs.cluster), str(inputs.trace), algorithm, str(out)]
+                runs = []
+                for _ in range(args.runs):
+                    proc = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+                    runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+                whole = [cpu_of(cmd) for _ in range(args.runs)]
+                medians = [statistics.median(r[i] for r in runs) for i in range(len(NAMES))]
+                print(f"\n{w.name} jobs, {algorithm}: whole process {statistics.median(whole):.3f} s CPU (median)")
+                print("| phase | CPU ms (median) | share of the phases |")
+                print("|---|---|---|")
+                total = sum(medians)
+                for name, value in zip(NAMES, medians, strict=True):
+                    print(f"| {name} | {1000 * value:.1f} | {100 * value / total:.0f}% |")
+    print(f"\nfinished; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
