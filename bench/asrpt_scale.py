@@ -259,7 +259,7 @@ def main() -> None:
         if args.no_cli:
             pass
         elif size > MAX_INPUT_BYTES / 2**20:
-            print(f"end to end (CLI simulate): not run, the trace is {size:.1f} MiB (CLI limit 32 MiB)")
+            print(f"end to end (CLI simulate): not run, the trace is {size:.1f} MiB (CLI limit {MAX_INPUT_BYTES >> 20} MiB)")
         else:
             e = end_to_end(paths, args.algorithm, args.param, base / f"n{n}" / "result.json")
             print(

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from scheduling.lazy import LazyModule
 from scheduling.model import Amounts, Cluster, Server
 
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")
+
 TOLERANCE = 1e-9
+SMALL_CLUSTER = 64
+"""Up to this many servers, ``first_fit`` scans the servers in Python and no per-server arrays are
+kept (numpy is not even imported for it); above it, it compares numpy arrays of every server at
+once. Both give the same server: the same floating-point sums compared the same way."""
 
 
 class _Index:
@@ -29,9 +38,11 @@ class _Index:
         self.unlimited = {r: any(s.unlimited and s.accepts(r) for s in cluster.servers) for r in ("worker", "ps")}
         self.free: dict[str, dict[str, float]] = {r: defaultdict(float) for r in ("worker", "ps")}
         self.by_roles: dict[tuple[str, ...], np.ndarray] = {}  # roles -> mask of servers accepting all
+        self.by_roles_small: dict[tuple[str, ...], list[Server]] = {}  # roles -> servers accepting all
         self.ids = [s.id for s in cluster.servers]  # cluster order
         self.pos = {s.id: i for i, s in enumerate(cluster.servers)}
-        self.unlimited_mask = np.array([s.unlimited for s in cluster.servers], dtype=bool)
+        self.small = len(cluster.servers) <= SMALL_CLUSTER
+        self._unlimited_mask: np.ndarray | None = None
         self.capacity: dict[str, np.ndarray] = {}  # resource -> capacity per server, cluster order
         for s in cluster.servers:
             if not s.unlimited:
@@ -44,6 +55,18 @@ class _Index:
         if arr is None:
             arr = self.capacity[resource] = np.array([s.capacity.get(resource, 0.0) for s in self.servers.values()])
         return arr
+
+    @property
+    def unlimited_mask(self) -> np.ndarray:
+        if self._unlimited_mask is None:
+            self._unlimited_mask = np.array([s.unlimited for s in self.servers.values()], dtype=bool)
+        return self._unlimited_mask
+
+    def eligible_servers(self, cluster: Cluster, roles: tuple[str, ...]) -> list[Server]:
+        servers = self.by_roles_small.get(roles)
+        if servers is None:
+            servers = self.by_roles_small[roles] = [s for s in cluster.servers if all(s.accepts(r) for r in roles)]
+        return servers
 
     def eligible(self, cluster: Cluster, roles: tuple[str, ...]) -> np.ndarray:
         mask = self.by_roles.get(roles)
@@ -97,6 +120,8 @@ class Ledger:
         the ``combined`` demand: what ``fits(server, role, combined)`` says, for all servers at once
         (the same floating-point sums, compared the same way)."""
         index = self._index
+        if index.small:
+            return self._first_fit_small(roles, combined)
         eligible = index.eligible(self.cluster, roles)
         ok = eligible & ~index.unlimited_mask
         for r, a in combined.items():
@@ -106,6 +131,21 @@ class Ledger:
         ok |= eligible & index.unlimited_mask
         i = int(np.argmax(ok))
         return index.ids[i] if ok[i] else None
+
+    def _first_fit_small(self, roles: tuple[str, ...], combined: Amounts) -> str | None:
+        """``first_fit`` server by server (small clusters)."""
+        wanted = [(r, a) for r, a in combined.items() if a > 0]
+        for server in self._index.eligible_servers(self.cluster, roles):
+            if server.unlimited:
+                return server.id
+            used = self._used.get(server.id)
+            for r, a in wanted:
+                free = server.capacity.get(r, 0.0) - (used.get(r, 0.0) if used is not None else 0.0)
+                if not (free + TOLERANCE) / a >= 1.0:
+                    break
+            else:
+                return server.id
+        return None
 
     def _arr(self, resource: str) -> np.ndarray:
         arr = self._used_arr.get(resource)
@@ -170,9 +210,11 @@ class Ledger:
         used = self._used[server_id]
         limited = not self._servers[server_id].unlimited
         pos = self._index.pos[server_id]
+        small = self._index.small  # small clusters keep no per-server arrays (see first_fit)
         for resource, amount in demand.items():
             used[resource] += amount * count
-            self._arr(resource)[pos] += amount * count
+            if not small:
+                self._arr(resource)[pos] += amount * count
             if limited:
                 for role in self._roles[server_id]:
                     self._role_free[role][resource] = self._role_free[role].get(resource, 0.0) - amount * count

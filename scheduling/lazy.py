@@ -16,3 +16,20 @@ class LazyModule:
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(importlib.import_module(self._name), attr)
+
+
+class LazyGenerator:
+    """numpy's ``default_rng(seed)``, created at its first use: an algorithm that draws nothing
+    (e.g. fifo on a trace of rigid jobs) never imports numpy for it. Every attribute is the
+    generator's, so the draws are exactly those of ``numpy.random.default_rng(seed)``."""
+
+    def __init__(self, seed: int | None) -> None:
+        self._seed = seed
+        self._generator: Any = None
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._generator is None:
+            import numpy
+
+            self._generator = numpy.random.default_rng(self._seed)
+        return getattr(self._generator, attr)

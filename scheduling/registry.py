@@ -15,15 +15,17 @@ import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, cast
 
 from scheduling.engine import Algorithm
 from scheduling.errors import InputError, UnsupportedInstance
+from scheduling.lazy import LazyGenerator
 from scheduling.model import Instance
 
-Factory = Callable[[Instance, Mapping[str, Any], np.random.Generator], Algorithm]
+if TYPE_CHECKING:
+    import numpy as np
+
+Factory = Callable[[Instance, Mapping[str, Any], "np.random.Generator"], Algorithm]
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,8 @@ class AlgorithmSpec:
         why = self.unsupported(instance)
         if why:
             raise UnsupportedInstance(why)
-        return self.make(instance, params, np.random.default_rng(seed))
+        # numpy's default_rng(seed), created when the algorithm first draws (fifo on rigid jobs never does).
+        return self.make(instance, params, cast("np.random.Generator", LazyGenerator(seed)))
 
     @property
     def make(self) -> Factory:

@@ -75,6 +75,19 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert not modules & set(OTHER_COMMANDS_MODULES)
 
 
+@pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])
+def test_a_rigid_trace_on_a_small_cluster_runs_without_numpy(tmp_path: Path, algorithm: str):
+    # numpy's import alone takes longer than a 300-job fifo run of the Tiresias authors' simulator:
+    # rigid jobs need no random draw, and a cluster of at most capacity.SMALL_CLUSTER servers no arrays.
+    cluster, trace, out = tmp_path / "cluster.json", tmp_path / "trace.csv", tmp_path / "r.json"
+    cluster.write_text(json.dumps(TINY_CLUSTER))
+    trace.write_text(RIGID_TRACE)
+    argv = ("simulate", "--cluster", str(cluster), "--trace", str(trace), "--algorithm", algorithm, "--out", str(out))
+    modules = loaded_by(*argv)
+    assert json.loads(out.read_text())["metrics"]["completed"] == 4
+    assert "numpy" not in top_level(modules)
+
+
 def test_the_commands_that_need_them_still_load_presets_and_import_formats(tmp_path: Path):
     assert "scheduling.presets" in loaded_by("generate", "--help")
     assert "scheduling.importers" in loaded_by("import", "--help")

@@ -10,9 +10,7 @@ GPU memory sharing (the model has none) "opportunistic" means preemptible and ba
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, _configs, check_worker_range
 from scheduling.algorithms.common import FitMemo, keep
@@ -21,6 +19,9 @@ from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class AntMan:

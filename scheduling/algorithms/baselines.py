@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.drf import Drf
@@ -21,6 +19,9 @@ from scheduling.errors import InputError
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REQUEST_NOTE = (
     " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "

@@ -12,15 +12,16 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, keep, place, planned_rate
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, Lazy, View
 from scheduling.model import Cluster, Instance, Job
 from scheduling.speed import Allocation, demand_of
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SortKey = Callable[[JobView, Config], tuple[float, ...]]
 """A job's priority from its view and configuration (smaller first); not time-dependent, so a
@@ -43,8 +44,11 @@ class FixedConfigs:
     ) -> None:
         self.cluster = instance.cluster
         self.configs: dict[str, Config] = {}
+        # A rigid job's configuration is its GPUs: a trace of rigid jobs only needs no draw (and so
+        # no numpy, whose import alone takes longer than a short run of fifo).
+        draw = not all(job.rigid for job in instance.jobs)
         for job in instance.jobs:  # drawn in trace order so that the same seed gives the same counts
-            workers = int(rng.integers(lo, hi + 1))  # drawn for every job: the others' draws never move
+            workers = int(rng.integers(lo, hi + 1)) if draw else 1  # drawn for every job: the others' draws never move
             if request and job.gpu_request is not None:
                 workers = job.gpu_request
             self.configs[job.job_id] = self._feasible(job, ideal_config(self.cluster, job, workers, ps))

@@ -27,10 +27,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from scheduling.lazy import LazyModule
 from scheduling.model import Job
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")  # imported at the first prediction, not when the registry lists asrpt
 
 PREDICTORS = ("random-forest", "random-forest-mae", "mean", "median", "perfect", "trace")
 

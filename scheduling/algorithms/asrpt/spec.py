@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from scheduling.algorithms.asrpt.predictors import PREDICTORS
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from scheduling.algorithms.asrpt.scheduler import Asrpt, PredictedList
 
 REFERENCE = "Luo et al., Prediction-Assisted Online Distributed DL Workload Scheduling in GPU Clusters"

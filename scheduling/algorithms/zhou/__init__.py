@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 from scheduling.speed import is_edge_cloud
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from scheduling.algorithms.zhou.batch import Batch
     from scheduling.algorithms.zhou.online import Params, Zhou
 
