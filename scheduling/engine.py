@@ -123,6 +123,12 @@ class View:
         assert self.engine is not None
         return self.engine.running_allocs
 
+    def restart_slots(self) -> int:
+        """Slots a resumed, moved or resized job holds its allocation without progress (the run's
+        restart cost, docs/formats.md "Restart cost"); 0 when restarts are free."""
+        assert self.engine is not None
+        return self.engine.restart
+
     def job(self, job_id: str) -> JobView:
         """The view of one active job."""
         assert self.engine is not None

@@ -299,7 +299,7 @@ class _Queues:
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
         assert view.engine is not None
         self.anchored = owner.running_key == "remaining" and all(j.rigid for j in owner.instance.jobs)
-        self.pause = view.engine.restart if self.anchored else 0  # restart time charged to a resume or move
+        self.pause = view.restart_slots() if self.anchored else 0  # restart time charged to a resume or move
         self.refresh = owner.running_key in ("decreasing", "remaining") and not self.anchored
         self.waiting: list[Entry] = []  # sorted; keys are exact (fixed while waiting)
         self.running: list[Entry] = []  # sorted; stored entries (see the class docstring)
