@@ -37,10 +37,16 @@ from typing import Any, Protocol, TypeVar, overload
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
 from scheduling.model import Amounts, Cluster, Instance, Job
-from scheduling.speed import Allocation, demand_of, rate
+from scheduling.speed import Allocation, demand_of, gpus_of, rate
 
 EPS = 1e-9
 T = TypeVar("T")
+
+
+def held_key(allocs: Iterable[Allocation]) -> frozenset[tuple[str, str, str, int]]:
+    """What an allocation holds, as the engine compares a job's allocations to charge a restart:
+    a start on anything but the allocation held just before pays the restart time."""
+    return frozenset((a.server, a.role, a.type, a.count) for a in allocs)
 
 
 @dataclass(frozen=True)
@@ -489,14 +495,14 @@ class _Engine:
         self._set_allocs(st, new, t)
         st.view = None
         st.rate = rate(self.cluster, st.job, new) if new else 0.0
-        st.gpus = sum(a.count * (demand_of(self.cluster, st.job, a.role, a.type) or {}).get("gpu", 0.0) for a in new)
+        st.gpus = gpus_of(self.cluster, st.job, new)
         st.version += 1
         if not new:
             return
         st.admitted = True
         if st.start is None:
             st.start = t
-        held = frozenset((a.server, a.role, a.type, a.count) for a in new)
+        held = held_key(new)
         begin = t
         if self.restart and st.last_held is not None and (not had or held != st.last_held):
             # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation other

@@ -56,6 +56,11 @@ def demand_of(cluster: Cluster, job: Job, role: str, type_id: str) -> Amounts | 
     return None
 
 
+def gpus_of(cluster: Cluster, job: Job, allocs: Iterable[Allocation]) -> float:
+    """GPUs an allocation of ``job`` holds (all roles)."""
+    return sum(a.count * (demand_of(cluster, job, a.role, a.type) or {}).get("gpu", 0.0) for a in allocs)
+
+
 def needs_ps(cluster: Cluster, job: Job) -> bool:
     """A PS job needs at least one PS when the cluster offers PS types or the job has a PS demand."""
     return job.arch == "ps" and not job.rigid and (bool(cluster.ps_types) or job.ps_demand is not None)

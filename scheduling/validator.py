@@ -206,9 +206,8 @@ def _check_job(
     placements: list[Mapping[str, Any]],
     progress: list[Mapping[str, Any]],
     problems: list[str],
-    timeline: _Timeline | None = None,
+    timeline: _Timeline,
 ) -> None:
-    timeline = timeline or _Timeline(instance, job, placements)
     name = f"job {job.job_id!r}"
     if not r["admitted"] and (placements or progress):
         problems.append(f"{name}: not admitted but holds resources")
@@ -255,7 +254,7 @@ def _check_restarts(
     reported: list[Mapping[str, Any]],
     k: int,
     problems: list[str],
-    timeline: _Timeline | None = None,
+    timeline: _Timeline,
 ) -> None:
     """DESIGN section 9: restart periods where the rule puts them, and progress exactly outside them.
 
@@ -266,7 +265,6 @@ def _check_restarts(
     positive rate outside a restart period, until it completes, and never during one.
     """
     name = f"job {job.job_id!r}"
-    timeline = timeline or _Timeline(instance, job, placements)
     held_at: list[tuple[int, frozenset[tuple[str, str, str, int]]]] = []
     for c, in_order in zip(timeline.points, timeline.held, strict=True):
         held = frozenset(in_order)

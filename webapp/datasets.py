@@ -99,14 +99,6 @@ def _draft_path(user: Any, token: str) -> str:
     return f"{DRAFTS}/{user.pk}-{token}.json"
 
 
-DRAFT_MAX_AGE = float(os.environ.get("MLSCHED_DRAFT_MAX_AGE", str(24 * 3600)))
-"""Seconds a previewed file is kept when it is neither added nor replaced (default one day); the
-setting of the same name overrides it."""
-
-DRAFT_KEEP = int(os.environ.get("MLSCHED_DRAFT_KEEP", "5"))
-"""A user's newest drafts kept when they preview another file; older ones are deleted then."""
-
-
 def save_draft(user: Any, kind: str, name: str, text: str) -> str:
     """Store a previewed file until it is added -> its token. The user's drafts older than
     ``MLSCHED_DRAFT_MAX_AGE`` and those beyond their newest ``MLSCHED_DRAFT_KEEP`` go now."""
@@ -121,9 +113,8 @@ def clean_drafts(user: Any = None, now: datetime | None = None, spare: str = "")
     ``MLSCHED_DRAFT_KEEP`` -> how many were deleted. ``user``: only theirs (when they save a new
     draft, ``spare`` being it: counted as their newest, never deleted); None: everyone's (the
     ``recover_runs`` maintenance command)."""
-    max_age = float(getattr(settings, "MLSCHED_DRAFT_MAX_AGE", DRAFT_MAX_AGE))
-    keep = int(getattr(settings, "MLSCHED_DRAFT_KEEP", DRAFT_KEEP))
-    cutoff = (now or timezone.now()) - timedelta(seconds=max_age)
+    keep = settings.MLSCHED_DRAFT_KEEP
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.MLSCHED_DRAFT_MAX_AGE)
     try:
         files = default_storage.listdir(DRAFTS)[1]
     except FileNotFoundError:  # no draft saved yet

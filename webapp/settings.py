@@ -8,7 +8,8 @@
   ``DJANGO_HTTPS`` (1 in production: secure cookies, SSL redirect, HSTS), ``DJANGO_PROXY_SSL_HEADER``,
   ``DJANGO_SECURE_COOKIES``; docs/security.md;
 * ``MLSCHED_OPEN_SIGNUP`` (1/0: anyone may create an account; default 0), ``MLSCHED_LOGIN_FAILURES``,
-  ``MLSCHED_LOGIN_COOLOFF_MINUTES``, the ``MLSCHED_QUOTA_*`` limits, ``MLSCHED_WEB_PARSE_SECONDS``;
+  ``MLSCHED_LOGIN_COOLOFF_MINUTES``, the ``MLSCHED_QUOTA_*`` limits, ``MLSCHED_WEB_PARSE_SECONDS``,
+  ``MLSCHED_DRAFT_MAX_AGE``, ``MLSCHED_DRAFT_KEEP``;
 * ``MLSCHED_HEARTBEAT``,
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
@@ -223,6 +224,10 @@ MLSCHED_QUOTA_WEB_PRESET_JOBS = int(os.environ.get("MLSCHED_QUOTA_WEB_PRESET_JOB
 # Longest a web request spends checking one trace (webapp/security.py, parse_deadline); gunicorn's
 # worker timeout (docker-compose.yml) is 120 s.
 MLSCHED_WEB_PARSE_SECONDS = float(os.environ.get("MLSCHED_WEB_PARSE_SECONDS", "30"))
+# Previewed dataset files (webapp/datasets.py, clean_drafts): kept at most this many seconds when
+# neither added nor replaced, and a user's newest MLSCHED_DRAFT_KEEP of them when they preview again.
+MLSCHED_DRAFT_MAX_AGE = float(os.environ.get("MLSCHED_DRAFT_MAX_AGE", str(24 * 3600)))
+MLSCHED_DRAFT_KEEP = int(os.environ.get("MLSCHED_DRAFT_KEEP", "5"))
 
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"

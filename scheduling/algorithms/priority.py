@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, keep, place, planned_rate
 from scheduling.capacity import Ledger
-from scheduling.engine import Decision, JobView, Lazy, View
+from scheduling.engine import Decision, JobView, Lazy, View, held_key
 from scheduling.model import Cluster, Instance, Job
-from scheduling.speed import Allocation, demand_of
+from scheduling.speed import Allocation, demand_of, gpus_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,11 +75,6 @@ Entry = tuple[tuple[float, ...], int, str]  # (key, arrival, job id): the walk's
 SLACK = 1e-6
 """Margin of the necessary GPU check before an eviction: it only skips a job that is short of GPUs
 by more than this (place() itself decides with the ledger's 1e-9 tolerance)."""
-
-
-def gpus_of(cluster: Cluster, job: Job, allocs: Sequence[Allocation]) -> float:
-    """GPUs an allocation holds (all roles)."""
-    return sum(a.count * (demand_of(cluster, job, a.role, a.type) or {}).get("gpu", 0.0) for a in allocs)
 
 
 def worker_gpus(cluster: Cluster, job: Job, cfg: Config) -> float:
@@ -434,7 +429,7 @@ class _Queues:
             elif not allocs:
                 self._remove_running(job_id)
                 self._add_waiting(view.job(job_id))
-            elif self.pause and _held(allocs) != _held(running[job_id]):
+            elif self.pause and held_key(allocs) != held_key(running[job_id]):
                 # Evicted and placed elsewhere in the same walk: a move, which pauses it.
                 self._remove_running(job_id)
                 self._add_running(view.job(job_id), allocs, t, self.pause)
@@ -566,14 +561,6 @@ class _Queues:
 
     def _fewest(self) -> dict[tuple[object, ...], int]:
         return {shape: min(counts) for shape, counts in self.counts.items() if counts}
-
-
-def _held(allocs: Iterable[Allocation]) -> dict[tuple[str, str, str], int]:
-    """What an allocation holds, as the engine compares allocations to charge a move."""
-    held: dict[tuple[str, str, str], int] = {}
-    for a in allocs:
-        held[(a.server, a.role, a.type)] = held.get((a.server, a.role, a.type), 0) + a.count
-    return {k: n for k, n in held.items() if n}
 
 
 def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
