@@ -4,6 +4,7 @@ sees its own instance, and bad repetitions are refused with the field at fault."
 
 import csv
 import io
+import json
 
 import pytest
 from django.test import Client
@@ -396,3 +397,23 @@ def test_the_page_says_when_results_were_made_by_another_version_and_the_csv_rec
     text = client.get(repeated.get_absolute_url() + "repetitions.csv").content.decode()
     rows = {int(r["run"]): r for r in csv.DictReader(io.StringIO(text))}
     assert (rows[run.pk]["code_version"], rows[run.pk]["code_commit"]) == ("0.0.1", "abc123")
+
+
+def test_a_preset_repeated_over_seeds_keeps_the_forms_offered_load_and_restart_cost(
+    client, django_capture_on_commit_callbacks
+):
+    data = {**preset_data(repeat="seeds", repeat_seeds="3-4"), "preset": "zhou-ps", "size": "0.1"}
+    data.update(load="1", restart_seconds="120", algorithms=["fifo"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(NEW, data)
+    assert response.status_code == 302, response.context["form"].errors
+    exp = Experiment.objects.get()
+    for seed in (3, 4):
+        cluster_text, _name, trace_text = repetitions.repetition_inputs(exp, seed)
+        files = presets.build("zhou-ps", jobs=6, seed=seed, size=0.1, load=1.0)
+        assert trace_text == files.trace  # the load-scaled arrivals, not the preset's default load
+        assert trace_text != presets.build("zhou-ps", jobs=6, seed=seed, size=0.1).trace
+        assert json.loads(cluster_text)["restart_seconds"] == 120
+        assert {k: v for k, v in json.loads(cluster_text).items() if k != "restart_seconds"} == json.loads(
+            files.cluster
+        )

@@ -16,6 +16,7 @@ repetition: runs of one repetition are paired, which the repetitions tab compare
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +141,14 @@ def repetition_name(repetition: Mapping[str, Any], index: int | None) -> str:
 
 def repetition_inputs(exp: Experiment, trace_seed: int) -> tuple[str, str, str]:
     """(cluster text, trace name, trace text) of a preset experiment's repetition with ``trace_seed``:
-    the preset built again with the experiment's options and that seed (byte-identical each time)."""
-    o = exp.preset_options
-    files = presets.build(exp.preset, jobs=o.get("jobs"), seed=trace_seed, size=o.get("size", 1.0))
-    return files.cluster, files.trace_name, files.trace
+    the preset built again with the experiment's options (jobs, size, offered load) and that seed
+    (byte-identical each time), with the experiment's restart cost (``restart_seconds``, which the
+    form writes into the stored cluster spec)."""
+    options = {**exp.preset_options, "seed": trace_seed}
+    files = presets.build(exp.preset, **options)
+    restart = json.loads(exp.cluster_text).get("restart_seconds") if exp.cluster_text else None
+    if restart is None:
+        return files.cluster, files.trace_name, files.trace
+    spec = json.loads(files.cluster)
+    spec["restart_seconds"] = restart
+    return json.dumps(spec, indent=1), files.trace_name, files.trace
