@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scheduling.algorithms.baselines import WORKER_PARAMS, _configs, check_worker_range
+from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.engine import Decision, JobView, View
@@ -75,7 +75,7 @@ class AntMan:
 
 
 def make_antman(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> AntMan:
-    return AntMan(instance, _configs(instance, params, rng), params["quota"], params["max_wait"])
+    return AntMan(instance, fixed_configs(instance, params, rng), params["quota"], params["max_wait"])
 
 
 register(

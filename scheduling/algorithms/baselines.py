@@ -82,7 +82,7 @@ def check_worker_range(params: Mapping[str, Any]) -> None:
         raise InputError(f"workers_min {lo} is above workers_max {hi}", field="param workers_min")
 
 
-def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
+def fixed_configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
     check_worker_range(params)
     request = params.get("workers_from", "request") == "request"
     return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
@@ -90,14 +90,14 @@ def _configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Gener
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     return ListScheduler(
-        instance, _configs(instance, params, rng), fifo_key, preemptive=False, backfill=params["backfill"]
+        instance, fixed_configs(instance, params, rng), fifo_key, preemptive=False, backfill=params["backfill"]
     )
 
 
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     key = srtf_key(remaining_time(instance))
     return ListScheduler(
-        instance, _configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="remaining"
+        instance, fixed_configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="remaining"
     )
 
 
@@ -114,7 +114,7 @@ def make_tiresias_dlas(
     if params["order"] == "start":
         return make_tiresias(instance, params, rng)
     thresholds = parse_thresholds(params["queue_thresholds"])
-    return Tiresias(instance, _configs(instance, params, rng), thresholds, params["promote_knob"])
+    return Tiresias(instance, fixed_configs(instance, params, rng), thresholds, params["promote_knob"])
 
 
 def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
@@ -152,7 +152,7 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
 
     return ListScheduler(
         instance,
-        _configs(instance, params, rng),
+        fixed_configs(instance, params, rng),
         key,
         preemptive=True,
         backfill=True,
@@ -163,7 +163,7 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
 
 
 def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
-    return Drf(instance, _configs(instance, params, rng), resize=not params["fixed"])
+    return Drf(instance, fixed_configs(instance, params, rng), resize=not params["fixed"])
 
 
 register(

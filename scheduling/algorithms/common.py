@@ -246,16 +246,7 @@ class FitMemo:
         return placed
 
     def shape(self, job: Job, cfg: Config) -> tuple[object, ...]:
-        cached = self.shapes.get(job.job_id)
-        if cached is None:
-            cached = self.shapes[job.job_id] = self._shape(job, cfg)
-        return cached
-
-    def _shape(self, job: Job, cfg: Config) -> tuple[object, ...]:
-        cluster = self.ledger.cluster
-        w = demand_of(cluster, job, "worker", cfg.worker_type) or {}
-        p = demand_of(cluster, job, "ps", cfg.ps_type) if cfg.ps_type is not None else None
-        return (tuple(sorted(w.items())), tuple(sorted((p or {}).items())), cfg.ps)
+        return job_shape(self.ledger.cluster, job, cfg, self.shapes)
 
 
 def keep(ledger: Ledger, job: Job, allocations: Sequence[Allocation]) -> bool:
@@ -308,3 +299,14 @@ def _spread(
                 ledger.release(a.server, d, a.count)
             return None
     return tuple(a for a, _ in booked)
+
+
+def job_shape(cluster: Cluster, job: Job, cfg: Config, shapes: dict[str, tuple[object, ...]]) -> tuple[object, ...]:
+    """What decides whether ``cfg`` of ``job`` fits (its worker and PS demands and PS count), cached
+    by job id in ``shapes``: jobs of one shape fit or fail alike (FitMemo)."""
+    cached = shapes.get(job.job_id)
+    if cached is None:
+        w = demand_of(cluster, job, "worker", cfg.worker_type) or {}
+        p = demand_of(cluster, job, "ps", cfg.ps_type) if cfg.ps_type is not None else None
+        cached = shapes[job.job_id] = (tuple(sorted(w.items())), tuple(sorted((p or {}).items())), cfg.ps)
+    return cached

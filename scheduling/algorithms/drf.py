@@ -14,7 +14,7 @@ from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
 
-from scheduling.algorithms.common import Config, FitMemo, keep
+from scheduling.algorithms.common import Config, FitMemo, job_shape, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, Lazy, View
@@ -225,7 +225,7 @@ class _RigidQueues:
 
     def _shape(self, job: Job) -> tuple[tuple[object, ...], int]:
         cfg = self.owner.configs[job.job_id]
-        return FitMemo(Ledger(self.owner.cluster), self.owner.shapes).shape(job, cfg), cfg.workers
+        return job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers
 
     def _wait(self, job: Job) -> None:
         self.queues[_group(job)].append(job.job_id)

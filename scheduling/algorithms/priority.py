@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from scheduling.algorithms.common import Config, FitMemo, ideal_config, keep, place, planned_rate
+from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, Lazy, View, held_key
 from scheduling.model import Cluster, Instance, Job
@@ -323,10 +323,7 @@ class _Queues:
     # -- bookkeeping ---------------------------------------------------------------------------
     def _shape(self, job: Job) -> tuple[tuple[object, ...], int]:
         cfg = self.owner.configs[job.job_id]
-        shape = self.owner.shapes.get(job.job_id)
-        if shape is None:
-            shape = FitMemo(Ledger(self.cluster), self.owner.shapes).shape(job, cfg)
-        return shape, cfg.workers
+        return job_shape(self.cluster, job, cfg, self.owner.shapes), cfg.workers
 
     def _add_waiting(self, jv: JobView) -> None:
         e = self.owner.entry(jv)

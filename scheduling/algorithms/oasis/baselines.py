@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.baselines import check_worker_range
+from scheduling.algorithms.baselines import fixed_configs
 from scheduling.algorithms.common import OWN_DEMAND_TYPE, Config, keep, place, planned_rate
 from scheduling.algorithms.oasis.online import per_worker_rate
-from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Cluster, Instance, Job
@@ -99,9 +98,7 @@ def _bandwidth_config(cluster: Cluster, job: Job, cfg: Config) -> Config:
 class Rrh:
     def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
         self.cluster = instance.cluster
-        check_worker_range(params)
-        request = params.get("workers_from", "request") == "request"
-        self.configs = FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
+        self.configs = fixed_configs(instance, params, rng)
         if params["ps_rule"] == "bandwidth":  # the fewest PSs that honour (6) and (7) of the model
             for job in instance.jobs:
                 self.configs.configs[job.job_id] = _bandwidth_config(self.cluster, job, self.configs[job.job_id])

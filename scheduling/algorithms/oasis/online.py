@@ -172,9 +172,6 @@ class BoundTerms:
         u2 = np.where(u2 > 0, u2, l2)
         return Bounds(l1, l2, np.maximum(u1, l1), np.maximum(u2, l2))
 
-    def copy(self) -> BoundTerms:
-        return BoundTerms(self.u1.copy(), self.u2.copy(), self.low1, self.low2, self.eta1, self.eta2)
-
 
 def price(low: float, high: np.ndarray, used: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """(22): L (U^r / L)^(g^r / c^r), elementwise; a resource a server lacks keeps price L.
