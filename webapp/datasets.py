@@ -15,7 +15,6 @@ import json
 import os
 import re
 import secrets
-import tempfile
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -30,14 +29,14 @@ from django.core.files.uploadedfile import UploadedFile
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
-from scheduling import importers, loaders
+from scheduling import loaders
 from scheduling.errors import InputError
 from scheduling.model import Cluster
 from webapp import tracechecks
 from webapp.forms import too_many_rows
 from webapp.models import Dataset, TraceCheck
 from webapp.security import parse_deadline
-from workers.checks import gpu_demand, summarize
+from workers.checks import gpu_demand, run_import, summarize
 from workers.runs import trace_format
 
 MIB = 2**20
@@ -66,16 +65,14 @@ def import_raw(choice: str, data: bytes, name: str, options: Mapping[str, Any] |
     ``options`` are ``importers.run``'s (mapping, slot_seconds, start, end, limit, seed: the CLI's
     flags). InputError names the raw file's line and column."""
     fmt, kind, suffix = IMPORTS[choice]
-    with tempfile.TemporaryDirectory(prefix="mlsched-import-") as tmp:
-        raw = Path(tmp) / (Path(name).name or "raw.csv")
-        raw.write_bytes(data)
-        out = Path(tmp) / f"imported{suffix}"
-        try:
-            importers.run(fmt, raw, out, **(options or {}))
-        except InputError as exc:
-            raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
-        tail = f"-{fmt}{suffix}"  # the new name fits the 255-character column, its tail kept
-        return kind, Path(name).stem[: NAME_LENGTH - len(tail)] + tail, out.read_text(encoding="utf-8")
+    return kind, imported_name(name, fmt, suffix), run_import(fmt, data, name, suffix, options)
+
+
+def imported_name(name: str, fmt: str, suffix: str) -> str:
+    """The name of a file imported from ``name``: its stem, the format and suffix, cut to fit the
+    255-character column with that tail kept."""
+    tail = f"-{fmt}{suffix}"
+    return Path(name).stem[: NAME_LENGTH - len(tail)] + tail
 
 
 def unique_name(owner: Any, name: str, exclude: int | None = None) -> str:
@@ -361,7 +358,7 @@ class DatasetForm(forms.Form):
         options = self.import_options(data)  # a malformed mapping is refused now, with its field
         fmt, _, suffix = IMPORTS["import-gpu"]
         self.raw_import = (raw, self.name, options)
-        self.name = f"{Path(self.name).stem}-{fmt}{suffix}"
+        self.name = imported_name(self.name, fmt, suffix)
         data["kind"] = Dataset.Kind.TRACE
         return True
 

@@ -277,6 +277,7 @@ class ExperimentForm(forms.Form):
     def _check_supported(self, instance: Instance | Reasons, ticked: set[str]) -> None:
         """A form error per chosen algorithm that cannot run ``instance`` (on the field that chose it;
         on the lines, naming them). ``instance`` may be the reasons a stored trace check recorded."""
+        loaded: Instance | None = None  # the inputs, loaded at most once if the stored check lacks a name
         for name in dict.fromkeys(name for name, _ in self.chosen):
             if isinstance(instance, Instance):
                 why = self.specs[name].unsupported(instance)  # names the algorithm and what is missing
@@ -285,7 +286,7 @@ class ExperimentForm(forms.Form):
             else:  # registered after the check: load the inputs after all
                 assert self.inputs is not None
                 i = self.inputs
-                loaded = load_instance(i.cluster_text, i.cluster_name, i.trace_text, i.trace_name)
+                loaded = loaded or load_instance(i.cluster_text, i.cluster_name, i.trace_text, i.trace_name)
                 why = self.specs[name].unsupported(loaded)
             if not why:
                 continue

@@ -126,19 +126,24 @@ def summarize(jobs: tuple[Job, ...], cluster: Cluster) -> dict[str, Any]:
     }
 
 
-def import_raw(data: CheckInput) -> str:
-    """The job trace imported from ``data.raw`` (``importers.run`` generic-gpu, the CLI's import);
-    InputError names the uploaded file, its line and column."""
-    assert data.raw is not None
+def run_import(fmt: str, data: bytes, name: str, suffix: str, options: Mapping[str, Any] | None = None) -> str:
+    """The text ``importers.run`` makes of the raw file ``data`` in format ``fmt`` (the CLI's import;
+    ``options`` are its flags); InputError names the uploaded file ``name``, its line and column."""
     with tempfile.TemporaryDirectory(prefix="mlsched-import-") as tmp:
-        raw = Path(tmp) / (Path(data.raw_name).name or "raw.csv")
-        raw.write_bytes(data.raw)
-        out = Path(tmp) / "imported.csv"
+        raw = Path(tmp) / (Path(name).name or "raw.csv")
+        raw.write_bytes(data)
+        out = Path(tmp) / f"imported{suffix}"
         try:
-            importers.run("generic-gpu", raw, out, **dict(data.import_options))
+            importers.run(fmt, raw, out, **dict(options or {}))
         except InputError as exc:
-            raise InputError(exc.problem, file=data.raw_name, line=exc.line, job=exc.job, field=exc.field) from None
+            raise InputError(exc.problem, file=name, line=exc.line, job=exc.job, field=exc.field) from None
         return out.read_text(encoding="utf-8")
+
+
+def import_raw(data: CheckInput) -> str:
+    """The job trace imported from ``data.raw`` (generic-gpu, as the dashboard's "import-gpu")."""
+    assert data.raw is not None
+    return run_import("generic-gpu", data.raw, data.raw_name, ".csv", data.import_options)
 
 
 def check_trace(data: CheckInput, report: Report) -> dict[str, Any]:

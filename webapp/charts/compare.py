@@ -11,7 +11,15 @@ import numpy as np
 
 from scheduling import results
 from webapp.charts import downsample
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, SCALE_BUTTONS, _small, legend_height, slot_axis
+from webapp.charts.style import (
+    LEGEND_RIGHT,
+    PALETTE,
+    SCALE_BUTTONS,
+    _small,
+    legend_height,
+    runs_slot_seconds,
+    slot_axis,
+)
 
 BAR_METRICS = (
     ("avg_jct", "average JCT (slots)"),
@@ -61,7 +69,7 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                 "data": data,
                 "layout": {
                     "title": {"text": f"{resource} utilisation", "font": {"size": 14}},
-                    "xaxis": {"title": {"text": slot_axis(binned_title(binned), _slot_seconds(runs))}},
+                    "xaxis": {"title": {"text": slot_axis(binned_title(binned), runs_slot_seconds(runs))}},
                     "yaxis": {"title": {"text": "% of capacity"}, "range": [0, 105]},
                     "height": legend_height(len(runs), 280),
                     "margin": {"l": 60, "r": 20, "t": 40, "b": 40},
@@ -70,10 +78,6 @@ def utilization(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
             }
         )
     return figures
-
-
-def _slot_seconds(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> float | None:
-    return next((doc.get("slot_seconds") for _, doc in runs if doc.get("slot_seconds")), None)
 
 
 def binned_title(width: float) -> str:
@@ -111,7 +115,7 @@ def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "data": data,
         "layout": {
             "title": {"text": "JCT distribution (completed jobs)", "font": {"size": 14}},
-            "xaxis": log_axis(slot_axis("JCT (slots)", _slot_seconds(runs)), every),
+            "xaxis": log_axis(slot_axis("JCT (slots)", runs_slot_seconds(runs)), every),
             "yaxis": {"title": {"text": "share of jobs"}, "range": [0, 1.02]},
             "height": legend_height(len(runs), 320),
             "margin": {"l": 60, "r": 20, "t": 40, "b": 40},

@@ -3,6 +3,7 @@ timeline, sweep and price charts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 JOB_PALETTE = (
@@ -41,6 +42,11 @@ def _small(title: str, data: list[dict[str, Any]], **layout: Any) -> dict[str, A
             **layout,
         },
     }
+
+
+def runs_slot_seconds(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> float | None:
+    """The slot length of the first of ``runs`` (label, result document) that records one."""
+    return next((doc.get("slot_seconds") for _, doc in runs if doc.get("slot_seconds")), None)
 
 
 def slot_axis(title: str, slot_seconds: float | None) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webapp.charts import downsample
-from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height, slot_axis
+from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height, runs_slot_seconds, slot_axis
 
 
 def suspensions(doc: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
@@ -76,9 +76,8 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
                 "y": ys,
             }
         )
-    slot = next((doc.get("slot_seconds") for _, doc in runs if doc.get("slot_seconds")), None)
-    common = {"xaxis": {"title": {"text": slot_axis("slot", slot)}}, "showlegend": True, "legend": LEGEND_RIGHT,
-              "height": legend_height(len(runs), 300)}  # fmt: skip
+    common = {"xaxis": {"title": {"text": slot_axis("slot", runs_slot_seconds(runs))}}, "showlegend": True,
+              "legend": LEGEND_RIGHT, "height": legend_height(len(runs), 300)}  # fmt: skip
     return [
         _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common),
         _small("Suspensions (a started job left without resources), cumulative", suspended, **common),
