@@ -44,19 +44,19 @@ def test_a_run_cancelled_during_loading_stops_before_reading_the_whole_trace(
     )
     run = Run.objects.create(experiment=exp, algorithm="fifo")
     rows = []
-    real = loaders.job_from_row
+    real = loaders.check_job_fits  # called for every row, on the plain CSV path too
 
-    def counted(row, cluster, names=None):
+    def counted(job, cluster, feasibility=None):
         rows.append(1)
         if len(rows) == 1500:  # the user cancels; the heartbeat passes the word on
             Run.objects.filter(pk=run.pk).update(cancel_requested=True)
             control.reason = "cancel"
             control.stop.set()
-        return real(row, cluster, names)
+        return real(job, cluster, feasibility)
 
     control = tasks.Control()
     monkeypatch.setattr(tasks, "Control", lambda: control)
-    monkeypatch.setattr(loaders, "job_from_row", counted)
+    monkeypatch.setattr(loaders, "check_job_fits", counted)
     assert simulate_run.apply((run.pk,)).get() == "cancelled"
     assert len(rows) <= 2000 < ROWS
     run.refresh_from_db()
