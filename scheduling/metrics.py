@@ -91,10 +91,10 @@ def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: i
 
 def close(a: object, b: object, rel: float = 1e-6) -> bool:
     """Whether two metric values agree (numbers within ``rel``, dicts key by key, else equality)."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):  # first: the validator's many numbers
+        return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(close(a[k], b[k], rel) for k in a)
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
     return a == b
 
 
@@ -176,4 +176,5 @@ def utility_metrics(jobs: Sequence[JobRecord], utilities: Mapping[str, Utility])
 
 def has_utilities(utilities: Mapping[str, Utility]) -> bool:
     """Whether a trace sets sigmoid utilities (any job differs from the default Utility())."""
-    return any(u != Utility() for u in utilities.values())
+    default = Utility()
+    return any(u != default for u in utilities.values())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         doc["restarts"] = [{"job_id": r.job_id, "start": r.start, "end": r.end} for r in run.restarts]
     doc.update(run.extra)
     doc.update(provenance.record(instance))  # optional: code version and input digests
-    doc["metrics"] = compute_metrics(cluster, doc)
+    doc["metrics"] = compute_metrics(cluster, doc, run.jobs)
     utilities = {j.job_id: j.utility for j in instance.jobs}
     if metrics.has_utilities(utilities):  # optional OASiS metrics (admission rate, timeliness)
         doc["metrics"].update(metrics.utility_metrics(run.jobs, utilities))
@@ -82,10 +82,13 @@ def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
     return [JobRecord(**{k: j[k] for k in JobRecord.__dataclass_fields__}) for j in doc["jobs"]]
 
 
-def compute_metrics(cluster: Cluster, doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator)."""
+def compute_metrics(
+    cluster: Cluster, doc: Mapping[str, Any], records: Sequence[JobRecord] | None = None
+) -> dict[str, Any]:
+    """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator).
+    ``records``: the records ``doc["jobs"]`` was written from, when the caller has them (build)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
-    out = metrics.compute(job_records(doc), usages(doc), capacity)
+    out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity)
     out.update(metrics.restart_metrics(restart_usages(doc)))
     return out
 

@@ -84,19 +84,18 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     for p in doc["placements"]:
         job = jobs.get(p["job_id"])
         server = servers.get(p["server"])
-        where = f"placement of job {p['job_id']!r} on {p['server']!r} [{p['start']}, {p['end']})"
         if job is None or server is None:
-            problems.append(f"{where}: unknown job or server")
+            problems.append(f"{_where(p)}: unknown job or server")
             continue
         if p["start"] < job.arrival:
-            problems.append(f"{where}: starts before the job arrives at {job.arrival}")
+            problems.append(f"{_where(p)}: starts before the job arrives at {job.arrival}")
         if p["end"] <= p["start"] or p["count"] <= 0:
-            problems.append(f"{where}: empty interval or non-positive count")
+            problems.append(f"{_where(p)}: empty interval or non-positive count")
         if not server.accepts(p["role"]):
-            problems.append(f"{where}: a {p['role']} on a {server.pool}-pool server")
+            problems.append(f"{_where(p)}: a {p['role']} on a {server.pool}-pool server")
         demand = demand_of(cluster, job, p["role"], p["type"])
         if demand is None or (dict(demand) != p["demand"] and not metrics.close(dict(demand), p["demand"])):
-            problems.append(f"{where}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
+            problems.append(f"{_where(p)}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
         by_job[p["job_id"]].append(p)
     _check_capacity(instance, doc, problems)
     problems.extend(storage.check(instance, doc))
@@ -111,19 +110,10 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         restarts[rp["job_id"]].append(rp)
     k = int(doc.get("restart_slots", 0))
     for job_id, r in records.items():
-        timeline = _Timeline(instance, jobs[job_id], by_job.get(job_id, []))
-        _check_job(instance, jobs[job_id], r, by_job.get(job_id, []), progress.get(job_id, []), problems, timeline)
-        _check_restarts(
-            instance,
-            jobs[job_id],
-            r,
-            by_job.get(job_id, []),
-            progress.get(job_id, []),
-            restarts.get(job_id, []),
-            k,
-            problems,
-            timeline,
-        )
+        job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
+        timeline = _Timeline(instance, job, held)
+        _check_job(instance, job, r, held, made, problems, timeline)
+        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline)
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     recomputed = compute_metrics(cluster, doc)
@@ -134,6 +124,10 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue  # a result written before the metric existed
         if not metrics.close(value, doc["metrics"].get(key)):
             problems.append(f"metric {key}: reported {doc['metrics'].get(key)!r}, recomputed {value!r}")
+
+
+def _where(p: Mapping[str, Any]) -> str:
+    return f"placement of job {p['job_id']!r} on {p['server']!r} [{p['start']}, {p['end']})"
 
 
 def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
@@ -179,7 +173,7 @@ class _Timeline:
             tuple((p["server"], p["role"], p["type"], p["count"]) for p in placements if p["start"] <= c < p["end"])
             for c in self.points
         ]
-        self._rates: dict[frozenset[tuple[tuple[Any, Any, Any, Any], int]], float] = {}
+        self._rates: dict[tuple[tuple[Any, Any, Any, Any], ...], float] = {}
 
     def held_at(self, t: int) -> Held:
         i = bisect_right(self.points, t) - 1
@@ -190,8 +184,8 @@ class _Timeline:
         return self.points[bisect_right(self.points, start) : bisect_left(self.points, end)]
 
     def rate(self, held: Sequence[tuple[Any, Any, Any, Any]]) -> float:
-        """speed.rate of the job on ``held``, once per distinct multiset of allocations."""
-        key = frozenset((a, held.count(a)) for a in held)  # a multiset (holdings are a few placements)
+        """speed.rate of the job on ``held``, once per distinct holding."""
+        key = tuple(held)
         value = self._rates.get(key)
         if value is None:
             allocs = [Allocation(self.job.job_id, *a) for a in held]
@@ -211,19 +205,20 @@ def _check_job(
     name = f"job {job.job_id!r}"
     if not r["admitted"] and (placements or progress):
         problems.append(f"{name}: not admitted but holds resources")
-    done = sum((g["end"] - g["start"]) * g["rate"] for g in progress)
+    done = sum([(g["end"] - g["start"]) * g["rate"] for g in progress])
     if not metrics.close(done, r["work_done"], WORK_TOLERANCE):
         problems.append(f"{name}: work_done {r['work_done']} but progress sums to {done}")
-    if not metrics.close(job.work_required, r["work_required"]):
-        problems.append(f"{name}: work_required {r['work_required']}, the trace says {job.work_required}")
-    first = min((p["start"] for p in placements), default=None)
+    required = job.work_required
+    if not metrics.close(required, r["work_required"]):
+        problems.append(f"{name}: work_required {r['work_required']}, the trace says {required}")
+    first = min([p["start"] for p in placements], default=None)
     if r["start"] != first:
         problems.append(f"{name}: start {r['start']} but its first placement starts at {first}")
     completion = r["completion"]
     if completion is not None:
-        if done + WORK_TOLERANCE * max(1.0, job.work_required) < job.work_required:
-            problems.append(f"{name}: completed at {completion} with {done} of {job.work_required} work done")
-        last = max((g["end"] for g in progress), default=None)
+        if done + WORK_TOLERANCE * max(1.0, required) < required:
+            problems.append(f"{name}: completed at {completion} with {done} of {required} work done")
+        last = max([g["end"] for g in progress], default=None)
         if last != completion:
             problems.append(f"{name}: completion {completion} but its last progress ends at {last}")
         if any(p["end"] > completion for p in placements):
