@@ -282,7 +282,7 @@ def _check_restarts(
             if stop > begin and timeline.rate(tuple(held)) > 0:
                 due += stop - begin
         previous = held
-    seen = sorted((p["start"], p["end"]) for p in reported)
+    seen = sorted([(p["start"], p["end"]) for p in reported])
     if seen != expected:
         problems.append(f"{name}: restart periods {seen}, the restart rule ({k} slots) gives {expected}")
         return
@@ -290,7 +290,7 @@ def _check_restarts(
         if any(g["start"] < end and start < g["end"] for g in progress):
             problems.append(f"{name}: progresses during its restart period [{start}, {end})")
             return
-    worked = sum(g["end"] - g["start"] for g in progress)
+    worked = sum([g["end"] - g["start"] for g in progress])
     if worked != due:
         problems.append(
             f"{name}: progresses for {worked} slots, but holds a working allocation outside restarts for {due}"
@@ -314,7 +314,7 @@ def _check_one_ps(name: str, placements: list[Mapping[str, Any]], problems: list
 
 def _suspensions(placements: list[Mapping[str, Any]]) -> int:
     """Times the job went from holding resources to holding none before it completed."""
-    intervals = sorted((p["start"], p["end"]) for p in placements)
+    intervals = sorted([(p["start"], p["end"]) for p in placements])
     count, reach = 0, None
     for start, end in intervals:
         if reach is not None and start > reach:
