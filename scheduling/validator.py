@@ -332,18 +332,20 @@ def worker_counts(instance: Instance, doc: Mapping[str, Any], ps_rules: bool = F
         if p["job_id"] not in jobs:
             continue
         k = 0 if p["role"] == "worker" else 1
-        deltas[p["job_id"]][p["start"]][k] += p["count"]
-        deltas[p["job_id"]][p["end"]][k] -= p["count"]
+        of_job = deltas[p["job_id"]]
+        of_job[p["start"]][k] += p["count"]
+        of_job[p["end"]][k] -= p["count"]
     problems: list[str] = []
     for job_id, changes in deltas.items():
         job = jobs[job_id]
+        limit = job.max_workers()
         b = float((job.worker_demand or {}).get("bw", 0.0))
         big_b = float((job.ps_demand or {}).get("bw", 0.0))
         y = z = 0
         for t in sorted(changes):
             y, z = y + changes[t][0], z + changes[t][1]
-            if y > job.max_workers():
-                problems.append(f"job {job_id!r} slot {t}: {y} workers, more than its limit {job.max_workers()} (3)")
+            if y > limit:
+                problems.append(f"job {job_id!r} slot {t}: {y} workers, more than its limit {limit} (3)")
                 break
             if ps_rules and y * b > z * big_b + 1e-9:
                 problems.append(f"job {job_id!r} slot {t}: {y} workers x {b:g} Gbps > {z} PSs x {big_b:g} Gbps (6)")
