@@ -322,19 +322,27 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
         nic = s.get("nic_bw_gbps")
         storage = s.get("storage_gb")
         intra = s.get("intra_bw_gbps")
+        # read once for the ``count`` servers of the entry (in the order the fields were always read)
+        pool = choice(s.get("pool", "any"), f"{f}.pool", POOLS)
+        site = choice(s.get("site", "cloud"), f"{f}.site", SITES)
+        delay = integer(s.get("upload_delay", 0), f"{f}.upload_delay", maximum=MAX_SLOTS)
+        intra_bw = None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot)
+        nic_bw = None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot)
+        gpu_model = None if s.get("gpu_model") is None else str(s["gpu_model"])
+        storage_gb = None if storage is None else number(storage, f"{f}.storage_gb", strict=True)
         for k in range(count):
             out.append(
                 Server(
                     id=sid if count == 1 else f"{sid}-{k}",
                     capacity=frozen_amounts(capacity),
-                    pool=choice(s.get("pool", "any"), f"{f}.pool", POOLS),
-                    site=choice(s.get("site", "cloud"), f"{f}.site", SITES),
+                    pool=pool,
+                    site=site,
                     unlimited=unlimited,
-                    upload_delay=integer(s.get("upload_delay", 0), f"{f}.upload_delay", maximum=MAX_SLOTS),
-                    intra_bw=None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot),
-                    nic_bw=None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot),
-                    gpu_model=None if s.get("gpu_model") is None else str(s["gpu_model"]),
-                    storage_gb=None if storage is None else number(storage, f"{f}.storage_gb", strict=True),
+                    upload_delay=delay,
+                    intra_bw=intra_bw,
+                    nic_bw=nic_bw,
+                    gpu_model=gpu_model,
+                    storage_gb=storage_gb,
                 )
             )
     if (dup := first_duplicate(s.id for s in out)) is not None:
