@@ -4,11 +4,18 @@
 
 Each run is a fresh interpreter (the bytecode of ``scheduling/`` compiled first, as in
 bench/tiresias_speed.py) doing what ``python -m scheduling simulate`` does, step by step, with the
-process CPU time (``time.process_time``) taken between the steps: NumPy's import, the other imports
-of the CLI, loading the cluster and trace, building the algorithm, the simulation, the code version
-(git), building the result document, validating it and writing it. Also timed as whole processes:
-an empty interpreter and ``import numpy, numpy.random``. The median over ``--runs`` is printed
-(CPU s, so that the load of a shared machine weighs less than on wall times).
+process CPU time (``time.process_time``) taken between the steps:
+
+- "standard library": the standard-library modules the run imports (the list is taken from a full
+  run of the same command in another process: ``runpy``, ``argparse``, ``dataclasses``, ...);
+- "our modules": importing ``scheduling`` (the CLI and what it imports, then the algorithm's
+  module), with, on its own line, the part spent generating the dataclasses' methods;
+- loading the cluster and trace, building the algorithm, the simulation, the code version (git),
+  building the result document, validating it and writing it.
+
+Also timed as whole processes: an empty interpreter, and one that only imports those
+standard-library modules. The median over ``--runs`` is printed (CPU s, so that the load of a
+shared machine weighs less than on wall times).
 """
 
 from __future__ import annotations
@@ -27,22 +34,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiresias_common import OUR_PYTHON, ROOT, build, machine
 from tiresias_speed import WINDOWS
 
+# The standard-library modules a run imports (printed by a first run of the same command).
+MODULES = """
+import sys
+from scheduling.cli import main
+main(sys.argv[1:])
+print(" ".join(sorted(m for m in sys.modules if m.partition(".")[0] not in ("scheduling", "__main__"))))
+"""
+
 PHASES = """
 import json, sys, time
 c = time.process_time
 t = [c()]
-import numpy, numpy.random
+for name in sys.argv[5].split():
+    __import__(name)
 t.append(c())
+import dataclasses
+generating = []
+plain = dataclasses._process_class
+def timed(*args, **kwargs):
+    t0 = c()
+    try:
+        return plain(*args, **kwargs)
+    finally:
+        generating.append(c() - t0)
+dataclasses._process_class = timed
 import scheduling.cli
 from pathlib import Path
 from scheduling import api, provenance, registry, results
 from scheduling.engine import simulate
 from scheduling.validator import validate
-t.append(c())
 cluster, trace, algorithm, out = sys.argv[1:5]
+spec = registry.get(algorithm)
+spec.make
+t.append(c())
 instance = api.load_instance(cluster, trace)
 t.append(c())
-spec = registry.get(algorithm)
 params = spec.parse_params({})
 algo = spec.build(instance, params, 0)
 t.append(c())
@@ -56,9 +83,9 @@ assert validate(instance, doc) == []
 t.append(c())
 results.write(doc, Path(out))
 t.append(c())
-print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+print(json.dumps([b - a for a, b in zip(t, t[1:])] + [sum(generating)]))
 """
-NAMES = ("numpy import", "other imports", "load inputs", "build algorithm", "simulate", "code version (git)",
+NAMES = ("standard library", "our modules", "load inputs", "build algorithm", "simulate", "code version (git)",
          "result document", "validate", "write JSON")  # fmt: skip
 
 
@@ -80,27 +107,39 @@ def main() -> int:
         [OUR_PYTHON, "-m", "compileall", "-q", str(ROOT / "scheduling")], check=True, stdout=subprocess.DEVNULL
     )
     print(f"machine: {machine()}")
-    for label, cmd in (("empty interpreter", [OUR_PYTHON, "-c", "pass"]),
-                       ("import numpy, numpy.random", [OUR_PYTHON, "-c", "import numpy, numpy.random"])):  # fmt: skip
-        print(f"{label}: {statistics.median(cpu_of(cmd) for _ in range(args.runs)):.3f} s CPU (median)")
+    empty = statistics.median(cpu_of([OUR_PYTHON, "-c", "pass"]) for _ in range(args.runs))
+    print(f"empty interpreter: {empty:.3f} s CPU (median)")
     with tempfile.TemporaryDirectory() as tmp:
         for w in (w for w in WINDOWS if w.name in args.windows.split(",")):
             inputs = build(w, Path(tmp) / w.name)
             for algorithm in args.algorithms.split(","):
                 out = Path(tmp) / w.name / f"{algorithm}.json"
-                cmd = [OUR_PYTHON, "-c", PHASES, str(inputs.cluster), str(inputs.trace), algorithm, str(out)]
+                argv = ["simulate", "--cluster", str(inputs.cluster), "--trace", str(inputs.trace),
+                        "--algorithm", algorithm, "--out", str(out)]  # fmt: skip
+                listed = subprocess.run([OUR_PYTHON, "-c", MODULES, *argv], cwd=ROOT, check=True, capture_output=True,
+                                        text=True)  # fmt: skip
+                stdlib = listed.stdout.strip().splitlines()[-1]
+                cmd = [OUR_PYTHON, "-c", PHASES, str(inputs.cluster), str(inputs.trace), algorithm, str(out), stdlib]
                 runs = []
                 for _ in range(args.runs):
                     proc = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
                     runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-                whole = [cpu_of(cmd) for _ in range(args.runs)]
-                medians = [statistics.median(r[i] for r in runs) for i in range(len(NAMES))]
-                print(f"\n{w.name} jobs, {algorithm}: whole process {statistics.median(whole):.3f} s CPU (median)")
+                whole = [cpu_of([OUR_PYTHON, "-m", "scheduling", *argv]) for _ in range(args.runs)]
+                imports_only = [cpu_of([OUR_PYTHON, "-c", f"for m in {stdlib.split()!r}: __import__(m)"])
+                                for _ in range(args.runs)]  # fmt: skip
+                medians = [statistics.median(r[i] for r in runs) for i in range(len(NAMES) + 1)]
+                print(
+                    f"\n{w.name} jobs, {algorithm}: `python -m scheduling simulate`, whole process "
+                    f"{statistics.median(whole):.3f} s CPU (median); an interpreter importing only its "
+                    f"{len(stdlib.split())} standard-library modules {statistics.median(imports_only):.3f} s"
+                )
                 print("| phase | CPU ms (median) | share of the phases |")
                 print("|---|---|---|")
-                total = sum(medians)
-                for name, value in zip(NAMES, medians, strict=True):
+                total = sum(medians[: len(NAMES)])
+                for name, value in zip(NAMES, medians, strict=False):
                     print(f"| {name} | {1000 * value:.1f} | {100 * value / total:.0f}% |")
+                    if name == "our modules":
+                        print(f"| (of which: generating dataclass methods) | {1000 * medians[-1]:.1f} | |")
     print(f"\nfinished; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
