@@ -143,6 +143,8 @@ class View:
 
 @dataclass(frozen=True)
 class Decision:
+    """An algorithm's answer to a view: a complete allocation or changes, admissions, rejections."""
+
     allocations: tuple[Allocation, ...] = ()  # the complete allocation from now on (if changes is None)
     admit: tuple[str, ...] = ()  # jobs admitted now (they may still wait for resources)
     reject: tuple[str, ...] = ()  # jobs rejected now: they never run
@@ -165,6 +167,8 @@ Booked = tuple[tuple[str, str, Amounts, int], ...]  # (server, role, per-instanc
 
 @dataclass
 class _JobState:
+    """The engine's bookkeeping of one job."""
+
     job: Job
     work_done: float = 0.0  # work done up to the last _sync
     attained: float = 0.0  # GPU-slots held up to the last _sync
@@ -190,6 +194,8 @@ class _JobState:
 
 @dataclass(frozen=True)
 class PlacementSegment:
+    """``count`` instances of a role and type held by a job on a server over [start, end)."""
+
     job_id: str
     server: str
     role: str
@@ -201,6 +207,8 @@ class PlacementSegment:
 
 @dataclass(frozen=True)
 class ProgressSegment:
+    """A job progressing at ``rate`` work units per slot over [start, end)."""
+
     job_id: str
     start: int
     end: int
@@ -209,6 +217,8 @@ class ProgressSegment:
 
 @dataclass(frozen=True)
 class RestartPeriod:
+    """Slots a job held its allocation without progress after a resume, move or resize."""
+
     job_id: str
     start: int
     end: int  # exclusive; shorter than the restart time if the allocation changed again or the run ended
@@ -216,6 +226,8 @@ class RestartPeriod:
 
 @dataclass(frozen=True)
 class JobRecord:
+    """The outcome of one job (a row of the result's ``jobs``)."""
+
     job_id: str
     arrival: int
     admitted: bool

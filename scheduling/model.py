@@ -39,12 +39,16 @@ def gbps_to_mb_per_slot(gbps: float, slot_seconds: float) -> float:
 
 @dataclass(frozen=True)
 class Resource:
+    """A resource every server may offer (docs/formats.md, cluster spec)."""
+
     name: str  # e.g. "gpu", "cpu", "mem", "bw"
     unit: str = ""  # e.g. "GPU", "vCPU", "GB", "MB/slot"
 
 
 @dataclass(frozen=True)
 class Server:
+    """One server (a cluster entry with ``count`` is expanded into that many)."""
+
     id: str
     capacity: Amounts  # resource -> amount available in every slot
     pool: str = "any"  # "any" | "worker" | "ps": which roles may be placed here (OASiS pools)
@@ -71,6 +75,8 @@ class InstanceType:
 
 @dataclass(frozen=True)
 class Cluster:
+    """The cluster spec as loaded: slot length, resources, servers, worker and PS types."""
+
     slot_seconds: float  # wall-clock length of one slot
     resources: tuple[Resource, ...]
     servers: tuple[Server, ...]  # expanded: "count" in the spec is already unrolled
@@ -128,6 +134,8 @@ class Stage:
 
 @dataclass(frozen=True)
 class Job:
+    """One training job of a trace, as loaded (docs/formats.md, job trace)."""
+
     job_id: str
     arrival: int  # a_j, slot
     arch: str = "ps"  # "ps" | "allreduce" | "pipeline"

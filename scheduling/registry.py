@@ -30,6 +30,8 @@ Factory = Callable[[Instance, Mapping[str, Any], "np.random.Generator"], Algorit
 
 @dataclass(frozen=True)
 class Param:
+    """One parameter of an algorithm: type, default, range and help."""
+
     name: str
     type: type  # int, float, bool or str
     default: Any
@@ -100,6 +102,8 @@ class Feature:
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
+    """An algorithm's registry entry: what it is, its parameters, what it needs, its factory."""
+
     name: str
     summary: str  # one line
     semantics: str  # exact behaviour: worker/PS counts and types, when it re-decides, preemption
