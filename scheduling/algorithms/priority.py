@@ -311,12 +311,20 @@ class _Queues:
         self.held: list[float] = []
         self.source: Iterator[Entry] = iter(())
         self.running_now: Mapping[str, tuple[Allocation, ...]] = {}
+        # A non-preemptive walk without backfill stops at the first waiting job that does not fit:
+        # that job's entry once a walk stopped there, else None (see decide).
+        self.blocks = not owner.preemptive and not owner.backfill
+        self.blocked: Entry | None = None
+        # Only a preemptive walk reads the running jobs' order, and only key changes need their
+        # GPUs: a non-preemptive walk without them (fifo) keeps no running entries.
+        self.track = owner.preemptive or owner.key_change is not None
         arrived = {j.job_id for j in view.arrived}  # added by the first decide
         for jv in view.jobs:  # jobs that arrived before the first change-based decision
             if jv.job.job_id in arrived:
                 continue
             if jv.running:  # it may be in a restart period: the bound with a full one holds
-                self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
+                if self.track:
+                    self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
             else:
                 self._add_waiting(jv)
 
@@ -416,9 +424,24 @@ class _Queues:
             if self.change_at.get(job_id) == at:
                 self._refresh(view, job_id)
                 self._schedule_change(view.job(job_id), t)
-        changes = self._walk(view, running) if self.waiting else {}
+        if not self.waiting or (self.blocked is not None and not view.completed and self.waiting[0] == self.blocked):
+            # The previous walk stopped at ``blocked``, the head of the waiting list, because it
+            # did not fit on the ledger the walk ended on. The engine has since booked exactly the
+            # changes that walk returned (the same takes in the same order), and the committed
+            # ledger changes otherwise only when a job completes (reported in view.completed) or
+            # an algorithm decision stops, moves or resizes a job, which a non-preemptive walk
+            # never does. So with no completion the committed ledger is that ledger; with the same
+            # head (every arrival and re-sorted job comes after it), a walk would try the same job
+            # on the same ledger first, fail again and stop: nothing changes.
+            changes = {}
+        elif self.owner.preemptive:
+            changes = self._walk(view, running)
+        else:
+            changes = self._walk_in_order(view)
         for job_id, allocs in changes.items():
-            if allocs and job_id not in running:
+            if allocs and job_id not in running and not self.track:
+                self._remove_waiting(self.jobs[job_id])  # started (a non-preemptive walk only starts jobs)
+            elif allocs and job_id not in running:
                 jv = view.job(job_id)
                 self._remove_waiting(jv.job)
                 # The engine charges the restart time to a resume, not to a first start.
@@ -432,6 +455,7 @@ class _Queues:
                 self._add_running(view.job(job_id), allocs, t, self.pause)
             # else evicted and placed again where it was: same configuration, GPUs and key
         self.recheck = list(changes)
+        self.blocked = self.waiting[0] if self.blocks and self.waiting else None
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
         return Decision(changes=changes, wake_at=wake_at)
 
@@ -505,7 +529,8 @@ class _Queues:
         self.tail, self.held = [], []
         self.source = self._descending(view)
         fewest = self._fewest()
-        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0)
+        # (only a preemptive walk's stopping test reads it)
+        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0) if owner.preemptive else 0.0
         changes: dict[str, tuple[Allocation, ...]] = {}
         evicted: list[Entry] = []  # heap: jobs evicted in this walk, retried at their place
         waiting = self.waiting
@@ -550,6 +575,31 @@ class _Queues:
                 changes[job_id] = placed
             elif not owner.backfill:
                 break
+        return changes
+
+    def _walk_in_order(self, view: View) -> dict[str, tuple[Allocation, ...]]:
+        """_walk without evictions (a non-preemptive walk: fifo): the waiting jobs are placed in
+        key order on the committed ledger; without backfill the first that does not fit stops the
+        walk, with backfill it stops once no waiting job can fit (as _walk's stopping test)."""
+        owner = self.owner
+        configs = owner.configs
+        ledger = view.committed_ledger()
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        if not owner.backfill:  # stops at the first failure, so no failure needs remembering
+            for _key, _arrival, job_id in self.waiting:
+                placed = place(ledger, self.jobs[job_id], configs[job_id])
+                if placed is None:
+                    break
+                changes[job_id] = placed
+            return changes
+        memo = FitMemo(ledger, owner.shapes)
+        fewest = self._fewest()
+        for _key, _arrival, job_id in self.waiting:
+            if memo.hopeless(fewest):
+                break
+            placed = memo.place(self.jobs[job_id], configs[job_id])
+            if placed is not None:
+                changes[job_id] = placed
         return changes
 
     def _need_of(self, shape: tuple[object, ...], workers: int) -> float:
