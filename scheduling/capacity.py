@@ -158,7 +158,10 @@ class Ledger:
         if self._unlimited.get(role, False):
             return True
         free = self._role_free[role]
-        return all(amount * count <= free.get(r, 0.0) + TOLERANCE for r, amount in demand.items() if amount > 0)
+        for r, amount in demand.items():  # a loop, not all(generator): a failed placement starts here
+            if amount > 0 and not amount * count <= free.get(r, 0.0) + TOLERANCE:
+                return False
+        return True
 
     def role_free(self, role: str, resource: str) -> float:
         """The free amount of ``resource`` summed over the servers that accept ``role`` (inf if one

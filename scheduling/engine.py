@@ -511,14 +511,15 @@ class _Engine:
         st.admitted = True
         if st.start is None:
             st.start = t
-        held = held_key(new)
         begin = t
-        if self.restart and st.last_held is not None and (not had or held != st.last_held):
-            # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation other
-            # than the one held just before, loses the restart time; the first start is free.
-            begin = t + self.restart
-            st.restart = (t, begin)
-        st.last_held = held
+        if self.restart:  # (only then is last_held read)
+            held = held_key(new)
+            if st.last_held is not None and (not had or held != st.last_held):
+                # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation
+                # other than the one held just before, loses the restart time; the first start is free.
+                begin = t + self.restart
+                st.restart = (t, begin)
+            st.last_held = held
         if st.rate > 0:
             st.progress_start = begin
             remaining = st.job.work_required - st.work_done

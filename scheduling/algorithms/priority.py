@@ -302,7 +302,8 @@ class _Queues:
         self.gpus: dict[str, float] = {}  # running job -> GPUs it holds
         self.change_at: dict[str, int] = {}  # running job -> slot its "steps" key changes next
         self.changes: list[tuple[int, str]] = []  # heap of change_at entries (stale ones skipped)
-        self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
+        # shape -> workers -> waiting jobs (not kept when the walk blocks: see _add_waiting)
+        self.counts: dict[tuple[object, ...], dict[int, int]] = {}
         self.recheck: list[str] = []  # jobs changed by the last decision: their key may change with it
         # Within one walk: running jobs evicted so far, and the booked running jobs read from the
         # lowest priority up (exact entries) with the GPUs they hold, summed.
@@ -337,6 +338,8 @@ class _Queues:
         e = self.owner.entry(jv)
         bisect.insort(self.waiting, e)
         self.entries[jv.job.job_id] = e
+        if self.blocks:
+            return  # a walk that stops at its first failure never asks what else could fit (counts)
         shape, n = self._shape(jv.job)
         counts = self.counts.setdefault(shape, {})
         counts[n] = counts.get(n, 0) + 1
@@ -344,6 +347,8 @@ class _Queues:
     def _remove_waiting(self, job: Job) -> None:
         e = self.entries.pop(job.job_id)
         del self.waiting[bisect.bisect_left(self.waiting, e)]
+        if self.blocks:
+            return
         shape, n = self._shape(job)
         counts = self.counts[shape]
         counts[n] -= 1
