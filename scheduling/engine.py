@@ -287,6 +287,12 @@ class _Engine:
         next_arrival = 0
         t = jobs[0].arrival if jobs else 0
         completed: list[str] = []
+
+        # What every event's view is built from, made once (an event's Lazy builds on first use).
+        def active_views() -> tuple[JobView, ...]:
+            return tuple(self.job_view(st) for st in self.active.values())
+
+        active_count, committed = self.active.__len__, self.committed_tuple
         while horizon is None or t < horizon:
             self.t = t
             arrived = []
@@ -298,9 +304,8 @@ class _Engine:
             if not self.active and next_arrival >= len(jobs):
                 break
             if self.active:
-                views = Lazy(lambda: tuple(self.job_view(st) for st in self.active.values()), self.active.__len__)
-                allocations = Lazy(self.committed_tuple)
-                view = View(t, self.cluster, views, allocations, horizon, tuple(arrived), tuple(completed), self)
+                views = Lazy(active_views, active_count)
+                view = View(t, self.cluster, views, Lazy(committed), horizon, tuple(arrived), tuple(completed), self)
                 decision = algorithm.decide(view)
                 completed = []  # told; kept until an algorithm is asked again otherwise
             else:
@@ -333,19 +338,18 @@ class _Engine:
         return [self.states[j] for j in self.running_allocs]
 
     def _next_event(self, next_arrival: int, d: Decision, t: int) -> int | None:
-        candidates = []
-        top = self._top_completion()
-        if top is not None:
-            candidates.append(top)
+        """The earliest of the next completion, the next arrival and ``wake_at`` (capped at the
+        horizon), or None if there is none."""
+        nxt = self._top_completion()
         if next_arrival < len(self.jobs):
-            candidates.append(self.jobs[next_arrival].arrival)
+            arrival = self.jobs[next_arrival].arrival
+            nxt = arrival if nxt is None else min(nxt, arrival)
         if d.wake_at is not None:
             if d.wake_at <= t:
                 raise ScheduleError(f"slot {t}: wake_at {d.wake_at} is not in the future")
-            candidates.append(d.wake_at)
-        if not candidates:
+            nxt = d.wake_at if nxt is None else min(nxt, d.wake_at)
+        if nxt is None:
             return None
-        nxt = min(candidates)
         return min(nxt, self.horizon) if self.horizon is not None else nxt
 
     def _top_completion(self) -> int | None:
@@ -402,9 +406,10 @@ class _Engine:
         if d.changes is not None and not (d.changes or d.admit or d.reject or d.preempted):
             return  # a change-based decision that changes nothing (most events of a blocked queue)
         active = self.active
-        for job_id in (*d.admit, *d.reject, *d.preempted):
-            if job_id not in active:
-                raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
+        if d.admit or d.reject or d.preempted:
+            for job_id in (*d.admit, *d.reject, *d.preempted):
+                if job_id not in active:
+                    raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
         rejected = set(d.reject)
         if d.changes is None:
             changes = self._diff(d.allocations, t, rejected)

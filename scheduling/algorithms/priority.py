@@ -12,6 +12,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
@@ -71,6 +72,9 @@ slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that do
 (None) always takes the full walk."""
 
 Entry = tuple[tuple[float, ...], int, str]  # (key, arrival, job id): the walk's total order
+
+UNCHANGED = Decision(changes=MappingProxyType({}))
+"""A change-based decision that changes nothing (one shared, read-only object)."""
 
 SLACK = 1e-6
 """Margin of the necessary GPU check before an eviction: it only skips a job that is short of GPUs
@@ -462,6 +466,8 @@ class _Queues:
         self.recheck = list(changes)
         self.blocked = self.waiting[0] if self.blocks and self.waiting else None
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
+        if not changes and wake_at is None:
+            return UNCHANGED  # most events of a blocked queue
         return Decision(changes=changes, wake_at=wake_at)
 
     # -- the running jobs from the lowest priority up ------------------------------------------
