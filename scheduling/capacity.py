@@ -208,6 +208,10 @@ class Ledger:
         self._book(server_id, demand, count)
         return True
 
+    def book(self, server_id: str, demand: Amounts, count: int = 1) -> None:
+        """Book ``count`` instances that the caller found to fit (``first_fit``), unchecked."""
+        self._book(server_id, demand, count)
+
     def _book(self, server_id: str, demand: Amounts, count: int) -> None:
         if server_id in self._shared:
             self._used[server_id] = defaultdict(float, self._used[server_id])

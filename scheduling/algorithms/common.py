@@ -168,8 +168,10 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
             combined[r] = combined.get(r, 0.0) + a * n
     home = ledger.first_fit(tuple(part[0] for part in parts), combined)
     if home is not None:
-        for role, _type, demand, n in parts:
-            ledger.take(home, role, demand, n)
+        # first_fit checked that ``home`` accepts every role and holds the combined demand
+        # (fits(home, role, combined) on each server), so each part is booked without a check.
+        for _role, _type, demand, n in parts:
+            ledger.book(home, demand, n)
         return tuple(Allocation(job.job_id, home, role, t, n) for role, t, _d, n in parts)
     if p_demand is not None and cfg.ps_type is not None and reserves_ps_bandwidth(cluster, job):
         return _spread_reserved(ledger, job, cfg, dict(w_demand), dict(p_demand))
