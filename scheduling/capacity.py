@@ -230,4 +230,4 @@ class Ledger:
 
     def release(self, server_id: str, demand: Amounts, count: int = 1) -> None:
         """Undo a ``take`` (used when an all-or-nothing placement fails half-way)."""
-        self._book(server_id, {r: -a for r, a in demand.items()}, count)
+        self._book(server_id, demand, -count)  # amount * -count is exactly -(amount * count)
