@@ -223,23 +223,24 @@ def shortest_key(jv, cfg) -> tuple[float, ...]:
 def test_skipped_walks_of_a_blocked_queue_change_no_schedule(seed, key, backfill, restart_seconds, monkeypatch):
     # Without backfill, a non-preemptive change path skips the walk when no job completed and the
     # head of the waiting queue is the job the previous walk stopped at (_Queues.decide). The full
-    # walk, which runs every event, must give the same schedule.
+    # walk, which runs at every event, must give the same schedule.
     inst = congested(seed)
-    walks: list[int] = []
+    walks: list[int] = []  # slots of the change path's walks
+    decisions: list[int] = []  # slots of its decisions
     walk = _Queues._walk_in_order
     monkeypatch.setattr(_Queues, "_walk_in_order", lambda self, view: walks.append(view.t) or walk(self, view))
-    runs, decisions = [], []
-    for incremental in (True, False):
+
+    def run(incremental: bool):
         configs = fixed_configs(inst, {"workers_min": 1, "workers_max": 1, "ps": 1}, None)  # type: ignore[arg-type]
         algo = ListScheduler(inst, configs, key, preemptive=False, backfill=backfill, incremental=incremental)
-        decide = algo.decide
-        algo.decide = lambda view, decide=decide: decisions.append(view.t) or decide(view)  # type: ignore[method-assign]
-        runs.append(simulate(inst, algo, restart_seconds=restart_seconds))
         if incremental:
-            fast_decisions = len(decisions)
-    fast, full = runs
+            decide = algo.decide
+            algo.decide = lambda view: decisions.append(view.t) or decide(view)  # type: ignore[method-assign]
+        return simulate(inst, algo, restart_seconds=restart_seconds)
+
+    fast, full = run(True), run(False)
     assert fast.jobs == full.jobs
     assert fast.placements == full.placements
     assert fast.progress == full.progress
-    if not backfill:  # walks were skipped (most events of a blocked fifo queue)
-        assert 0 < len(walks) < fast_decisions - (20 if key is fifo_key else 1)
+    if not backfill:  # walks were skipped: most events of a blocked fifo queue, fewer with shortest_key
+        assert 0 < len(walks) < len(decisions) - (20 if key is fifo_key else 1)
