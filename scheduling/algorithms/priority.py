@@ -145,7 +145,9 @@ class ListScheduler:
       bound of t + key at every later slot t, exact outside restart periods; see _Queues). It walks only
       the waiting jobs (and the jobs it evicts), reads the running jobs from the lowest priority up
       only as far as an eviction or the GPU check needs, and stops once no waiting job can fit,
-      with or without evictions. It returns only the jobs whose allocation changes.
+      with or without evictions. It returns only the jobs whose allocation changes. A
+      non-preemptive walk without backfill is skipped when it cannot start anything (no job
+      completed and the queue's head is the job the previous walk stopped at; see _Queues.decide).
     """
 
     def __init__(
