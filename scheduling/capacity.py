@@ -158,7 +158,10 @@ class Ledger:
         if self._unlimited.get(role, False):
             return True
         free = self._role_free[role]
-        return all(amount * count <= free.get(r, 0.0) + TOLERANCE for r, amount in demand.items() if amount > 0)
+        for r, amount in demand.items():  # a loop, not all(generator): a failed placement starts here
+            if amount > 0 and not amount * count <= free.get(r, 0.0) + TOLERANCE:
+                return False
+        return True
 
     def role_free(self, role: str, resource: str) -> float:
         """The free amount of ``resource`` summed over the servers that accept ``role`` (inf if one
@@ -187,10 +190,12 @@ class Ledger:
         if server.unlimited:
             return 1 << 30
         best = 1 << 30
+        used = self._used.get(server_id)  # self.free(server_id, resource) inlined: a hot path
         for resource, amount in demand.items():
             if amount <= 0:
                 continue
-            best = min(best, math.floor((self.free(server_id, resource) + TOLERANCE) / amount))
+            free = server.capacity.get(resource, 0.0) - (used.get(resource, 0.0) if used is not None else 0.0)
+            best = min(best, math.floor((free + TOLERANCE) / amount))
         return max(best, 0)
 
     def fits(self, server_id: str, role: str, demand: Amounts, count: int = 1) -> bool:
@@ -203,22 +208,26 @@ class Ledger:
         self._book(server_id, demand, count)
         return True
 
+    def book(self, server_id: str, demand: Amounts, count: int = 1) -> None:
+        """Book ``count`` instances that the caller found to fit (``first_fit``), unchecked."""
+        self._book(server_id, demand, count)
+
     def _book(self, server_id: str, demand: Amounts, count: int) -> None:
         if server_id in self._shared:
             self._used[server_id] = defaultdict(float, self._used[server_id])
             self._shared.discard(server_id)
         used = self._used[server_id]
         limited = not self._servers[server_id].unlimited
-        pos = self._index.pos[server_id]
         small = self._index.small  # small clusters keep no per-server arrays (see first_fit)
+        roles = self._roles[server_id] if limited else ()
         for resource, amount in demand.items():
             used[resource] += amount * count
             if not small:
-                self._arr(resource)[pos] += amount * count
-            if limited:
-                for role in self._roles[server_id]:
-                    self._role_free[role][resource] = self._role_free[role].get(resource, 0.0) - amount * count
+                self._arr(resource)[self._index.pos[server_id]] += amount * count
+            for role in roles:
+                free = self._role_free[role]
+                free[resource] = free.get(resource, 0.0) - amount * count
 
     def release(self, server_id: str, demand: Amounts, count: int = 1) -> None:
         """Undo a ``take`` (used when an all-or-nothing placement fails half-way)."""
-        self._book(server_id, {r: -a for r, a in demand.items()}, count)
+        self._book(server_id, demand, -count)  # amount * -count is exactly -(amount * count)

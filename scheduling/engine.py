@@ -37,7 +37,7 @@ from typing import Any, Protocol, TypeVar, overload
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
 from scheduling.model import Amounts, Cluster, Instance, Job
-from scheduling.speed import Allocation, demand_of, gpus_of, rate
+from scheduling.speed import Allocation, demand_of, rate
 
 EPS = 1e-9
 T = TypeVar("T")
@@ -299,6 +299,12 @@ class _Engine:
         next_arrival = 0
         t = jobs[0].arrival if jobs else 0
         completed: list[str] = []
+
+        # What every event's view is built from, made once (an event's Lazy builds on first use).
+        def active_views() -> tuple[JobView, ...]:
+            return tuple(self.job_view(st) for st in self.active.values())
+
+        active_count, committed = self.active.__len__, self.committed_tuple
         while horizon is None or t < horizon:
             self.t = t
             arrived = []
@@ -310,9 +316,8 @@ class _Engine:
             if not self.active and next_arrival >= len(jobs):
                 break
             if self.active:
-                views = Lazy(lambda: tuple(self.job_view(st) for st in self.active.values()), self.active.__len__)
-                allocations = Lazy(self.committed_tuple)
-                view = View(t, self.cluster, views, allocations, horizon, tuple(arrived), tuple(completed), self)
+                views = Lazy(active_views, active_count)
+                view = View(t, self.cluster, views, Lazy(committed), horizon, tuple(arrived), tuple(completed), self)
                 decision = algorithm.decide(view)
                 completed = []  # told; kept until an algorithm is asked again otherwise
             else:
@@ -345,19 +350,18 @@ class _Engine:
         return [self.states[j] for j in self.running_allocs]
 
     def _next_event(self, next_arrival: int, d: Decision, t: int) -> int | None:
-        candidates = []
-        top = self._top_completion()
-        if top is not None:
-            candidates.append(top)
+        """The earliest of the next completion, the next arrival and ``wake_at`` (capped at the
+        horizon), or None if there is none."""
+        nxt = self._top_completion()
         if next_arrival < len(self.jobs):
-            candidates.append(self.jobs[next_arrival].arrival)
+            arrival = self.jobs[next_arrival].arrival
+            nxt = arrival if nxt is None else min(nxt, arrival)
         if d.wake_at is not None:
             if d.wake_at <= t:
                 raise ScheduleError(f"slot {t}: wake_at {d.wake_at} is not in the future")
-            candidates.append(d.wake_at)
-        if not candidates:
+            nxt = d.wake_at if nxt is None else min(nxt, d.wake_at)
+        if nxt is None:
             return None
-        nxt = min(candidates)
         return min(nxt, self.horizon) if self.horizon is not None else nxt
 
     def _top_completion(self) -> int | None:
@@ -380,7 +384,7 @@ class _Engine:
             self._sync(st, t)
             st.completion = t
             self._close_periods(st, t)
-            self._set_allocs(st, (), t)
+            self._set_allocs(st, (), t, ())
             st.rate = 0.0
             del self.active[st.job.job_id]
         if done and self.order is not None:
@@ -411,10 +415,13 @@ class _Engine:
 
     # -- checking and committing a decision ----------------------------------------------------
     def _apply(self, d: Decision, t: int) -> None:
+        if d.changes is not None and not (d.changes or d.admit or d.reject or d.preempted):
+            return  # a change-based decision that changes nothing (most events of a blocked queue)
         active = self.active
-        for job_id in (*d.admit, *d.reject, *d.preempted):
-            if job_id not in active:
-                raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
+        if d.admit or d.reject or d.preempted:
+            for job_id in (*d.admit, *d.reject, *d.preempted):
+                if job_id not in active:
+                    raise ScheduleError(f"slot {t}: decision names job {job_id!r}, which is not waiting or running")
         rejected = set(d.reject)
         if d.changes is None:
             changes = self._diff(d.allocations, t, rejected)
@@ -425,7 +432,7 @@ class _Engine:
                 merged = _merge(allocs)
                 if merged != active[job_id].allocs:
                     changes[job_id] = merged
-        self._check_capacity(changes, t)
+        booked = self._check_capacity(changes, t)
         for job_id in d.admit:
             active[job_id].admitted = True
             active[job_id].view = None
@@ -436,7 +443,7 @@ class _Engine:
         if d.changes is not None and changes:
             self.order = None
         for job_id, new in changes.items():
-            self._change(active[job_id], new, t)
+            self._change(active[job_id], new, t, booked[job_id])
         for job_id in d.reject:
             del active[job_id]
 
@@ -480,14 +487,17 @@ class _Engine:
                 changes[job_id] = new
         return changes
 
-    def _check_capacity(self, changes: Mapping[str, tuple[Allocation, ...]], t: int) -> None:
-        """Release every changed job's old allocation, then book the new ones; raise if one does not fit."""
+    def _check_capacity(self, changes: Mapping[str, tuple[Allocation, ...]], t: int) -> dict[str, Booked]:
+        """Release every changed job's old allocation, then book the new ones; raise if one does not
+        fit. Returns what each changed job now has booked (per-instance demands, for _set_allocs)."""
         ledger = self.ledger
         for job_id in changes:
             for server, _role, demand, count in self.active[job_id].booked:
                 ledger.release(server, demand, count)
+        booked: dict[str, Booked] = {}
         for job_id, new in changes.items():
             job = self.active[job_id].job
+            parts = []
             for a in new:
                 need = demand_of(self.cluster, job, a.role, a.type)
                 assert need is not None
@@ -495,57 +505,68 @@ class _Engine:
                     raise ScheduleError(
                         f"slot {t}: {a.count} {a.role}(s) of job {a.job_id!r} do not fit on server {a.server!r}"
                     )
+                parts.append((a.server, a.role, need, a.count))
+            booked[job_id] = tuple(parts)
+        return booked
 
-    def _change(self, st: _JobState, new: tuple[Allocation, ...], t: int) -> None:
-        """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger)."""
+    def _change(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
+        """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger as
+        ``booked``)."""
         self._sync(st, t)
         self._close_periods(st, t)
         st.attained_closed, st.held_since = st.attained, t
         had = bool(st.allocs)
         if had and not new:
             st.preemptions += 1  # suspended before completion
-        self._set_allocs(st, new, t)
+        self._set_allocs(st, new, t, booked)
         st.view = None
         st.rate = rate(self.cluster, st.job, new) if new else 0.0
-        st.gpus = gpus_of(self.cluster, st.job, new)
+        st.gpus = sum(count * demand.get("gpu", 0.0) for _server, _role, demand, count in booked)  # gpus_of(new)
         st.version += 1
         if not new:
             return
         st.admitted = True
         if st.start is None:
             st.start = t
-        held = held_key(new)
         begin = t
-        if self.restart and st.last_held is not None and (not had or held != st.last_held):
-            # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation other
-            # than the one held just before, loses the restart time; the first start is free.
-            begin = t + self.restart
-            st.restart = (t, begin)
-        st.last_held = held
+        if self.restart:  # (only then is last_held read)
+            held = held_key(new)
+            if st.last_held is not None and (not had or held != st.last_held):
+                # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation
+                # other than the one held just before, loses the restart time; the first start is free.
+                begin = t + self.restart
+                st.restart = (t, begin)
+            st.last_held = held
         if st.rate > 0:
             st.progress_start = begin
             remaining = st.job.work_required - st.work_done
             done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
             heapq.heappush(self.heap, (done_at, self.rank[st.job.job_id], st.job.job_id, st.version))
 
-    def _set_allocs(self, st: _JobState, new: tuple[Allocation, ...], t: int) -> None:
-        """Update the placement log, the running set and the job's booked demands."""
+    def _set_allocs(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
+        """Update the placement log, the running set and the job's booked demands (``booked``:
+        ``new``'s, as _check_capacity booked them)."""
         job_id = st.job.job_id
-        old = {(a.server, a.role, a.type): a.count for a in st.allocs}
-        fresh = {(a.server, a.role, a.type): a.count for a in new}
-        for key, count in old.items():
-            if fresh.get(key) != count:
-                self.log.close((job_id, *key), t)
-        for key, count in fresh.items():
-            if old.get(key) != count:
-                self.log.open[(job_id, *key)] = (count, t)
+        log = self.log
+        if not st.allocs or not new:  # a start or a stop: every segment opens or closes
+            for a in st.allocs:
+                log.close((job_id, a.server, a.role, a.type), t)
+            for a in new:
+                log.open[(job_id, a.server, a.role, a.type)] = (a.count, t)
+        else:
+            old = {(a.server, a.role, a.type): a.count for a in st.allocs}
+            fresh = {(a.server, a.role, a.type): a.count for a in new}
+            for key, count in old.items():
+                if fresh.get(key) != count:
+                    log.close((job_id, *key), t)
+            for key, count in fresh.items():
+                if old.get(key) != count:
+                    log.open[(job_id, *key)] = (count, t)
         if not new and st.completion is not None:
             for server, _role, demand, count in st.booked:
                 self.ledger.release(server, demand, count)
         st.allocs = new
-        st.booked = tuple(
-            (a.server, a.role, demand_of(self.cluster, st.job, a.role, a.type) or {}, a.count) for a in new
-        )
+        st.booked = booked
         if new:
             self.running_allocs[job_id] = new
         else:
@@ -565,8 +586,11 @@ def _merge(allocations: Iterable[Allocation]) -> tuple[Allocation, ...]:
     """Allocations merged per (job, server, role, type), in order of first appearance, so that
     segments are canonical."""
     merged: dict[tuple[str, str, str, str], int] = defaultdict(int)
-    for a in allocations:
+    given = tuple(allocations)
+    for a in given:
         merged[(a.job_id, a.server, a.role, a.type)] += a.count
+    if len(merged) == len(given):
+        return given  # already canonical (as every placement is): the same allocations, in order
     return tuple(Allocation(*k, count=c) for k, c in merged.items())
 
 

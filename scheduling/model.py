@@ -90,10 +90,16 @@ class Cluster:
         return tuple(r.name for r in self.resources)
 
     def worker_type(self, type_id: str) -> InstanceType | None:
-        return next((w for w in self.worker_types if w.id == type_id), None)
+        for w in self.worker_types:  # a loop, not next(generator): called for every demand look-up
+            if w.id == type_id:
+                return w
+        return None
 
     def ps_type(self, type_id: str) -> InstanceType | None:
-        return next((p for p in self.ps_types if p.id == type_id), None)
+        for p in self.ps_types:
+            if p.id == type_id:
+                return p
+        return None
 
     def server(self, server_id: str) -> Server:
         for s in self.servers:

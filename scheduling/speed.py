@@ -139,7 +139,6 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
     With workers of several types, synchronous training runs at the slowest type's pace.
     """
     workers = [a for a in allocations if a.role == "worker" and a.count > 0]
-    pss = [a for a in allocations if a.role == "ps" and a.count > 0]
     n_workers = sum(a.count for a in workers)
     if n_workers == 0:
         return 0.0
@@ -150,6 +149,7 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
             gpus += a.count * float(demand.get("gpu", 0.0))
         assert job.gpus is not None
         return 1.0 if gpus + 1e-9 >= job.gpus else 0.0
+    pss = [a for a in allocations if a.role == "ps" and a.count > 0]
     if needs_ps(cluster, job) and not pss:
         return 0.0
     if job.arch == "pipeline" and job.stages:

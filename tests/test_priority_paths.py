@@ -4,12 +4,14 @@ the full transcriptions they replace."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from scheduling import presets, registry
+from scheduling.algorithms.baselines import fixed_configs
 from scheduling.algorithms.common import Config, place
-from scheduling.algorithms.priority import evict_until_fit
+from scheduling.algorithms.priority import ListScheduler, _Queues, evict_until_fit, fifo_key
 from scheduling.capacity import Ledger
 from scheduling.engine import simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
@@ -193,3 +195,52 @@ def test_srtf_orders_running_rigid_jobs_by_finish_slot(name, restart_seconds, an
     algo = spec.build(inst, spec.parse_params({}), 5)
     simulate(inst, algo, restart_seconds=restart_seconds)
     assert algo._state is not None and algo._state.anchored is anchored
+
+
+# -- a blocked fifo queue: the change path skips walks that cannot start anything ------------------
+
+
+def congested(seed: int, n: int = 90) -> Instance:
+    """Rigid jobs of 1-8 GPUs on 4 x 2 GPUs, arriving faster than they are served: the head of the
+    queue is blocked at most events, jobs arrive behind it, and completions often fall on an arrival
+    slot."""
+    rng = random.Random(seed)
+    rows, t = [], 0
+    for i in range(n):
+        t += rng.choice([0, 0, 1, 1, 2])
+        rows.append(f"c{i},{t},{rng.choice([1, 1, 2, 3, 4, 8])},{rng.randint(1, 6)}")
+    return two_servers(" ".join(rows), servers="abcd")
+
+
+def shortest_key(jv, cfg) -> tuple[float, ...]:
+    return (jv.job.work_required,)  # a later arrival may come before the blocked head
+
+
+@pytest.mark.parametrize("restart_seconds", [0.0, 120.0])
+@pytest.mark.parametrize("backfill", [False, True])
+@pytest.mark.parametrize("key", [fifo_key, shortest_key])
+@pytest.mark.parametrize("seed", range(6))
+def test_skipped_walks_of_a_blocked_queue_change_no_schedule(seed, key, backfill, restart_seconds, monkeypatch):
+    # Without backfill, a non-preemptive change path skips the walk when no job completed and the
+    # head of the waiting queue is the job the previous walk stopped at (_Queues.decide). The full
+    # walk, which runs at every event, must give the same schedule.
+    inst = congested(seed)
+    walks: list[int] = []  # slots of the change path's walks
+    decisions: list[int] = []  # slots of its decisions
+    walk = _Queues._walk_in_order
+    monkeypatch.setattr(_Queues, "_walk_in_order", lambda self, view: walks.append(view.t) or walk(self, view))
+
+    def run(incremental: bool):
+        configs = fixed_configs(inst, {"workers_min": 1, "workers_max": 1, "ps": 1}, None)  # type: ignore[arg-type]
+        algo = ListScheduler(inst, configs, key, preemptive=False, backfill=backfill, incremental=incremental)
+        if incremental:
+            decide = algo.decide
+            algo.decide = lambda view: decisions.append(view.t) or decide(view)  # type: ignore[method-assign]
+        return simulate(inst, algo, restart_seconds=restart_seconds)
+
+    fast, full = run(True), run(False)
+    assert fast.jobs == full.jobs
+    assert fast.placements == full.placements
+    assert fast.progress == full.progress
+    if not backfill:  # walks were skipped: most events of a blocked fifo queue, fewer with shortest_key
+        assert 0 < len(walks) < len(decisions) - (20 if key is fifo_key else 1)

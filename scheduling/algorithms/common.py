@@ -158,18 +158,21 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
     parts: list[tuple[str, str, dict[str, float], int]] = [("worker", cfg.worker_type, dict(w_demand), cfg.workers)]
     if p_demand is not None and cfg.ps_type is not None:
         parts.append(("ps", cfg.ps_type, dict(p_demand), cfg.ps))
-    if not all(ledger.could_fit(role, demand, n) for role, _t, demand, n in parts):
-        return None
-    # The first server that holds every part (same order and test as _book_all on each server).
+    for role, _type, demand, n in parts:
+        if not ledger.could_fit(role, demand, n):
+            return None
+    # The first server that accepts every part's role and holds their combined demand.
     combined: dict[str, float] = {}
     for _role, _type, demand, n in parts:
         for r, a in demand.items():
             combined[r] = combined.get(r, 0.0) + a * n
-    home = ledger.first_fit(tuple(role for role, *_ in parts), combined)
+    home = ledger.first_fit(tuple(part[0] for part in parts), combined)
     if home is not None:
-        booked = _book_all(ledger, job.job_id, home, parts)
-        assert booked is not None
-        return booked
+        # first_fit checked that ``home`` accepts every role and holds the combined demand
+        # (fits(home, role, combined) on each server), so each part is booked without a check.
+        for _role, _type, demand, n in parts:
+            ledger.book(home, demand, n)
+        return tuple(Allocation(job.job_id, home, role, t, n) for role, t, _d, n in parts)
     if p_demand is not None and cfg.ps_type is not None and reserves_ps_bandwidth(cluster, job):
         return _spread_reserved(ledger, job, cfg, dict(w_demand), dict(p_demand))
     return _spread(ledger, job.job_id, parts)
@@ -261,23 +264,6 @@ def keep(ledger: Ledger, job: Job, allocations: Sequence[Allocation]) -> bool:
             return False
         done.append((a.server, demand, a.count))
     return True
-
-
-def _book_all(
-    ledger: Ledger, job_id: str, server: str, parts: list[tuple[str, str, dict[str, float], int]]
-) -> tuple[Allocation, ...] | None:
-    # Put every part on one server: check the combined demand so parts cannot overbook together.
-    combined: dict[str, float] = {}
-    for _role, _type, demand, n in parts:
-        for r, a in demand.items():
-            combined[r] = combined.get(r, 0.0) + a * n
-    if any(not ledger.fits(server, role, {}, 1) for role, *_ in parts):
-        return None
-    if not ledger.fits(server, parts[0][0], combined, 1):
-        return None
-    for role, _type, demand, n in parts:
-        ledger.take(server, role, demand, n)
-    return tuple(Allocation(job_id, server, role, t, n) for role, t, _d, n in parts)
 
 
 def _spread(

@@ -12,6 +12,7 @@ import bisect
 import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
@@ -71,6 +72,9 @@ slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that do
 (None) always takes the full walk."""
 
 Entry = tuple[tuple[float, ...], int, str]  # (key, arrival, job id): the walk's total order
+
+UNCHANGED = Decision(changes=MappingProxyType({}))
+"""A change-based decision that changes nothing (one shared, read-only object)."""
 
 SLACK = 1e-6
 """Margin of the necessary GPU check before an eviction: it only skips a job that is short of GPUs
@@ -141,7 +145,9 @@ class ListScheduler:
       bound of t + key at every later slot t, exact outside restart periods; see _Queues). It walks only
       the waiting jobs (and the jobs it evicts), reads the running jobs from the lowest priority up
       only as far as an eviction or the GPU check needs, and stops once no waiting job can fit,
-      with or without evictions. It returns only the jobs whose allocation changes.
+      with or without evictions. It returns only the jobs whose allocation changes. A
+      non-preemptive walk without backfill is skipped when it cannot start anything (no job
+      completed and the queue's head is the job the previous walk stopped at; see _Queues.decide).
     """
 
     def __init__(
@@ -302,7 +308,8 @@ class _Queues:
         self.gpus: dict[str, float] = {}  # running job -> GPUs it holds
         self.change_at: dict[str, int] = {}  # running job -> slot its "steps" key changes next
         self.changes: list[tuple[int, str]] = []  # heap of change_at entries (stale ones skipped)
-        self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
+        # shape -> workers -> waiting jobs (not kept when the walk blocks: see _add_waiting)
+        self.counts: dict[tuple[object, ...], dict[int, int]] = {}
         self.recheck: list[str] = []  # jobs changed by the last decision: their key may change with it
         # Within one walk: running jobs evicted so far, and the booked running jobs read from the
         # lowest priority up (exact entries) with the GPUs they hold, summed.
@@ -311,12 +318,20 @@ class _Queues:
         self.held: list[float] = []
         self.source: Iterator[Entry] = iter(())
         self.running_now: Mapping[str, tuple[Allocation, ...]] = {}
+        # A non-preemptive walk without backfill stops at the first waiting job that does not fit:
+        # that job's entry once a walk stopped there, else None (see decide).
+        self.blocks = not owner.preemptive and not owner.backfill
+        self.blocked: Entry | None = None
+        # Only a preemptive walk reads the running jobs' order, and only key changes need their
+        # GPUs: a non-preemptive walk without them (fifo) keeps no running entries.
+        self.track = owner.preemptive or owner.key_change is not None
         arrived = {j.job_id for j in view.arrived}  # added by the first decide
         for jv in view.jobs:  # jobs that arrived before the first change-based decision
             if jv.job.job_id in arrived:
                 continue
             if jv.running:  # it may be in a restart period: the bound with a full one holds
-                self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
+                if self.track:
+                    self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
             else:
                 self._add_waiting(jv)
 
@@ -329,6 +344,8 @@ class _Queues:
         e = self.owner.entry(jv)
         bisect.insort(self.waiting, e)
         self.entries[jv.job.job_id] = e
+        if self.blocks:
+            return  # a walk that stops at its first failure never asks what else could fit (counts)
         shape, n = self._shape(jv.job)
         counts = self.counts.setdefault(shape, {})
         counts[n] = counts.get(n, 0) + 1
@@ -336,6 +353,8 @@ class _Queues:
     def _remove_waiting(self, job: Job) -> None:
         e = self.entries.pop(job.job_id)
         del self.waiting[bisect.bisect_left(self.waiting, e)]
+        if self.blocks:
+            return
         shape, n = self._shape(job)
         counts = self.counts[shape]
         counts[n] -= 1
@@ -416,9 +435,24 @@ class _Queues:
             if self.change_at.get(job_id) == at:
                 self._refresh(view, job_id)
                 self._schedule_change(view.job(job_id), t)
-        changes = self._walk(view, running) if self.waiting else {}
+        if not self.waiting or (self.blocked is not None and not view.completed and self.waiting[0] == self.blocked):
+            # The previous walk stopped at ``blocked``, the head of the waiting list, because it
+            # did not fit on the ledger the walk ended on. The engine has since booked exactly the
+            # changes that walk returned (the same takes in the same order), and the committed
+            # ledger changes otherwise only when a job completes (reported in view.completed) or
+            # an algorithm decision stops, moves or resizes a job, which a non-preemptive walk
+            # never does. So with no completion the committed ledger is that ledger; with the same
+            # head (every arrival and re-sorted job comes after it), a walk would try the same job
+            # on the same ledger first, fail again and stop: nothing changes.
+            changes = {}
+        elif self.owner.preemptive:
+            changes = self._walk(view, running)
+        else:
+            changes = self._walk_in_order(view)
         for job_id, allocs in changes.items():
-            if allocs and job_id not in running:
+            if allocs and job_id not in running and not self.track:
+                self._remove_waiting(self.jobs[job_id])  # started (a non-preemptive walk only starts jobs)
+            elif allocs and job_id not in running:
                 jv = view.job(job_id)
                 self._remove_waiting(jv.job)
                 # The engine charges the restart time to a resume, not to a first start.
@@ -432,7 +466,10 @@ class _Queues:
                 self._add_running(view.job(job_id), allocs, t, self.pause)
             # else evicted and placed again where it was: same configuration, GPUs and key
         self.recheck = list(changes)
+        self.blocked = self.waiting[0] if self.blocks and self.waiting else None
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
+        if not changes and wake_at is None:
+            return UNCHANGED  # most events of a blocked queue
         return Decision(changes=changes, wake_at=wake_at)
 
     # -- the running jobs from the lowest priority up ------------------------------------------
@@ -505,7 +542,8 @@ class _Queues:
         self.tail, self.held = [], []
         self.source = self._descending(view)
         fewest = self._fewest()
-        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0)
+        # (only a preemptive walk's stopping test reads it)
+        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0) if owner.preemptive else 0.0
         changes: dict[str, tuple[Allocation, ...]] = {}
         evicted: list[Entry] = []  # heap: jobs evicted in this walk, retried at their place
         waiting = self.waiting
@@ -550,6 +588,31 @@ class _Queues:
                 changes[job_id] = placed
             elif not owner.backfill:
                 break
+        return changes
+
+    def _walk_in_order(self, view: View) -> dict[str, tuple[Allocation, ...]]:
+        """_walk without evictions (a non-preemptive walk: fifo): the waiting jobs are placed in
+        key order on the committed ledger; without backfill the first that does not fit stops the
+        walk, with backfill it stops once no waiting job can fit (as _walk's stopping test)."""
+        owner = self.owner
+        configs = owner.configs
+        ledger = view.committed_ledger()
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        if not owner.backfill:  # stops at the first failure, so no failure needs remembering
+            for _key, _arrival, job_id in self.waiting:
+                placed = place(ledger, self.jobs[job_id], configs[job_id])
+                if placed is None:
+                    break
+                changes[job_id] = placed
+            return changes
+        memo = FitMemo(ledger, owner.shapes)
+        fewest = self._fewest()
+        for _key, _arrival, job_id in self.waiting:
+            if memo.hopeless(fewest):
+                break
+            placed = memo.place(self.jobs[job_id], configs[job_id])
+            if placed is not None:
+                changes[job_id] = placed
         return changes
 
     def _need_of(self, shape: tuple[object, ...], workers: int) -> float:
