@@ -73,21 +73,8 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert not top_level(modules) & set(HEAVY)
     assert not modules & set(PAPER_MODULES)
     assert not modules & set(OTHER_COMMANDS_MODULES)
-    # Nor the other papers' entry modules (registry.get tries the shared baselines first), nor
-    # shutil, which argparse's formatter imports unless told the terminal width (cli._formatter).
-    assert not modules & set(registry.ENTRY_MODULES[1:])
+    # Nor shutil, which argparse's formatter imports unless told the terminal width (cli._formatter).
     assert "shutil" not in modules
-
-
-def test_an_algorithm_outside_the_baselines_is_found_once_the_baselines_are_loaded():
-    # A fresh process: get("fifo") loads only the baselines; get("oasis") must then load the rest.
-    code = (
-        "from scheduling import registry\n"
-        "registry.get('fifo')\n"
-        "print(registry.get('oasis').name, list(registry.all_specs())[:2])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["oasis", "['fifo',", "'srtf']"]
 
 
 def test_help_is_formatted_to_the_terminal_width(monkeypatch):

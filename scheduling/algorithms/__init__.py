@@ -1,3 +1,10 @@
-"""Algorithm modules. Each registers its entries in scheduling.registry when imported; the
-registry imports them on first use (``registry.ENTRY_MODULES``), so importing this package alone
-registers nothing."""
+"""Algorithm modules; importing this package registers every algorithm in scheduling.registry."""
+
+from scheduling.algorithms import (  # noqa: F401
+    antman,
+    asrpt,
+    baselines,
+    edge,
+    oasis,
+    zhou,
+)
