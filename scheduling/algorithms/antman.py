@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
-from scheduling.engine import Decision, JobView, View
-from scheduling.model import Instance
+from scheduling.engine import Decision, JobView, Lazy, View
+from scheduling.model import Instance, Job
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
 
@@ -32,13 +32,33 @@ class AntMan:
         self.max_wait = max_wait
         self.opportunistic_runs = 0  # decisions that started or kept a job as opportunistic
         self.shapes: dict[str, tuple[object, ...]] = {}
+        self.incremental = True  # the change path when the engine drives it directly (see decide)
+        self._state: _Changes | None = None
+        self._gpus: dict[str, float] = {}
 
     def gpus(self, jv: JobView) -> float:
         cfg = self.configs[jv.job.job_id]
         per = (demand_of(self.cluster, jv.job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
         return per * cfg.workers
 
+    def job_gpus(self, job: Job) -> float:
+        """GPUs of the job's fixed configuration (what ``gpus`` gives, computed once per job)."""
+        g = self._gpus.get(job.job_id)
+        if g is None:
+            cfg = self.configs[job.job_id]
+            per = (demand_of(self.cluster, job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
+            g = self._gpus[job.job_id] = per * cfg.workers
+        return g
+
     def decide(self, view: View) -> Decision:
+        if not self.incremental or view.engine is None or not isinstance(view.jobs, Lazy):
+            self._state = None  # a wrapper filtered the jobs: only the full walk sees that
+            return self.decide_full(view)
+        if self._state is None:
+            self._state = _Changes(self, view)
+        return self._state.decide(view)
+
+    def decide_full(self, view: View) -> Decision:
         ledger = view.ledger()
         current: dict[str, list[Allocation]] = {}
         for a in view.allocations:
@@ -72,6 +92,118 @@ class AntMan:
 
     def report(self) -> Mapping[str, Any]:
         return {"antman": {"opportunistic_runs": self.opportunistic_runs}}
+
+
+class _Changes:
+    """AntMan.decide_full's walk, answered in proportion to what it can change.
+
+    The full walk classifies the active jobs (arrival order: not starved and within the quota so
+    far -> guaranteed, else opportunistic) and books, on an empty ledger, the guaranteed jobs and
+    then the opportunistic ones, each in arrival order: a running job keeps its allocation if it
+    fits, else it is placed afresh (FitMemo), possibly elsewhere (a move) or not at all (a
+    suspension); a waiting job is placed (FitMemo). Call the first job of that walk order that
+    does not run now w. Every job before w runs, and its committed allocation is booked on a
+    ledger holding only committed allocations of other running jobs: all of them fit together on
+    the engine's ledger, so each of them fits and is kept where it is, and FitMemo has not been
+    asked anything yet. So the walk reaches w with the ledger "committed allocations minus those
+    of the running jobs from w on" and an empty FitMemo, and only the walk from w on can change
+    anything: this class walks just that suffix, the same way, on ``view.committed_ledger()``
+    with that suffix's running jobs released. (The engine's ledger sums the same bookings in
+    another order, after others were released: equal within the ledger's 1e-9 tolerance, as for
+    ListScheduler's change path.) Only a waiting job (an arrival, a suspended or a starved job)
+    starts a suffix; while the cluster keeps up it is usually one of the newest arrivals at the
+    end of the walk, so a decision costs the classification (one pass of additions) plus the jobs
+    after w. tests/test_antman_paths.py compares both paths.
+
+    The classification is redone every decision from the same quantities (a job's GPUs, whether
+    it ever started, its arrival) with the same float operations as decide_full, so it is the
+    same. Whether a job ever started is kept here: the engine sets a job's start when it first
+    commits an allocation for it, which only this scheduler's decisions give.
+    """
+
+    def __init__(self, owner: AntMan, view: View) -> None:
+        self.owner = owner
+        # The active jobs in arrival order (the engine's order), with their arrival and GPUs.
+        self.jobs: dict[str, tuple[Job, int, float]] = {}
+        self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
+        arrived = {j.job_id for j in view.arrived}  # added by decide
+        for jv in view.jobs:
+            if jv.job.job_id not in arrived:
+                self._add(jv.job)
+                if jv.start is not None:
+                    self.unstarted.discard(jv.job.job_id)
+
+    def _add(self, job: Job) -> None:
+        self.jobs[job.job_id] = (job, job.arrival, self.owner.job_gpus(job))
+        self.unstarted.add(job.job_id)
+
+    def decide(self, view: View) -> Decision:
+        owner = self.owner
+        jobs, unstarted = self.jobs, self.unstarted
+        for job_id in view.completed:  # (absent if this state was made at this event, from view.jobs)
+            jobs.pop(job_id, None)
+        for job in view.arrived:
+            self._add(job)
+        running = view.running()
+        max_wait, limit = owner.max_wait, owner.quota + 1e-9
+        starving = view.t - max_wait  # a job that never started is starved if it arrived by then
+        # The classification of decide_full (the same sums in the same order), noting the first
+        # job of each class that does not run and the first guaranteed job that never started
+        # (decide_full's wake-up: every guaranteed job is unstarved, so it waits less than
+        # max_wait, and the first in arrival order has the earliest limit).
+        guaranteed: list[str] = []
+        opportunistic: list[str] = []
+        first_g = first_o = -1
+        wake: int | None = None
+        used = 0.0
+        for job_id, (_job, arrival, g) in jobs.items():
+            never = job_id in unstarted
+            if not (never and arrival <= starving) and used + g <= limit:
+                if first_g < 0 and job_id not in running:
+                    first_g = len(guaranteed)
+                if wake is None and never:
+                    wake = arrival + max_wait
+                guaranteed.append(job_id)
+                used += g
+            else:
+                if first_o < 0 and job_id not in running:
+                    first_o = len(opportunistic)
+                opportunistic.append(job_id)
+        # The suffix of the walk from its first waiting job (see the class docstring); the
+        # opportunistic jobs before it run and keep their allocations.
+        if first_g >= 0:
+            suffix, o_from, runs = guaranteed[first_g:] + opportunistic, len(guaranteed) - first_g, 0
+        elif first_o >= 0:
+            suffix, o_from, runs = opportunistic[first_o:], 0, first_o
+        else:
+            suffix, o_from, runs = [], 0, len(opportunistic)
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        if suffix:
+            ledger = view.committed_ledger()
+            cluster = owner.cluster
+            for job_id in suffix:
+                allocs = running.get(job_id)
+                if allocs is not None:
+                    job = jobs[job_id][0]
+                    for a in allocs:
+                        ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
+            memo = FitMemo(ledger, owner.shapes)
+            configs = owner.configs
+            for i, job_id in enumerate(suffix):
+                job = jobs[job_id][0]
+                allocs = running.get(job_id)
+                if allocs is not None and keep(ledger, job, allocs):
+                    runs += i >= o_from
+                    continue
+                placed = memo.place(job, configs[job_id])
+                if placed is not None:
+                    changes[job_id] = placed
+                    unstarted.discard(job_id)
+                    runs += i >= o_from
+                elif allocs is not None:
+                    changes[job_id] = ()  # suspended
+        owner.opportunistic_runs += runs
+        return Decision(changes=changes, wake_at=wake)
 
 
 def make_antman(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> AntMan:
