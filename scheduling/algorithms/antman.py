@@ -9,6 +9,7 @@ GPU memory sharing (the model has none) "opportunistic" means preemptible and ba
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -115,82 +116,99 @@ class _Changes:
     end of the walk, so a decision costs the classification (one pass of additions) plus the jobs
     after w. tests/test_antman_paths.py compares both paths.
 
-    The classification is redone every decision from the same quantities (a job's GPUs, whether
-    it ever started, its arrival) with the same float operations as decide_full, so it is the
-    same. Whether a job ever started is kept here: the engine sets a job's start when it first
-    commits an allocation for it, which only this scheduler's decisions give.
+    The classification is redone every decision with the same sums in the same order as
+    decide_full, so it is the same. What it needs besides each job's arrival and GPUs is kept
+    here from this scheduler's own decisions, which the engine commits exactly: which jobs never
+    held resources (the engine sets a job's start when it first commits an allocation for it) and
+    which jobs wait (not running: arrivals not placed yet, and suspended jobs).
     """
 
     def __init__(self, owner: AntMan, view: View) -> None:
         self.owner = owner
-        # The active jobs in arrival order (the engine's order), with their arrival and GPUs.
-        self.jobs: dict[str, tuple[Job, int, float]] = {}
+        # The active jobs in arrival order (the engine's order) with their GPUs, for the
+        # classification pass; and each one's job, arrival and rank in that order.
+        self.gpus: dict[str, float] = {}
+        self.info: dict[str, tuple[Job, int, int]] = {}
+        self.rank: dict[str, int] = {}
+        self.added = 0
         self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
+        self.waiting: set[str] = set()  # active jobs that hold nothing
         arrived = {j.job_id for j in view.arrived}  # added by decide
         for jv in view.jobs:
             if jv.job.job_id not in arrived:
                 self._add(jv.job)
                 if jv.start is not None:
                     self.unstarted.discard(jv.job.job_id)
+                if jv.running:
+                    self.waiting.discard(jv.job.job_id)
 
     def _add(self, job: Job) -> None:
-        self.jobs[job.job_id] = (job, job.arrival, self.owner.job_gpus(job))
-        self.unstarted.add(job.job_id)
+        job_id = job.job_id
+        self.gpus[job_id] = self.owner.job_gpus(job)
+        self.info[job_id] = (job, job.arrival, self.added)
+        self.rank[job_id] = self.added
+        self.added += 1
+        self.unstarted.add(job_id)
+        self.waiting.add(job_id)
 
     def decide(self, view: View) -> Decision:
         owner = self.owner
-        jobs, unstarted = self.jobs, self.unstarted
+        gpus, info, unstarted, waiting = self.gpus, self.info, self.unstarted, self.waiting
         for job_id in view.completed:  # (absent if this state was made at this event, from view.jobs)
-            jobs.pop(job_id, None)
+            if gpus.pop(job_id, None) is not None:
+                del info[job_id], self.rank[job_id]
         for job in view.arrived:
             self._add(job)
-        running = view.running()
         max_wait, limit = owner.max_wait, owner.quota + 1e-9
         starving = view.t - max_wait  # a job that never started is starved if it arrived by then
-        # The classification of decide_full (the same sums in the same order), noting the first
-        # job of each class that does not run and the first guaranteed job that never started
-        # (decide_full's wake-up: every guaranteed job is unstarved, so it waits less than
-        # max_wait, and the first in arrival order has the earliest limit).
+        starved = {job_id for job_id in unstarted if info[job_id][1] <= starving}
+        # The classification of decide_full: the same sums in the same order.
         guaranteed: list[str] = []
         opportunistic: list[str] = []
-        first_g = first_o = -1
-        wake: int | None = None
+        to_g, to_o = guaranteed.append, opportunistic.append
         used = 0.0
-        for job_id, (_job, arrival, g) in jobs.items():
-            never = job_id in unstarted
-            if not (never and arrival <= starving) and used + g <= limit:
-                if first_g < 0 and job_id not in running:
-                    first_g = len(guaranteed)
-                if wake is None and never:
-                    wake = arrival + max_wait
-                guaranteed.append(job_id)
+        for job_id, g in gpus.items():
+            if used + g <= limit and job_id not in starved:
+                to_g(job_id)
                 used += g
             else:
-                if first_o < 0 and job_id not in running:
-                    first_o = len(opportunistic)
-                opportunistic.append(job_id)
+                to_o(job_id)
+        # Where the waiting jobs are in either class (both are in arrival order); decide_full's
+        # wake-up is the first guaranteed job that never started (every guaranteed job is
+        # unstarved, so it waits less than max_wait, and the first has the earliest limit).
+        rank = self.rank.__getitem__
+        first_g = first_o = first_never = len(gpus)
+        for job_id in waiting:
+            i = bisect.bisect_left(guaranteed, rank(job_id), key=rank)
+            if i < len(guaranteed) and guaranteed[i] == job_id:
+                first_g = min(first_g, i)
+                if job_id in unstarted:
+                    first_never = min(first_never, i)
+            else:
+                first_o = min(first_o, bisect.bisect_left(opportunistic, rank(job_id), key=rank))
+        wake = info[guaranteed[first_never]][1] + max_wait if first_never < len(guaranteed) else None
         # The suffix of the walk from its first waiting job (see the class docstring); the
         # opportunistic jobs before it run and keep their allocations.
-        if first_g >= 0:
+        if first_g < len(guaranteed):
             suffix, o_from, runs = guaranteed[first_g:] + opportunistic, len(guaranteed) - first_g, 0
-        elif first_o >= 0:
-            suffix, o_from, runs = opportunistic[first_o:], 0, first_o
         else:
-            suffix, o_from, runs = [], 0, len(opportunistic)
+            first_o = min(first_o, len(opportunistic))
+            suffix, o_from, runs = opportunistic[first_o:], 0, first_o
         changes: dict[str, tuple[Allocation, ...]] = {}
         if suffix:
+            running = view.running()
             ledger = view.committed_ledger()
             cluster = owner.cluster
             for job_id in suffix:
                 allocs = running.get(job_id)
                 if allocs is not None:
-                    job = jobs[job_id][0]
+                    job = info[job_id][0]
                     for a in allocs:
                         ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
             memo = FitMemo(ledger, owner.shapes)
             configs = owner.configs
             for i, job_id in enumerate(suffix):
-                job = jobs[job_id][0]
+                job = info[job_id][0]
                 allocs = running.get(job_id)
                 if allocs is not None and keep(ledger, job, allocs):
                     runs += i >= o_from
@@ -199,9 +217,11 @@ class _Changes:
                 if placed is not None:
                     changes[job_id] = placed
                     unstarted.discard(job_id)
+                    waiting.discard(job_id)
                     runs += i >= o_from
                 elif allocs is not None:
                     changes[job_id] = ()  # suspended
+                    waiting.add(job_id)
         owner.opportunistic_runs += runs
         return Decision(changes=changes, wake_at=wake)
 
