@@ -38,12 +38,10 @@ class AntMan:
         self._gpus: dict[str, float] = {}
 
     def gpus(self, jv: JobView) -> float:
-        cfg = self.configs[jv.job.job_id]
-        per = (demand_of(self.cluster, jv.job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
-        return per * cfg.workers
+        return self.job_gpus(jv.job)
 
     def job_gpus(self, job: Job) -> float:
-        """GPUs of the job's fixed configuration (what ``gpus`` gives, computed once per job)."""
+        """GPUs of the job's fixed configuration (its workers'), computed once per job."""
         g = self._gpus.get(job.job_id)
         if g is None:
             cfg = self.configs[job.job_id]
