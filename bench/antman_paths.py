@@ -14,10 +14,10 @@ import argparse
 import sys
 import time
 
+from trace_replay import gpu_instance
+
 from scheduling import registry
 from scheduling.engine import simulate
-from scheduling.loaders import cluster_from_dict, load_trace
-from scheduling.model import Instance
 
 
 def main() -> int:
@@ -26,14 +26,7 @@ def main() -> int:
     ap.add_argument("--servers", type=int, default=100)
     ap.add_argument("--slot-seconds", type=float, default=60.0)
     a = ap.parse_args()
-    cluster = cluster_from_dict(
-        {
-            "slot_seconds": a.slot_seconds,
-            "resources": ["gpu"],
-            "servers": [{"id": "n", "count": a.servers, "capacity": {"gpu": 8}}],
-        }
-    )
-    instance = Instance(cluster, load_trace(a.trace, cluster))
+    instance = gpu_instance(a.trace, a.servers, a.slot_seconds)
     spec = registry.get("antman")
     params = spec.parse_params({})
     outcomes = []

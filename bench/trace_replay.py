@@ -29,6 +29,18 @@ from scheduling.model import Instance
 from scheduling.validator import validate
 
 
+def gpu_instance(trace: str, servers: int, slot_seconds: float) -> Instance:
+    """The trace on ``servers`` x 8 GPUs with ``slot_seconds``-long slots (also bench/antman_paths.py)."""
+    cluster = cluster_from_dict(
+        {
+            "slot_seconds": slot_seconds,
+            "resources": ["gpu"],
+            "servers": [{"id": "n", "count": servers, "capacity": {"gpu": 8}}],
+        }
+    )
+    return Instance(cluster, load_trace(trace, cluster))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trace", required=True, type=Path)
@@ -38,14 +50,7 @@ def main() -> None:
     ap.add_argument("--restart-seconds", type=float, default=0.0)
     a = ap.parse_args()
     t0 = time.perf_counter()
-    cluster = cluster_from_dict(
-        {
-            "slot_seconds": a.slot_seconds,
-            "resources": ["gpu"],
-            "servers": [{"id": "n", "count": a.servers, "capacity": {"gpu": 8}}],
-        }
-    )
-    inst = Instance(cluster, load_trace(a.trace, cluster))
+    inst = gpu_instance(a.trace, a.servers, a.slot_seconds)
     print(f"trace {a.trace}: {len(inst.jobs)} jobs on {a.servers} x 8 GPUs, loaded in {time.perf_counter() - t0:.1f} s")
     for name in a.algorithms.split(","):
         spec = registry.get(name)

@@ -14,7 +14,6 @@ import argparse
 import csv
 import gc
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -74,41 +73,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line parser. Every command is listed, but only the arguments of ``only`` (all
     commands' when None) are declared: declaring them can import what their choices list (presets,
     import formats, figures), which a run of another command does not need."""
-    formatter = _formatter()
-    p = argparse.ArgumentParser(
-        prog="python -m scheduling", description="ML-cluster scheduling lab", formatter_class=formatter
-    )
+    p = argparse.ArgumentParser(prog="python -m scheduling", description="ML-cluster scheduling lab")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (summary, description, declare) in _COMMANDS.items():
-        command = sub.add_parser(name, help=summary, description=description, formatter_class=formatter)
+        command = sub.add_parser(name, help=summary, description=description)
         if only is None or only == name:
             declare(command)
     return p
-
-
-def _formatter() -> type[argparse.HelpFormatter]:
-    """argparse's help formatter, given the terminal's width up front.
-
-    Left to itself, the formatter looks the width up with ``shutil.get_terminal_size`` each time
-    a parser is built or an argument declared (about 20 times per run), and importing ``shutil``
-    imports bz2, lzma and zlib: about 2 ms of a short ``simulate``. The width is looked up the same
-    way here (``COLUMNS``, else the terminal of stdout, else 80 columns) with ``os`` alone."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 80
-    width = columns - 2
-
-    class Formatter(argparse.HelpFormatter):
-        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
-            super().__init__(prog, indent_increment, max_help_position, width)
-
-    return Formatter
 
 
 def _declare_algorithms(p: argparse.ArgumentParser) -> None:

@@ -114,6 +114,13 @@ class View:
     completed: tuple[str, ...] = ()  # jobs that completed at ``t`` (since the previous decision)
     engine: _Engine | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def direct(self) -> bool:
+        """Whether the engine built this view itself: its change-based accessors then describe
+        exactly ``jobs`` (a wrapper that filters the jobs hands over a plain tuple instead, and
+        only a full decision sees that)."""
+        return self.engine is not None and isinstance(self.jobs, Lazy)
+
     def ledger(self) -> Ledger:
         """An empty capacity ledger of the cluster to build the next decision on."""
         return Ledger(self.cluster)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance
 
@@ -34,3 +36,13 @@ r4,3,1,60
 def instance(trace: str = ELASTIC_TRACE, cluster: dict | None = None, fmt: str = "csv") -> Instance:
     c = cluster_from_dict(cluster or TINY_CLUSTER)
     return Instance(c, parse_trace(trace, c, "trace." + fmt, fmt))
+
+
+def preset_instance(name: str, jobs: int, seed: int, size: float = 1.0) -> Instance:
+    """A preset's instance, read through the loaders as the CLI reads the generated files."""
+    from scheduling import presets  # only the tests that use presets pay for their import
+
+    files = presets.build(name, jobs, seed, size)
+    cluster = cluster_from_dict(json.loads(files.cluster))
+    fmt = files.trace_name.rsplit(".", 1)[1]
+    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt))

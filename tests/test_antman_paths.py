@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
 
 import pytest
 
-from scheduling import presets, registry
+from scheduling import registry
 from scheduling.engine import Decision, Run, View, simulate
-from scheduling.loaders import cluster_from_dict, parse_trace
+from scheduling.loaders import cluster_from_dict
 from scheduling.model import Instance, Job
+from tests.scenarios import preset_instance
 
 
 def random_rigid(seed: int, jobs: int = 70) -> Instance:
@@ -36,22 +36,15 @@ def random_rigid(seed: int, jobs: int = 70) -> Instance:
     return Instance(cluster, tuple(rows))
 
 
-def preset(name: str, jobs: int, seed: int, size: float = 1.0) -> Instance:
-    files = presets.build(name, jobs, seed, size)
-    cluster = cluster_from_dict(json.loads(files.cluster))
-    fmt = files.trace_name.rsplit(".", 1)[1]
-    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt))
-
-
 # Rigid jobs, and elastic PS / all-reduce / multi-resource jobs on preset clusters small enough
 # to be congested.
 INSTANCES = {
     **{f"rigid-{seed}": (lambda seed=seed: random_rigid(seed)) for seed in range(8)},
-    "demo": lambda: preset("demo", 20, 9),
-    "zhou-ps": lambda: preset("zhou-ps", 16, 4),
-    "zhou-allreduce": lambda: preset("zhou-allreduce", 16, 5),
-    "oasis": lambda: preset("oasis", 18, 6, 0.2),
-    "edge-cloud": lambda: preset("edge-cloud", 16, 7, 0.1),
+    "demo": lambda: preset_instance("demo", 20, 9),
+    "zhou-ps": lambda: preset_instance("zhou-ps", 16, 4),
+    "zhou-allreduce": lambda: preset_instance("zhou-allreduce", 16, 5),
+    "oasis": lambda: preset_instance("oasis", 18, 6, 0.2),
+    "edge-cloud": lambda: preset_instance("edge-cloud", 16, 7, 0.1),
 }
 PARAMS = [
     {},  # quota 0.5, max_wait 24

@@ -73,18 +73,6 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert not top_level(modules) & set(HEAVY)
     assert not modules & set(PAPER_MODULES)
     assert not modules & set(OTHER_COMMANDS_MODULES)
-    # Nor shutil, which argparse's formatter imports unless told the terminal width (cli._formatter).
-    assert "shutil" not in modules
-
-
-def test_help_is_formatted_to_the_terminal_width(monkeypatch):
-    from scheduling.cli import _parser
-
-    monkeypatch.setenv("COLUMNS", "50")
-    narrow = _parser("simulate").format_help()
-    monkeypatch.setenv("COLUMNS", "150")
-    wide = _parser("simulate").format_help()
-    assert max(map(len, narrow.splitlines())) <= 48 < max(map(len, wide.splitlines()))
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])

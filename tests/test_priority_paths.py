@@ -3,12 +3,11 @@ the full transcriptions they replace."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
 
-from scheduling import presets, registry
+from scheduling import registry
 from scheduling.algorithms.baselines import fixed_configs
 from scheduling.algorithms.common import Config, place
 from scheduling.algorithms.priority import ListScheduler, _Queues, evict_until_fit, fifo_key
@@ -17,18 +16,12 @@ from scheduling.engine import simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import RIGID_WORKER_TYPE, Instance
 from tests.golden.make_golden import RIGID_CLUSTER, rigid_trace
+from tests.scenarios import preset_instance
 
 
 def rigid(seed: int) -> Instance:
     cluster = cluster_from_dict(RIGID_CLUSTER)
     return Instance(cluster, parse_trace(rigid_trace(seed, 60), cluster, "trace.csv", "csv"))
-
-
-def preset(name: str, jobs: int, seed: int, size: float = 1.0) -> Instance:
-    files = presets.build(name, jobs, seed, size)
-    cluster = cluster_from_dict(json.loads(files.cluster))
-    fmt = files.trace_name.rsplit(".", 1)[1]
-    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt))
 
 
 # Rigid jobs (srtf's anchored running order), and elastic PS / all-reduce / multi-resource jobs
@@ -37,11 +30,11 @@ INSTANCES = {
     "rigid-21": lambda: rigid(21),
     "rigid-22": lambda: rigid(22),
     "rigid-23": lambda: rigid(23),
-    "demo": lambda: preset("demo", 16, 9),
-    "zhou-ps": lambda: preset("zhou-ps", 14, 4),
-    "zhou-allreduce": lambda: preset("zhou-allreduce", 14, 5),
-    "oasis": lambda: preset("oasis", 16, 6, 0.2),
-    "edge-cloud": lambda: preset("edge-cloud", 16, 7, 0.1),
+    "demo": lambda: preset_instance("demo", 16, 9),
+    "zhou-ps": lambda: preset_instance("zhou-ps", 14, 4),
+    "zhou-allreduce": lambda: preset_instance("zhou-allreduce", 14, 5),
+    "oasis": lambda: preset_instance("oasis", 16, 6, 0.2),
+    "edge-cloud": lambda: preset_instance("edge-cloud", 16, 7, 0.1),
 }
 CASES = [
     ("fifo", {}),

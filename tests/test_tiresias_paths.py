@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from scheduling import presets, registry
+from scheduling import registry
 from scheduling.engine import simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance
 from tests.golden.make_golden import RIGID_CLUSTER, rigid_trace
+from tests.scenarios import preset_instance
 
 
 def rigid(seed: int, jobs: int, servers: int = 4) -> Instance:
@@ -32,20 +31,13 @@ def cpu_bound(seed: int, jobs: int) -> Instance:
     return Instance(cluster, parse_trace(rigid_trace(seed, jobs), cluster, "trace.csv", "csv"))
 
 
-def preset(name: str, jobs: int, seed: int) -> Instance:
-    files = presets.build(name, jobs, seed)
-    cluster = cluster_from_dict(json.loads(files.cluster))
-    fmt = files.trace_name.rsplit(".", 1)[1]
-    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt))
-
-
 INSTANCES = {
     "rigid-21": lambda: rigid(21, 60),
     "rigid-22": lambda: rigid(22, 60),
     "rigid-busy": lambda: rigid(23, 150, servers=2),  # a long queue: many evictions
     "cpu-bound": lambda: cpu_bound(31, 80),
-    "demo": lambda: preset("demo", 16, 9),  # elastic jobs with PSs
-    "zhou-ps": lambda: preset("zhou-ps", 14, 4),
+    "demo": lambda: preset_instance("demo", 16, 9),  # elastic jobs with PSs
+    "zhou-ps": lambda: preset_instance("zhou-ps", 14, 4),
 }
 PARAMS = [
     {},

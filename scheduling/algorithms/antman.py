@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import FitMemo, keep
-from scheduling.algorithms.priority import FixedConfigs
-from scheduling.engine import Decision, JobView, Lazy, View
+from scheduling.algorithms.priority import FixedConfigs, worker_gpus
+from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance, Job
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
@@ -44,13 +44,11 @@ class AntMan:
         """GPUs of the job's fixed configuration (its workers'), computed once per job."""
         g = self._gpus.get(job.job_id)
         if g is None:
-            cfg = self.configs[job.job_id]
-            per = (demand_of(self.cluster, job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
-            g = self._gpus[job.job_id] = per * cfg.workers
+            g = self._gpus[job.job_id] = worker_gpus(self.cluster, job, self.configs[job.job_id])
         return g
 
     def decide(self, view: View) -> Decision:
-        if not self.incremental or view.engine is None or not isinstance(view.jobs, Lazy):
+        if not self.incremental or not view.direct:
             self._state = None  # a wrapper filtered the jobs: only the full walk sees that
             return self.decide_full(view)
         if self._state is None:

@@ -17,7 +17,7 @@ from typing import Any
 from scheduling.algorithms.common import Config, FitMemo, job_shape, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
-from scheduling.engine import Decision, JobView, Lazy, View
+from scheduling.engine import Decision, JobView, View
 from scheduling.model import Amounts, Instance, Job
 from scheduling.speed import Allocation, demand_of, ps_bandwidth_of, reservation_shortfall, reserves_ps_bandwidth
 
@@ -41,7 +41,7 @@ class Drf:
         return max((a / self.capacity[r] for r, a in usage.items() if self.capacity.get(r, 0) > 0), default=0.0)
 
     def decide(self, view: View) -> Decision:
-        if self.incremental and self.rigid_only and view.engine is not None and isinstance(view.jobs, Lazy):
+        if self.incremental and self.rigid_only and view.direct:
             if self._queues is None:
                 self._queues = _RigidQueues(self, view)
             return self._queues.decide(view)

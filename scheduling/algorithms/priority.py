@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
 from scheduling.capacity import Ledger
-from scheduling.engine import Decision, JobView, Lazy, View, held_key
+from scheduling.engine import Decision, JobView, View, held_key
 from scheduling.model import Cluster, Instance, Job
 from scheduling.speed import Allocation, demand_of, gpus_of
 
@@ -182,7 +182,7 @@ class ListScheduler:
         self._state: _Queues | None = None
 
     def decide(self, view: View) -> Decision:
-        if not self.incremental or view.engine is None or not isinstance(view.jobs, Lazy):
+        if not self.incremental or not view.direct:
             self._state = None  # a wrapper filtered the jobs: only the full path sees that
             return self.decide_full(view)
         if self._state is None:
@@ -530,9 +530,10 @@ class _Queues:
 
     # -- the walk ------------------------------------------------------------------------------
     def _walk(self, view: View, running: Mapping[str, tuple[Allocation, ...]]) -> dict[str, tuple[Allocation, ...]]:
-        """The list-scheduling walk over the waiting jobs (see ListScheduler)."""
+        """The preemptive list-scheduling walk over the waiting jobs (see ListScheduler; a
+        non-preemptive walk is _walk_in_order)."""
         owner = self.owner
-        if owner.preemptive and self.refresh:
+        if self.refresh:
             for job_id in list(self.gpus):
                 self._refresh(view, job_id)
         ledger = view.committed_ledger()
@@ -542,8 +543,7 @@ class _Queues:
         self.tail, self.held = [], []
         self.source = self._descending(view)
         fewest = self._fewest()
-        # (only a preemptive walk's stopping test reads it)
-        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0) if owner.preemptive else 0.0
+        least = min((self._need_of(shape, n) for shape, n in fewest.items()), default=0.0)
         changes: dict[str, tuple[Allocation, ...]] = {}
         evicted: list[Entry] = []  # heap: jobs evicted in this walk, retried at their place
         waiting = self.waiting
@@ -553,7 +553,7 @@ class _Queues:
             if (
                 not evicted
                 and memo.hopeless(fewest)
-                and (not owner.preemptive or not self._reaches(waiting[w], least - ledger.role_free("worker", "gpu")))
+                and not self._reaches(waiting[w], least - ledger.role_free("worker", "gpu"))
             ):
                 break
             if evicted and (w >= len(waiting) or evicted[0] < waiting[w]):
@@ -569,11 +569,7 @@ class _Queues:
             job, cfg = self.jobs[job_id], owner.configs[job_id]
             placed = memo.place(job, cfg)
             fit = None
-            if (
-                placed is None
-                and owner.preemptive
-                and self._reaches(x, owner.need(job) - ledger.role_free("worker", "gpu"))
-            ):
+            if placed is None and self._reaches(x, owner.need(job) - ledger.role_free("worker", "gpu")):
                 fit = evict_until_fit(ledger, job, cfg, self._victims(x))
             if fit is not None:
                 ledger, placed, n = fit

@@ -60,7 +60,7 @@ from typing import Any
 from scheduling.algorithms.common import FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.algorithms.tiresias_changes import ChangePath, total_gpus
-from scheduling.engine import Decision, Lazy, View
+from scheduling.engine import Decision, View
 from scheduling.errors import InputError, ScheduleError
 from scheduling.model import Instance
 from scheduling.speed import Allocation, demand_of
@@ -130,7 +130,7 @@ class Tiresias:
         return g
 
     def decide(self, view: View) -> Decision:
-        direct = view.engine is not None and isinstance(view.jobs, Lazy)
+        direct = view.direct
         if self._path is None:
             # The change-based path needs the engine's accessors from the first decision on (a
             # wrapper that filters the jobs hands over a plain tuple: only the full path sees that).
