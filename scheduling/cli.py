@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scheduling import api, provenance, registry, results
+from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
-from scheduling.loaders import MAX_RESTART_SECONDS, MAX_SLOTS
 
 if TYPE_CHECKING:
     from scheduling import repeat

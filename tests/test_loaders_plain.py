@@ -9,10 +9,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from scheduling import loaders
 from scheduling.errors import InputError
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import ARCHITECTURES
+from scheduling.plain_csv import PlainCsv
 from tests.scenarios import TINY_CLUSTER
 
 CLUSTER = cluster_from_dict(TINY_CLUSTER)  # 60-s slots, 8 GPUs, worker types w1 and w2
@@ -91,7 +91,7 @@ def outcome(text: str, plain: bool, convert: bool) -> list[str] | str:
     """The jobs as their reprs (1 and 1.0 differ there; the reprs are the trace's digest), or the error."""
     with pytest.MonkeyPatch.context() as patch:
         if not plain:
-            patch.setattr(loaders._PlainCsv, "of", classmethod(lambda cls, header, cluster: None))
+            patch.setattr(PlainCsv, "of", classmethod(lambda cls, header, cluster: None))
         try:
             return [repr(job) for job in parse_trace(text, CLUSTER, "t.csv", "csv", convert_slots=convert)]
         except (InputError, ArithmeticError) as exc:
@@ -107,13 +107,13 @@ def outcome(text: str, plain: bool, convert: bool) -> list[str] | str:
 @example((["job_id", "arrival", "slot_seconds"], "job_id,arrival,slot_seconds\na,3,30\nb,5,30\n"), True)
 def test_the_plain_path_reads_every_row_as_the_general_path(trace: tuple[list[str], str], convert: bool) -> None:
     header, text = trace
-    assert loaders._PlainCsv.of(header, CLUSTER) is not None  # the plain path is the one compared
+    assert PlainCsv.of(header, CLUSTER) is not None  # the plain path is the one compared
     assert outcome(text, True, convert) == outcome(text, False, convert)
 
 
 def test_a_column_the_plain_path_does_not_read_sends_the_trace_to_the_general_path() -> None:
     for column in ("batch_time.w1", "upload_delay", "stages", "worker_demand", "utility", "colour"):
-        assert loaders._PlainCsv.of(["job_id", "arrival", column], CLUSTER) is None
+        assert PlainCsv.of(["job_id", "arrival", column], CLUSTER) is None
     text = "job_id,arrival,batch_time.w1\na,0,6\n"
     assert parse_trace(text, CLUSTER)[0].batch_time == {"w1": 0.1}
 

@@ -19,7 +19,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from scheduling import loaders, presets, registry
+from scheduling import bounds, loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
 from webapp import quotas, repetitions, tracechecks
@@ -174,7 +174,7 @@ class ExperimentForm(forms.Form):
     restart_seconds = forms.FloatField(
         required=False,
         min_value=0,
-        max_value=loaders.MAX_RESTART_SECONDS,
+        max_value=bounds.MAX_RESTART_SECONDS,
         label="Restart cost (s)",
         help_text="Time a job loses each time it restarts on another allocation (resume, move, resize); "
         "blank: the cluster spec's restart_seconds (default 0). Stored in the experiment's cluster spec.",
