@@ -3,6 +3,7 @@ the full transcriptions they replace."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -237,3 +238,76 @@ def test_skipped_walks_of_a_blocked_queue_change_no_schedule(seed, key, backfill
     assert fast.progress == full.progress
     if not backfill:  # walks were skipped: most events of a blocked fifo queue, fewer with shortest_key
         assert 0 < len(walks) < len(decisions) - (20 if key is fifo_key else 1)
+
+
+# -- jobs hidden until a ready slot (tiresias-l: until their data can be on a server) --------------
+
+
+class HideUntilReady:
+    """The gate as a wrapper: the scheduler sees a job only from its ready slot on, and the run
+    wakes at the next ready slot (the transcription the change path's ``ready`` must match)."""
+
+    def __init__(self, inner: ListScheduler, ready: dict[str, int]) -> None:
+        self.inner, self.ready = inner, ready
+
+    def decide(self, view):
+        jobs = tuple(jv for jv in view.jobs if self.ready[jv.job.job_id] <= view.t)
+        decision = self.inner.decide(dataclasses.replace(view, jobs=jobs))  # not direct: the full walk
+        later = [self.ready[jv.job.job_id] for jv in view.jobs if self.ready[jv.job.job_id] > view.t]
+        wake = [w for w in (decision.wake_at, min(later, default=None)) if w is not None]
+        return dataclasses.replace(decision, wake_at=min(wake, default=None))
+
+    def report(self):
+        return {}
+
+
+GATED = [
+    ("fifo", {}),
+    ("fifo", {"backfill": "true"}),
+    ("srtf", {}),
+    ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
+]
+
+
+@pytest.mark.parametrize("restart_seconds", [0.0, 120.0])
+@pytest.mark.parametrize(("algorithm", "params"), GATED)
+@pytest.mark.parametrize("name", ["rigid-21", "rigid-22", "demo", "zhou-ps", "oasis", "edge-cloud"])
+def test_jobs_hidden_until_ready_schedule_as_the_gating_wrapper(name, algorithm, params, restart_seconds):
+    inst = INSTANCES[name]()
+    rng = random.Random(f"{name}/{algorithm}")
+    # Most jobs wait 0-12 slots after arriving before the walk may see them; a few are ready at once.
+    ready = {j.job_id: j.arrival + rng.choice([0, 0, 1, 3, 12]) for j in inst.jobs}
+    spec = registry.get(algorithm)
+    runs = []
+    for gated_inside in (True, False):
+        algo = spec.build(inst, spec.parse_params(params), 5)
+        if gated_inside:
+            algo.ready = ready  # the change path (and decide_full, were the view not direct)
+            runs.append(simulate(inst, algo, restart_seconds=restart_seconds))
+        else:
+            runs.append(simulate(inst, HideUntilReady(algo, ready), restart_seconds=restart_seconds))
+    fast, wrapped = runs
+    assert any(ready[j.job_id] > j.arrival for j in inst.jobs)
+    assert fast.jobs == wrapped.jobs
+    assert fast.placements == wrapped.placements
+    assert fast.progress == wrapped.progress
+    assert fast.restarts == wrapped.restarts
+    assert all(r.start is None or r.start >= ready[r.job_id] for r in fast.jobs)
+
+
+@pytest.mark.parametrize("restart_seconds", [0.0, 120.0])
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_tiresias_l_change_path_schedules_as_its_full_walk(seed, restart_seconds):
+    inst = preset_instance("edge-cloud", 30, seed, 0.1)
+    spec = registry.get("tiresias-l")
+    runs = []
+    for incremental in (True, False):
+        algo = spec.build(inst, spec.parse_params({"queue_thresholds": "3600,36000"}), 5)
+        assert algo.ready is not None
+        algo.incremental = incremental
+        runs.append(simulate(inst, algo, restart_seconds=restart_seconds))
+    fast, full = runs
+    assert fast.jobs == full.jobs
+    assert fast.placements == full.placements
+    assert fast.progress == full.progress
+    assert fast.restarts == full.restarts

@@ -117,9 +117,12 @@ def make_tiresias_dlas(
     return Tiresias(instance, fixed_configs(instance, params, rng), thresholds, params["promote_knob"])
 
 
-def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
+def make_tiresias(
+    instance: Instance, params: Mapping[str, Any], rng: np.random.Generator, ready: Mapping[str, int] | None = None
+) -> ListScheduler:
     """2D-LAS (Tiresias, NSDI'19 Sec. 4.2) read as a sort key (`tiresias` order=start, `tiresias-l`):
-    queue = number of thresholds the attained GPU-time passed; FIFO by first start, then arrival."""
+    queue = number of thresholds the attained GPU-time passed; FIFO by first start, then arrival.
+    ``ready``: see ListScheduler (tiresias-l)."""
     slot = instance.cluster.slot_seconds
     thresholds = tuple(x / slot for x in parse_thresholds(params["queue_thresholds"]))  # GPU-slots
 
@@ -159,6 +162,7 @@ def make_tiresias(instance: Instance, params: Mapping[str, Any], rng: np.random.
         wake=wake,
         running_key="steps",
         key_change=key_change,
+        ready=ready,
     )
 
 

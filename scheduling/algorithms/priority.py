@@ -162,8 +162,13 @@ class ListScheduler:
         running_key: RunningKey | None = None,
         key_change: Callable[[JobView, float, int], int | None] | None = None,
         incremental: bool = True,
+        ready: Mapping[str, int] | None = None,
     ) -> None:
         self.instance = instance
+        # Job id -> first slot the job may be scheduled (tiresias-l: once its data can be on the
+        # nearest server); before it the walk does not see the job, and a decision wakes the run
+        # then. None: from its arrival.
+        self.ready = ready
         self.configs = configs
         self.key = key
         self.preemptive = preemptive
@@ -202,6 +207,11 @@ class ListScheduler:
         for a in view.allocations:
             current.setdefault(a.job_id, []).append(a)
         jobs = list(view.jobs)
+        hidden: list[int] = []  # ready slots of the active jobs the walk does not see yet
+        if self.ready is not None:
+            ready, t = self.ready, view.t
+            hidden = [ready[jv.job.job_id] for jv in jobs if ready[jv.job.job_id] > t]
+            jobs = [jv for jv in jobs if ready[jv.job.job_id] <= t]  # never running: hidden until ready
         if self.preemptive:
             allocations = self._walk_preemptive(view, ledger, current, jobs)
         else:
@@ -220,6 +230,8 @@ class ListScheduler:
                     break
             allocations = tuple(chosen)
         wake_at = self.wake(view, allocations) if self.wake else None
+        if hidden:
+            wake_at = min(hidden) if wake_at is None else min(wake_at, *hidden)
         return Decision(allocations=allocations, wake_at=wake_at)
 
     def _walk_preemptive(
@@ -325,6 +337,7 @@ class _Queues:
         # Only a preemptive walk reads the running jobs' order, and only key changes need their
         # GPUs: a non-preemptive walk without them (fifo) keeps no running entries.
         self.track = owner.preemptive or owner.key_change is not None
+        self.pending: list[tuple[int, str]] = []  # heap of (ready slot, job id): arrived, not ready yet
         arrived = {j.job_id for j in view.arrived}  # added by the first decide
         for jv in view.jobs:  # jobs that arrived before the first change-based decision
             if jv.job.job_id in arrived:
@@ -333,12 +346,20 @@ class _Queues:
                 if self.track:
                     self._add_running(jv, view.running()[jv.job.job_id], view.t, self.pause)
             else:
-                self._add_waiting(jv)
+                self._arrive(jv, view.t)
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _shape(self, job: Job) -> tuple[tuple[object, ...], int]:
         cfg = self.owner.configs[job.job_id]
         return job_shape(self.cluster, job, cfg, self.owner.shapes), cfg.workers
+
+    def _arrive(self, jv: JobView, t: int) -> None:
+        """A new waiting job joins the walk, or waits in ``pending`` until its ready slot."""
+        ready = self.owner.ready
+        if ready is not None and ready[jv.job.job_id] > t:
+            heapq.heappush(self.pending, (ready[jv.job.job_id], jv.job.job_id))
+        else:
+            self._add_waiting(jv)
 
     def _add_waiting(self, jv: JobView) -> None:
         e = self.owner.entry(jv)
@@ -417,7 +438,10 @@ class _Queues:
             if job_id in self.gpus:
                 self._remove_running(job_id)
         for job in view.arrived:
-            self._add_waiting(view.job(job.job_id))
+            self._arrive(view.job(job.job_id), t)
+        pending = self.pending
+        while pending and pending[0][0] <= t:  # never started, so still active and waiting
+            self._add_waiting(view.job(heapq.heappop(pending)[1]))
         # A key may depend on the committed state (Tiresias: the first start), which the previous
         # decision's own view did not show yet: re-sort the jobs it changed.
         for job_id in self.recheck:
@@ -468,6 +492,8 @@ class _Queues:
         self.recheck = list(changes)
         self.blocked = self.waiting[0] if self.blocks and self.waiting else None
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
+        if pending:
+            wake_at = pending[0][0] if wake_at is None else min(wake_at, pending[0][0])
         if not changes and wake_at is None:
             return UNCHANGED  # most events of a blocked queue
         return Decision(changes=changes, wake_at=wake_at)

@@ -21,28 +21,12 @@ from scheduling.model import Instance, Job, Server
 from scheduling.speed import Allocation, chunk_slots, demand_of
 
 
-class UploadGated:
-    """Hides a job from the wrapped scheduler until its data can be on some server (r_j + min Delta_s)."""
-
-    def __init__(self, instance: Instance, inner: ListScheduler) -> None:
-        servers = instance.cluster.servers
-        self.ready = {j.job_id: j.arrival + min(j.upload_delay_to(s) for s in servers) for j in instance.jobs}
-        self.inner = inner
-
-    def decide(self, view: View) -> Decision:
-        jobs = tuple(jv for jv in view.jobs if self.ready[jv.job.job_id] <= view.t)
-        decision = self.inner.decide(dataclasses.replace(view, jobs=jobs))
-        later = [self.ready[jv.job.job_id] for jv in view.jobs if self.ready[jv.job.job_id] > view.t]
-        wake = [w for w in (decision.wake_at, min(later, default=None)) if w is not None]
-        return dataclasses.replace(decision, wake_at=min(wake, default=None))
-
-    def report(self) -> Mapping[str, Any]:
-        return {}
-
-
-def make_tiresias_l(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> UploadGated:
-    inner = make_tiresias(instance, params, rng)
-    return UploadGated(instance, inner)
+def make_tiresias_l(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
+    """The tiresias key walk; a job is hidden from it until its data can be on some server, r_j +
+    min_s Delta_js (the walk then wakes the run at that slot)."""
+    servers = instance.cluster.servers
+    ready = {j.job_id: j.arrival + min(j.upload_delay_to(s) for s in servers) for j in instance.jobs}
+    return make_tiresias(instance, params, rng, ready)
 
 
 @dataclasses.dataclass
