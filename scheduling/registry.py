@@ -180,7 +180,8 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
 
 
 def get(name: str) -> AlgorithmSpec:
-    _load()
+    if name not in REGISTRY:
+        _load(until=name)
     if name not in REGISTRY:
         raise InputError(f"unknown algorithm {name!r} (known: {', '.join(sorted(REGISTRY))})", field="algorithm")
     return REGISTRY[name]
@@ -191,6 +192,14 @@ def all_specs() -> dict[str, AlgorithmSpec]:
     return dict(REGISTRY)
 
 
-def _load() -> None:
-    """Import the algorithm modules, which register themselves (one line per module)."""
-    import scheduling.algorithms  # noqa: F401
+def _load(until: str | None = None) -> None:
+    """Import the algorithm modules in their declared order (scheduling.algorithms.MODULES); they
+    register themselves. With ``until``, stop once that name is registered: what is loaded is then
+    a prefix of the full load, registered in the same order, so the listing's order never depends
+    on which algorithm was asked for first."""
+    from scheduling.algorithms import MODULES
+
+    for module in MODULES:
+        importlib.import_module(f"scheduling.algorithms.{module}")
+        if until is not None and until in REGISTRY:
+            return

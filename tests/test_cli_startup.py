@@ -33,6 +33,15 @@ PAPER_MODULES = (
     "scheduling.algorithms.zhou.batch",
     "scheduling.algorithms.asrpt.scheduler",
 )
+OTHER_BASELINE_MODULES = (
+    "scheduling.algorithms.antman",
+    "scheduling.algorithms.drf",
+    "scheduling.algorithms.tiresias",
+    "scheduling.algorithms.asrpt",
+    "scheduling.algorithms.edge",
+    "scheduling.algorithms.oasis",
+    "scheduling.algorithms.zhou",
+)
 
 # Runs the CLI in a fresh interpreter, then prints the names of every module it imported.
 PROBE = """
@@ -73,6 +82,9 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert not top_level(modules) & set(HEAVY)
     assert not modules & set(PAPER_MODULES)
     assert not modules & set(OTHER_COMMANDS_MODULES)
+    # fifo's entry is in baselines, the first module the registry probes; the other algorithms'
+    # modules (their entries included) stay unloaded.
+    assert not modules & set(OTHER_BASELINE_MODULES)
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])
@@ -136,3 +148,19 @@ def test_the_process_entry_point_freezes_what_was_imported_before_running(monkey
         gc.unfreeze()
     assert exit_.value.code == 0
     assert seen and seen[0] > 0
+
+
+def test_the_listing_order_does_not_depend_on_the_algorithm_asked_for_first():
+    # The registry imports the algorithm modules in a declared order, only as far as a name needs;
+    # asking for any algorithm first must leave the listing (CLI, forms, docs) in the same order.
+    probe = "import json, sys; from scheduling import registry; {get}print(json.dumps(list(registry.all_specs())))"
+
+    def listing(first: str | None) -> list[str]:
+        code = probe.format(get=f"registry.get({first!r}); " if first else "")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(out.stdout)
+
+    full = listing(None)
+    assert full[:4] == ["fifo", "srtf", "tiresias", "drf"]
+    for name in ("fifo", "antman", "asrpt", "tiresias-l", "oasis", "zhou", "jain-greedy"):
+        assert listing(name) == full, name

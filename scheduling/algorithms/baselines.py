@@ -6,14 +6,13 @@ docs/algorithms.md, which is generated from it).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
-from scheduling.algorithms.drf import Drf
 from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
-from scheduling.algorithms.tiresias import Tiresias, parse_thresholds
 from scheduling.engine import JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance
@@ -22,6 +21,9 @@ from scheduling.speed import Allocation, demand_of
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from scheduling.algorithms.drf import Drf
+    from scheduling.algorithms.tiresias import Tiresias
 
 REQUEST_NOTE = (
     " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "
@@ -101,6 +103,17 @@ def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
     )
 
 
+def parse_thresholds(raw: str) -> tuple[float, ...]:
+    """Queue limits from "a,b,..." (GPU-seconds): positive and increasing, else InputError."""
+    try:
+        values = tuple(float(x) for x in raw.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"{raw!r} is not a comma-separated list of numbers", field="param queue_thresholds") from None
+    if any(b <= a for a, b in itertools.pairwise(values)) or any(v <= 0 for v in values):
+        raise InputError(f"{raw!r} must be positive and increasing", field="param queue_thresholds")
+    return values
+
+
 def check_tiresias(params: Mapping[str, Any]) -> None:
     check_worker_range(params)
     if params["order"] == "start" and params["promote_knob"] > 0:
@@ -113,6 +126,8 @@ def make_tiresias_dlas(
     """The `tiresias` entry: the authors' simulator's discipline (order=queue), or make_tiresias."""
     if params["order"] == "start":
         return make_tiresias(instance, params, rng)
+    from scheduling.algorithms.tiresias import Tiresias  # loaded by the runs that use it (not fifo's)
+
     thresholds = parse_thresholds(params["queue_thresholds"])
     return Tiresias(instance, fixed_configs(instance, params, rng), thresholds, params["promote_knob"])
 
@@ -167,6 +182,8 @@ def make_tiresias(
 
 
 def make_drf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Drf:
+    from scheduling.algorithms.drf import Drf  # loaded by the runs that use it (not fifo's)
+
     return Drf(instance, fixed_configs(instance, params, rng), resize=not params["fixed"])
 
 

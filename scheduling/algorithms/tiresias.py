@@ -61,20 +61,9 @@ from scheduling.algorithms.common import FitMemo, keep
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.algorithms.tiresias_changes import ChangePath, total_gpus
 from scheduling.engine import Decision, View
-from scheduling.errors import InputError, ScheduleError
+from scheduling.errors import ScheduleError
 from scheduling.model import Instance
 from scheduling.speed import Allocation, demand_of
-
-
-def parse_thresholds(raw: str) -> tuple[float, ...]:
-    """Queue limits from "a,b,..." (GPU-seconds): positive and increasing, else InputError."""
-    try:
-        values = tuple(float(x) for x in raw.split(",") if x.strip())
-    except ValueError:
-        raise InputError(f"{raw!r} is not a comma-separated list of numbers", field="param queue_thresholds") from None
-    if any(b <= a for a, b in itertools.pairwise(values)) or any(v <= 0 for v in values):
-        raise InputError(f"{raw!r} must be positive and increasing", field="param queue_thresholds")
-    return values
 
 
 @dataclass
