@@ -198,6 +198,27 @@ class Ledger:
             best = min(best, math.floor((free + TOLERANCE) / amount))
         return max(best, 0)
 
+    def room(self, role: str, demand: Amounts) -> list[tuple[str, int]]:
+        """The servers, in cluster order, where at least one more instance of ``demand`` fits in
+        ``role``, each with ``max_count`` (a large number if unlimited). Booking on one server leaves
+        the others' counts as they are, so a first-fit spread can read them all at once. Above
+        SMALL_CLUSTER servers, numpy computes every count at once: the same floating-point
+        operations as max_count, so the same counts."""
+        index = self._index
+        if index.small:
+            counts = ((s.id, self.max_count(s.id, role, demand)) for s in self.cluster.servers)
+            return [(server_id, k) for server_id, k in counts if k > 0]
+        many = float(1 << 30)
+        best = np.full(len(index.ids), many)
+        for resource, amount in demand.items():
+            if amount > 0:
+                free = index.capacity_of(resource) - self._arr(resource)
+                np.minimum(best, np.floor((free + TOLERANCE) / amount), out=best)
+        best[index.unlimited_mask] = many
+        best[~index.eligible(self.cluster, (role,))] = 0.0
+        ids = index.ids
+        return [(ids[i], int(best[i])) for i in np.flatnonzero(best >= 1.0)]
+
     def fits(self, server_id: str, role: str, demand: Amounts, count: int = 1) -> bool:
         return self.max_count(server_id, role, demand) >= count
 

@@ -7,15 +7,18 @@ from typing import Any
 
 
 class LazyModule:
-    """Stands for the module ``name``: the first attribute read imports it (later reads are a
-    dictionary look-up in ``sys.modules``). Declare the real import under ``TYPE_CHECKING`` so
-    that type checkers see the module itself."""
+    """Stands for the module ``name``: the first attribute read imports it. Each attribute read is
+    then kept on this object, so later reads are plain attribute look-ups (``__getattr__`` runs
+    only for a name not read before; hot loops read ``np.minimum`` and the like thousands of times).
+    Declare the real import under ``TYPE_CHECKING`` so that type checkers see the module itself."""
 
     def __init__(self, name: str) -> None:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
-        return getattr(importlib.import_module(self._name), attr)
+        value = getattr(importlib.import_module(self._name), attr)
+        setattr(self, attr, value)
+        return value
 
 
 class LazyGenerator:

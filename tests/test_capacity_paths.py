@@ -69,3 +69,34 @@ def test_the_small_cluster_scan_picks_the_server_numpy_picks(seed, monkeypatch):
         if rnd.random() < 0.05:  # copies share entries until written
             small, large = small.copy(), large.copy()
     assert checked > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_room_is_max_count_of_every_server_in_both_paths(seed, monkeypatch):
+    # Ledger.room (read by the first-fit spread of common.place) lists the servers where at least one
+    # more instance fits, with max_count of each: scanned one by one on small clusters, by numpy on
+    # large ones. Both must equal max_count after any sequence of bookings, releases and copies.
+    small, large = _ledger(seed, True, monkeypatch), _ledger(seed, False, monkeypatch)
+    rnd = random.Random(200 + seed)
+    booked: list[tuple[str, dict[str, float], int]] = []
+    servers = [s.id for s in small.cluster.servers]
+    nonempty = 0
+    for _ in range(300):
+        demand = {"gpu": rnd.choice([0, 0.5, 1, 2, 3]), "cpu": rnd.choice([0, 0.1, 1, 2.5, 7])}
+        role = rnd.choice(["worker", "ps"])
+        expected = [(s, k) for s in servers if (k := small.max_count(s, role, demand)) > 0]
+        assert small.room(role, demand) == expected
+        assert large.room(role, demand) == expected
+        nonempty += bool(expected)
+        if rnd.random() < 0.3 and booked:
+            server, d, n = booked.pop(rnd.randrange(len(booked)))
+            small.release(server, d, n)
+            large.release(server, d, n)
+        elif expected:
+            server, k = rnd.choice(expected)
+            n = rnd.randint(1, min(k, 3))
+            assert small.take(server, role, demand, n) and large.take(server, role, demand, n)
+            booked.append((server, demand, n))
+        if rnd.random() < 0.05:
+            small, large = small.copy(), large.copy()
+    assert nonempty > 50

@@ -269,21 +269,23 @@ def keep(ledger: Ledger, job: Job, allocations: Sequence[Allocation]) -> bool:
 def _spread(
     ledger: Ledger, job_id: str, parts: list[tuple[str, str, dict[str, float], int]]
 ) -> tuple[Allocation, ...] | None:
+    """Each part first-fit over the servers in cluster order, as many instances on each as fit;
+    all-or-nothing (None, and nothing booked, if a part does not fit)."""
     booked: list[tuple[Allocation, dict[str, float]]] = []
     for role, type_id, demand, n in parts:
-        left = n
-        for server in ledger.cluster.servers:
-            if left == 0:
-                break
-            k = min(left, ledger.max_count(server.id, role, demand))
-            if k > 0:
-                ledger.take(server.id, role, demand, k)
-                booked.append((Allocation(job_id, server.id, role, type_id, k), demand))
-                left -= k
-        if left > 0:
+        rooms = ledger.room(role, demand)  # counts before this part's bookings
+        if sum(room for _server, room in rooms) < n:
             for a, d in booked:
                 ledger.release(a.server, d, a.count)
             return None
+        left = n
+        for server_id, room in rooms:
+            k = min(left, room)
+            ledger.book(server_id, demand, k)  # fits: a booking elsewhere left this server's room as it was
+            booked.append((Allocation(job_id, server_id, role, type_id, k), demand))
+            left -= k
+            if left == 0:
+                break
     return tuple(a for a, _ in booked)
 
 
