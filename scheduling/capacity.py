@@ -97,7 +97,10 @@ class Ledger:
         self._role_free = {role: dict(free) for role, free in index.free.items()}
         self._used: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
         self._index = index
-        self._used_arr: dict[str, np.ndarray] = {}  # resource -> used per server (same sums as _used)
+        # resource -> used per server, cluster order (large clusters): the values of _used, copied
+        # in when an array is read (servers booked since then are in _stale)
+        self._used_arr: dict[str, np.ndarray] = {}
+        self._stale: set[str] = set()
         self._shared: set[str] = set()  # servers whose _used entry another ledger shares (copy on write)
 
     def copy(self) -> Ledger:
@@ -113,6 +116,7 @@ class Ledger:
         self._shared = set(self._used)
         other._shared = set(self._used)
         other._used_arr = {r: a.copy() for r, a in self._used_arr.items()}
+        other._stale = set(self._stale)
         return other
 
     def first_fit(self, roles: tuple[str, ...], combined: Amounts) -> str | None:
@@ -148,9 +152,20 @@ class Ledger:
         return None
 
     def _arr(self, resource: str) -> np.ndarray:
+        """The used amounts of ``resource`` per server, up to date (large clusters only)."""
+        if self._stale:
+            pos, arrays = self._index.pos, self._used_arr.items()
+            for server_id in self._stale:
+                used = self._used[server_id]
+                for r, values in arrays:
+                    values[pos[server_id]] = used.get(r, 0.0)
+            self._stale.clear()
         arr = self._used_arr.get(resource)
         if arr is None:
-            arr = self._used_arr[resource] = np.zeros(len(self._index.ids))
+            used_of = self._used
+            ids = self._index.ids
+            arr = np.array([used_of[s].get(resource, 0.0) if s in used_of else 0.0 for s in ids])
+            self._used_arr[resource] = arr
         return arr
 
     def could_fit(self, role: str, demand: Amounts, count: int) -> bool:
@@ -239,12 +254,11 @@ class Ledger:
             self._shared.discard(server_id)
         used = self._used[server_id]
         limited = not self._servers[server_id].unlimited
-        small = self._index.small  # small clusters keep no per-server arrays (see first_fit)
+        if not self._index.small:  # small clusters keep no per-server arrays (see first_fit)
+            self._stale.add(server_id)  # its array entries are copied from ``used`` at the next read
         roles = self._roles[server_id] if limited else ()
         for resource, amount in demand.items():
             used[resource] += amount * count
-            if not small:
-                self._arr(resource)[self._index.pos[server_id]] += amount * count
             for role in roles:
                 free = self._role_free[role]
                 free[resource] = free.get(resource, 0.0) - amount * count
