@@ -41,34 +41,70 @@ class RoundRobin:
             or [s.id for s in cluster.servers if s.accepts(role)]
             for role in ("worker", "ps")
         }
+        self.shared = bool(set(self.pools["worker"]) & set(self.pools["ps"]))  # both on "any" servers
         self.next = {"worker": 0, "ps": 0}
 
     def place(self, ledger: Ledger, job: Job, parts: Sequence[tuple[str, int]]) -> list[Allocation] | None:
-        """Book ``count`` instances per (role, count) part all-or-nothing; None if they do not fit."""
-        booked: list[tuple[str, str, dict[str, float]]] = []
-        pointers = dict(self.next)
-        for role, wanted in parts:
-            demand = dict(demand_of(self.cluster, job, role, OWN_DEMAND_TYPE) or {})
-            servers = self.pools[role]
-            idle, count = 0, wanted
-            while count > 0 and idle < len(servers):
-                server = servers[pointers[role] % len(servers)]
-                pointers[role] += 1
-                if ledger.take(server, role, demand, 1):
-                    booked.append((server, role, demand))
-                    count -= 1
-                    idle = 0
-                else:
-                    idle += 1
-            if count > 0:
-                for server, _role, d in booked:
-                    ledger.release(server, d, 1)
-                return None
-        self.next = {r: p % max(1, len(self.pools[r])) for r, p in pointers.items()}
+        """Book ``count`` instances per (role, count) part all-or-nothing; None if they do not fit
+        (and then the ledger and the round-robin position are exactly as before)."""
+        plan = self.plan(ledger, job, parts)
+        if any(len(taken) < count for taken, (_role, count) in zip(plan, parts, strict=True)):
+            return None
+        return self.commit(ledger, job, [(role, taken) for taken, (role, _count) in zip(plan, parts, strict=True)])
+
+    def plan(self, ledger: Ledger, job: Job, parts: Sequence[tuple[str, int]]) -> list[list[int]]:
+        """Where ``place`` would put each part's instances now: positions in the role's pool, in
+        booking order. A part that does not fit gets fewer positions than its count, and the
+        parts after it none. Nothing is booked (the instances go on a copy of ``ledger``: releasing
+        them would subtract what was added, and (u + a) - a is not always u in floating point)
+        and the round-robin position stays.
+
+        Per part, instances go one at a time to the pool's servers in cyclic order until ``count``
+        are placed or a whole cycle places none. Only the part's own takes change its pool's
+        bookings meanwhile, each only its server's, so a server takes instances until its first
+        refusal and refuses from then on (it is not asked again): a part places min(count, what
+        the pool holds one instance after another), and a plan for fewer instances is a prefix of
+        the same positions.
+        """
+        scratch, pointers, short = ledger.copy(), dict(self.next), False
+        plan: list[list[int]] = []
+        for role, count in parts:
+            if short:
+                plan.append([])
+                continue
+            servers, demand = self.pools[role], self._demand(job, role)
+            start = pointers[role] % len(servers) if servers else 0
+            ring = list(range(start, len(servers))) + list(range(start))  # cyclic order from the pointer
+            taken: list[int] = []
+            while len(taken) < count and ring:
+                taking = []
+                for i in ring:
+                    if scratch.take(servers[i], role, demand, 1):
+                        taken.append(i)
+                        taking.append(i)
+                        if len(taken) == count:
+                            break
+                ring = taking
+            plan.append(taken)
+            pointers[role] = taken[-1] + 1 if taken else pointers[role]
+            short = len(taken) < count
+        return plan
+
+    def commit(self, ledger: Ledger, job: Job, plan: Sequence[tuple[str, list[int]]]) -> list[Allocation]:
+        """Book a plan's (role, positions) parts, in its order (the copy's additions in the copy's
+        order: the same sums), and move each role's position past its last instance."""
         merged: dict[tuple[str, str], int] = {}
-        for server, role, _d in booked:
-            merged[(server, role)] = merged.get((server, role), 0) + 1
+        for role, taken in plan:
+            servers, demand = self.pools[role], self._demand(job, role)
+            for i in taken:
+                ledger.book(servers[i], demand, 1)
+                merged[(servers[i], role)] = merged.get((servers[i], role), 0) + 1
+            if taken:
+                self.next[role] = (taken[-1] + 1) % len(servers)
         return [Allocation(job.job_id, s, r, OWN_DEMAND_TYPE, n) for (s, r), n in merged.items()]
+
+    def _demand(self, job: Job, role: str) -> dict[str, float]:
+        return dict(demand_of(self.cluster, job, role, OWN_DEMAND_TYPE) or {})
 
 
 def _ps_for(job: Job, workers: int) -> int:
@@ -178,6 +214,12 @@ class Rrh:
 # ---- Dorm ---------------------------------------------------------------------------------------
 
 
+def _ps_count(job: Job, workers: int, ps: int) -> int:
+    """Dorm's PSs for ``workers`` workers: the MILP's ``ps`` (at most one per worker), and at least
+    the PSs (6)-(7) need; it never falls as ``workers`` grows."""
+    return max(_ps_for(job, workers), min(ps, workers))
+
+
 class Dorm:
     def __init__(self, instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> None:
         self.cluster = instance.cluster
@@ -196,6 +238,7 @@ class Dorm:
         self.solves = 0
         self.fallbacks = 0  # solves where the fairness constraint had to be dropped
         self.rate = {j.job_id: per_worker_rate(self.cluster, j) for j in instance.jobs}
+        self.stepwise = False  # True: a full try per worker count, from the MILP's down (see _place)
 
     def _vec(self, demand: Mapping[str, float] | None) -> np.ndarray:
         return np.array([float((demand or {}).get(r, 0.0)) for r in self.resources])
@@ -294,15 +337,46 @@ class Dorm:
             if n > 0 and n == counts.get(job_id, 0) and keep(ledger, jv.job, current[job_id]):
                 chosen += current[job_id]
                 continue
-            while n > 0:  # the MILP sees aggregate capacity: shrink until round-robin places it
-                ps = max(_ps_for(jv.job, n), min(m, n))
-                placed = self.rr.place(ledger, jv.job, [("worker", n), ("ps", ps)])
-                if placed is not None:
-                    chosen += placed
-                    break
-                n -= 1
+            placed = self._place(ledger, jv.job, n, m)
+            if placed is not None:
+                chosen += placed
         admit = tuple(job.job_id for job in view.arrived)
         return Decision(tuple(chosen), admit)
+
+    def _place(self, ledger: Ledger, job: Job, n: int, m: int) -> list[Allocation] | None:
+        """Round-robin placement of the most workers, at most the MILP's ``n`` (the MILP sees
+        aggregate capacity only), with their ``_ps_count`` PSs; None if not one worker fits.
+
+        The rule is to try n, n - 1, ... until a try fits (``stepwise``, kept for the tests). With
+        separate worker and PS pools (the only layout Dorm runs on, OASIS_MODEL; with shared ones
+        the rule itself runs) two plans give the same count and the same servers
+        (``RoundRobin.plan``: a part places min(count, what its pool holds), and a plan for fewer
+        instances is a prefix of the same positions):
+        * workers: w fit exactly when w <= len(workers), whatever the PSs;
+        * PSs: they go to servers no worker uses, so their room R does not depend on w, and the
+          PSs of w workers fit exactly when _ps_count(w) <= R; as _ps_count never falls with w,
+          that is _ps_count(w) <= len(ps) for a plan of at least _ps_count(w) PSs.
+        So the first count from the top that passes both is the rule's; tries that fail or are
+        skipped book nothing and leave the round-robin position (plans work on a copy).
+        """
+        if self.stepwise or self.rr.shared:
+            while n > 0:  # the MILP sees aggregate capacity: shrink until round-robin places it
+                placed = self.rr.place(ledger, job, [("worker", n), ("ps", _ps_count(job, n, m))])
+                if placed is not None:
+                    return placed
+                n -= 1
+            return None
+        if n <= 0:
+            return None
+        workers, ps = self.rr.plan(ledger, job, [("worker", n), ("ps", _ps_count(job, n, m))])
+        w = len(workers)
+        if 0 < w < n:  # the plan stopped at the workers: the PSs' room, for w workers' PSs
+            ps = self.rr.plan(ledger, job, [("ps", _ps_count(job, w, m))])[0]
+        while w > 0 and _ps_count(job, w, m) > len(ps):
+            w -= 1
+        if w == 0:
+            return None
+        return self.rr.commit(ledger, job, [("worker", workers[:w]), ("ps", ps[: _ps_count(job, w, m)])])
 
     def report(self) -> Mapping[str, Any]:
         return {"dorm": {"solves": self.solves, "fairness_dropped": self.fallbacks}}
