@@ -39,6 +39,7 @@ class _Index:
         self.free: dict[str, dict[str, float]] = {r: defaultdict(float) for r in ("worker", "ps")}
         self.by_roles: dict[tuple[str, ...], np.ndarray] = {}  # roles -> mask of servers accepting all
         self.by_roles_small: dict[tuple[str, ...], list[Server]] = {}  # roles -> servers accepting all
+        self.any_eligible: dict[tuple[str, ...], bool] = {}  # roles -> whether a server accepts all (by_roles)
         self.ids = [s.id for s in cluster.servers]  # cluster order
         self.pos = {s.id: i for i, s in enumerate(cluster.servers)}
         self.small = len(cluster.servers) <= SMALL_CLUSTER
@@ -72,6 +73,7 @@ class _Index:
         mask = self.by_roles.get(roles)
         if mask is None:
             mask = self.by_roles[roles] = np.array([all(s.accepts(r) for r in roles) for s in cluster.servers])
+            self.any_eligible[roles] = bool(mask.any())
         return mask
 
 
@@ -127,6 +129,8 @@ class Ledger:
         if index.small:
             return self._first_fit_small(roles, combined)
         eligible = index.eligible(self.cluster, roles)
+        if not index.any_eligible[roles]:  # e.g. a worker and a PS on separate pools (OASiS clusters)
+            return None
         ok = eligible & ~index.unlimited_mask
         for r, a in combined.items():
             if a > 0:
