@@ -37,6 +37,8 @@ class _Index:
         }
         self.unlimited = {r: any(s.unlimited and s.accepts(r) for s in cluster.servers) for r in ("worker", "ps")}
         self.free: dict[str, dict[str, float]] = {r: defaultdict(float) for r in ("worker", "ps")}
+        # server -> the roles whose summed free capacity (could_fit) counts it: none if unlimited
+        self.counted = {s.id: () if s.unlimited else self.roles[s.id] for s in cluster.servers}
         self.by_roles: dict[tuple[str, ...], np.ndarray] = {}  # roles -> mask of servers accepting all
         self.by_roles_small: dict[tuple[str, ...], list[Server]] = {}  # roles -> servers accepting all
         self.any_eligible: dict[tuple[str, ...], bool] = {}  # roles -> whether a server accepts all (by_roles)
@@ -94,7 +96,6 @@ class Ledger:
         self.cluster = cluster
         index = _index(cluster)
         self._servers = index.servers
-        self._roles = index.roles
         self._unlimited = index.unlimited
         self._role_free = {role: dict(free) for role, free in index.free.items()}
         self._used: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -110,7 +111,6 @@ class Ledger:
         other = Ledger.__new__(Ledger)
         other.cluster = self.cluster
         other._servers = self._servers
-        other._roles = self._roles
         other._unlimited = self._unlimited
         other._index = self._index
         other._role_free = {role: dict(free) for role, free in self._role_free.items()}
@@ -257,15 +257,14 @@ class Ledger:
             self._used[server_id] = defaultdict(float, self._used[server_id])
             self._shared.discard(server_id)
         used = self._used[server_id]
-        limited = not self._servers[server_id].unlimited
         if not self._index.small:  # small clusters keep no per-server arrays (see first_fit)
             self._stale.add(server_id)  # its array entries are copied from ``used`` at the next read
-        roles = self._roles[server_id] if limited else ()
+        frees = [self._role_free[role] for role in self._index.counted[server_id]]
         for resource, amount in demand.items():
-            used[resource] += amount * count
-            for role in roles:
-                free = self._role_free[role]
-                free[resource] = free.get(resource, 0.0) - amount * count
+            booked = amount * count
+            used[resource] += booked
+            for free in frees:
+                free[resource] = free.get(resource, 0.0) - booked
 
     def release(self, server_id: str, demand: Amounts, count: int = 1) -> None:
         """Undo a ``take`` (used when an all-or-nothing placement fails half-way)."""

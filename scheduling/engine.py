@@ -480,11 +480,18 @@ class _Engine:
         for a in allocations:
             by_job[a.job_id].append(a)
         merged_all = _merge(allocations)
+        canonical = len(merged_all) == len(allocations)  # then _merge changed nothing
+        active = self.active
         for job_id, allocs in by_job.items():
-            self._check_allocs(job_id, allocs, t, rejected)
-        new_by_job: dict[str, list[Allocation]] = defaultdict(list)
-        for a in merged_all:
-            new_by_job[a.job_id].append(a)
+            st = active.get(job_id)
+            # A job given exactly its committed allocations (checked when committed; duplicates of
+            # them would not be equal) needs no new check, unless this decision rejects it.
+            if not (st is not None and job_id not in rejected and tuple(allocs) == st.allocs):
+                self._check_allocs(job_id, allocs, t, rejected)
+        new_by_job = by_job if canonical else defaultdict(list)
+        if not canonical:
+            for a in merged_all:
+                new_by_job[a.job_id].append(a)
         self.order = merged_all
         changes: dict[str, tuple[Allocation, ...]] = {}
         # Running jobs first (in the order they started holding), then new ones (decision order).

@@ -66,6 +66,33 @@ def test_the_engine_refuses_a_placement_before_arrival():
         simulate(inst, algo)
 
 
+class Rejecting(Scripted):
+    """Repeats the committed allocation and, at ``at``, also rejects the running job ``x``."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__({1: (Allocation("x", "s-0", "worker", "gpu", 2),)}, wake={1: at})
+        self.at = at
+
+    def decide(self, view: View) -> Decision:
+        d = super().decide(view)
+        return Decision(d.allocations, reject=("x",)) if view.t == self.at else d
+
+
+def test_a_complete_decision_is_checked_even_where_it_repeats_the_committed_allocation():
+    # The engine skips the checks of a job whose allocations equal the committed ones (checked when
+    # committed); what the repeat cannot make valid must still be refused.
+    inst = instance(one_rigid_job())
+    with pytest.raises(ScheduleError, match="may not run now"):
+        simulate(inst, Rejecting(at=3))  # rejected by the decision that repeats its allocation
+    held = Allocation("x", "s-0", "worker", "gpu", 2)
+    zero = Allocation("x", "s-0", "worker", "gpu", 0)  # would merge into the committed allocation
+    with pytest.raises(ScheduleError, match="count 0"):
+        simulate(inst, Scripted({1: (held,), 3: (held, zero)}, wake={1: 3}))
+    stranger = Allocation("nobody", "s-0", "worker", "gpu", 1)
+    with pytest.raises(ScheduleError, match="'nobody'"):
+        simulate(inst, Scripted({1: (held,), 3: (held, stranger)}, wake={1: 3}))
+
+
 def test_suspending_a_running_job_counts_one_preemption():
     inst = instance(one_rigid_job())
     run_alloc = (Allocation("x", "s-0", "worker", "gpu", 2),)
