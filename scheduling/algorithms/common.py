@@ -190,16 +190,16 @@ def _spread_reserved(
     b = worker_bandwidth(cluster, job, cfg.worker_type)
     big_b = ps_bandwidth_of(cluster, cfg.ps_type)
     n = cfg.workers
-    room = {s.id: min(n, ledger.max_count(s.id, "worker", w_demand)) for s in cluster.servers}
+    room = {server_id: min(n, k) for server_id, k in ledger.room("worker", w_demand)}  # absent: 0
     total = sum(room.values())
     if total < n:
         return None
-    for server in cluster.servers:
-        h = server.id
-        if not ledger.fits(h, "ps", p_demand, cfg.ps):
-            continue
-        others = total - room[h]
-        for g in range(room[h], -1, -1):  # workers beside the PSs on h
+    # The servers that hold the PSs, in cluster order (nothing is booked until one is chosen).
+    for h, _k in (part for part in ledger.room("ps", p_demand) if part[1] >= cfg.ps):
+        server = ledger.server(h)
+        assert server is not None
+        others = total - room.get(h, 0)
+        for g in range(room.get(h, 0), -1, -1):  # workers beside the PSs on h
             remote = n - g
             if others < remote:
                 break  # fewer workers on h only needs more elsewhere
