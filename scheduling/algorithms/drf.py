@@ -33,17 +33,19 @@ class Drf:
         # Change-based path for traces of rigid jobs only (production-trace replays): same walk
         # as _rigid, on queues and group usage kept across events (tests/test_priority_paths.py).
         self.rigid_only = all(j.rigid for j in instance.jobs)
+        # Change-based path for fixed sizes on traces of elastic jobs only (_ElasticWaiting).
+        self.elastic_only = not resize and not any(j.rigid for j in instance.jobs)
         self.incremental = True
-        self._queues: _RigidQueues | None = None
+        self._queues: _RigidQueues | _ElasticWaiting | None = None
 
     def share(self, usage: Mapping[str, float]) -> float:
         """Dominant share: the largest fraction of any (finite) cluster resource in ``usage``."""
         return max((a / self.capacity[r] for r, a in usage.items() if self.capacity.get(r, 0) > 0), default=0.0)
 
     def decide(self, view: View) -> Decision:
-        if self.incremental and self.rigid_only and view.direct:
+        if self.incremental and (self.rigid_only or self.elastic_only) and view.direct:
             if self._queues is None:
-                self._queues = _RigidQueues(self, view)
+                self._queues = _RigidQueues(self, view) if self.rigid_only else _ElasticWaiting(self, view)
             return self._queues.decide(view)
         self._queues = None
         return self.decide_full(view)
@@ -287,6 +289,36 @@ class _RigidQueues:
             if not self.counts[shape][n]:
                 del self.counts[shape][n]
         return Decision(changes=changes)
+
+
+class _ElasticWaiting:
+    """Drf._elastic with fixed sizes on traces of elastic jobs only, with the waiting jobs kept
+    across events (by arrival). A running job keeps what it has: its committed allocation is
+    booked in the committed ledger (which the engine checked, so re-booking every running job, as
+    the full path does, always succeeds), and only the waiting jobs are filled, from that ledger.
+    A started job never waits again (fixed sizes stop no job). tests/test_priority_paths.py
+    compares it with decide_full."""
+
+    def __init__(self, owner: Drf, view: View) -> None:
+        self.owner = owner
+        arrived = {j.job_id for j in view.arrived}  # added by the first decide
+        self.waiting: dict[str, None] = {}  # in (arrival, job id) order, as view.jobs
+        for jv in view.jobs:
+            if not jv.running and jv.job.job_id not in arrived:
+                self.waiting[jv.job.job_id] = None
+
+    def decide(self, view: View) -> Decision:
+        for job in view.arrived:
+            self.waiting[job.job_id] = None
+        if not self.waiting:
+            return Decision(changes={})
+        jobs = [view.job(job_id) for job_id in self.waiting]
+        changes: dict[str, list[Allocation]] = defaultdict(list)
+        for a in self.owner._elastic(view.committed_ledger(), jobs, {}):
+            changes[a.job_id].append(a)
+        for job_id in changes:
+            del self.waiting[job_id]
+        return Decision(changes={job_id: tuple(allocs) for job_id, allocs in changes.items()})
 
 
 def _add(into: dict[str, float], amounts: Amounts) -> None:
