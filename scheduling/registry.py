@@ -188,15 +188,30 @@ def get(name: str) -> AlgorithmSpec:
 
 
 def all_specs() -> dict[str, AlgorithmSpec]:
+    """Every entry, in the order of the modules that declare them (scheduling.algorithms.MODULES),
+    each module's in the order it registers them: the same whichever module was imported first
+    (a test or a factory may import a paper module before the registry loads the others)."""
     _load()
-    return dict(REGISTRY)
+    from scheduling.algorithms import MODULES
+
+    rank = {module: i for i, module in enumerate(MODULES)}
+    ordered = sorted(enumerate(REGISTRY.values()), key=lambda e: (rank.get(_home(e[1]), len(MODULES)), e[0]))
+    return {spec.name: spec for _, spec in ordered}
+
+
+def _home(spec: AlgorithmSpec) -> str:
+    """The algorithm module (an entry of scheduling.algorithms.MODULES) of the entry's factory,
+    or "" for a factory defined elsewhere (tests register such entries; they come last)."""
+    factory = spec.factory
+    module = factory.partition(":")[0] if isinstance(factory, str) else getattr(factory, "__module__", "")
+    prefix = "scheduling.algorithms."
+    return module[len(prefix) :].partition(".")[0] if module.startswith(prefix) else ""
 
 
 def _load(until: str | None = None) -> None:
     """Import the algorithm modules in their declared order (scheduling.algorithms.MODULES); they
     register themselves. With ``until``, stop once that name is registered: what is loaded is then
-    a prefix of the full load, registered in the same order, so the listing's order never depends
-    on which algorithm was asked for first."""
+    a prefix of the full load. (The listing's order comes from MODULES, see all_specs.)"""
     from scheduling.algorithms import MODULES
 
     for module in MODULES:

@@ -164,3 +164,18 @@ def test_the_listing_order_does_not_depend_on_the_algorithm_asked_for_first():
     assert full[:4] == ["fifo", "srtf", "tiresias", "drf"]
     for name in ("fifo", "antman", "asrpt", "tiresias-l", "oasis", "zhou", "jain-greedy"):
         assert listing(name) == full, name
+    # A paper module imported directly (as a test file or a factory does) registers its entries
+    # before the registry loads the others: the listing keeps the modules' order all the same.
+    for module in ("scheduling.algorithms.asrpt.scheduler", "scheduling.algorithms.zhou.online"):
+        code = f"import json; import {module}; from scheduling import registry; "
+        code += "print(json.dumps(list(registry.all_specs())))"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        assert json.loads(out.stdout) == full, module
+
+
+@pytest.mark.parametrize("name", sorted(registry.all_specs()))
+def test_every_entry_belongs_to_a_declared_algorithm_module(name):
+    # The listing orders entries by the module of their factory (registry.all_specs).
+    from scheduling.algorithms import MODULES
+
+    assert registry._home(registry.get(name)) in MODULES
