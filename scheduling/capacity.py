@@ -117,8 +117,9 @@ class Ledger:
         other._used = self._used.copy()
         self._shared = set(self._used)
         other._shared = set(self._used)
+        self._refresh()  # so that copies of a long-lived ledger (the engine's) start up to date
         other._used_arr = {r: a.copy() for r, a in self._used_arr.items()}
-        other._stale = set(self._stale)
+        other._stale = set()
         return other
 
     def first_fit(self, roles: tuple[str, ...], combined: Amounts) -> str | None:
@@ -155,8 +156,8 @@ class Ledger:
                 return server.id
         return None
 
-    def _arr(self, resource: str) -> np.ndarray:
-        """The used amounts of ``resource`` per server, up to date (large clusters only)."""
+    def _refresh(self) -> None:
+        """Copy the sums of the servers booked since the arrays were last read into them."""
         if self._stale:
             pos, arrays = self._index.pos, self._used_arr.items()
             for server_id in self._stale:
@@ -164,6 +165,10 @@ class Ledger:
                 for r, values in arrays:
                     values[pos[server_id]] = used.get(r, 0.0)
             self._stale.clear()
+
+    def _arr(self, resource: str) -> np.ndarray:
+        """The used amounts of ``resource`` per server, up to date (large clusters only)."""
+        self._refresh()
         arr = self._used_arr.get(resource)
         if arr is None:
             used_of = self._used
