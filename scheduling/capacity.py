@@ -254,7 +254,7 @@ class Ledger:
         return True
 
     def book(self, server_id: str, demand: Amounts, count: int = 1) -> None:
-        """Book ``count`` instances that the caller found to fit (``first_fit``), unchecked."""
+        """Book ``count`` instances that the caller found to fit (``first_fit``, ``room``), unchecked."""
         self._book(server_id, demand, count)
 
     def _book(self, server_id: str, demand: Amounts, count: int) -> None:

@@ -482,12 +482,16 @@ class _Engine:
         merged_all = _merge(allocations)
         canonical = len(merged_all) == len(allocations)  # then _merge changed nothing
         active = self.active
+        same: set[str] = set()  # jobs given exactly their committed allocations
         for job_id, allocs in by_job.items():
             st = active.get(job_id)
             # A job given exactly its committed allocations (checked when committed; duplicates of
             # them would not be equal) needs no new check, unless this decision rejects it.
-            if not (st is not None and job_id not in rejected and tuple(allocs) == st.allocs):
-                self._check_allocs(job_id, allocs, t, rejected)
+            if st is not None and tuple(allocs) == st.allocs:
+                same.add(job_id)
+                if job_id not in rejected:
+                    continue
+            self._check_allocs(job_id, allocs, t, rejected)
         new_by_job = by_job if canonical else defaultdict(list)
         if not canonical:
             for a in merged_all:
@@ -496,6 +500,8 @@ class _Engine:
         changes: dict[str, tuple[Allocation, ...]] = {}
         # Running jobs first (in the order they started holding), then new ones (decision order).
         for job_id in [*self.running_allocs, *(j for j in new_by_job if j not in self.running_allocs)]:
+            if job_id in same:
+                continue
             new = tuple(new_by_job.get(job_id, ()))
             if new != self.active[job_id].allocs:
                 changes[job_id] = new

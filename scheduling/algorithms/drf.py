@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduling.algorithms.common import Config, FitMemo, job_shape, keep
-from scheduling.algorithms.priority import FixedConfigs
+from scheduling.algorithms.priority import UNCHANGED, FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Amounts, Instance, Job
@@ -311,7 +311,7 @@ class _ElasticWaiting:
         for job in view.arrived:
             self.waiting[job.job_id] = None
         if not self.waiting:
-            return Decision(changes={})
+            return UNCHANGED
         jobs = [view.job(job_id) for job_id in self.waiting]
         changes: dict[str, list[Allocation]] = defaultdict(list)
         for a in self.owner._elastic(view.committed_ledger(), jobs, {}):
