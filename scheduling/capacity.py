@@ -194,6 +194,11 @@ class Ledger:
             return math.inf
         return self._role_free[role].get(resource, 0.0)
 
+    def counted_roles(self, server_id: str) -> tuple[str, ...]:
+        """The roles whose summed free capacity (``role_free``) a booking on the server changes:
+        those it accepts, none if it is unlimited."""
+        return self._index.counted[server_id]
+
     def server(self, server_id: str) -> Server | None:
         return self._servers.get(server_id)
 

@@ -38,6 +38,9 @@ INSTANCES = {
     "cpu-bound": lambda: cpu_bound(31, 80),
     "demo": lambda: preset_instance("demo", 16, 9),  # elastic jobs with PSs
     "zhou-ps": lambda: preset_instance("zhou-ps", 14, 4),
+    # separate worker and PS pools with several resources: jobs that eviction cannot place are
+    # refused before evicting (ChangePath._could_fit_evicting)
+    "oasis": lambda: preset_instance("oasis", 30, 5, 0.2),
 }
 PARAMS = [
     {},
@@ -75,3 +78,14 @@ def test_the_busy_instance_preempts_and_promotes():
     """The comparison above is not vacuous: jobs are suspended (evicted) and resumed."""
     fast, _full = run_both(INSTANCES["rigid-busy"](), PARAMS[2], 0.0)
     assert sum(j.preemptions for j in fast.jobs) > 20
+
+
+@pytest.mark.parametrize("params", [PARAMS[0], PARAMS[2]], ids=["default", "promote"])
+def test_the_oasis_instance_spares_evictions(params):
+    """The comparison is not vacuous for the check before evicting either: on separate pools it
+    refuses jobs (without evicting anything) that the full transcription evicts for and restores."""
+    inst = INSTANCES["oasis"]()
+    spec = registry.get("tiresias")
+    algo = spec.build(inst, spec.parse_params(params), 5)
+    simulate(inst, algo, horizon=3000)
+    assert algo._fast is not None and algo._fast.spared > 20

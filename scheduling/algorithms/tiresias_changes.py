@@ -11,10 +11,10 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from scheduling.algorithms.common import FitMemo, keep
+from scheduling.algorithms.common import Config, FitMemo, keep
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, View
 from scheduling.model import Cluster, Job
@@ -34,6 +34,11 @@ def total_gpus(cluster: Cluster) -> float:
         total += g
     return total
 
+
+_MARGIN = 1e-6
+"""Relative slack of ``ChangePath._could_fit_evicting``'s sums over the ledger's own (``TOLERANCE``
+is 1e-9): far above the rounding of sums taken in another order."""
+_Holdings = tuple[dict[tuple[str, str], float], list[tuple[str, dict[str, float]]]]
 
 _R, _W, _T = 0, 1, 2  # parts of a queue in walk order: running, waiting, appended since the last decision
 
@@ -74,7 +79,12 @@ class ChangePath:
     never looks at the others. Demotion and promotion checks come from heaps of the slots they
     become due; the next "job jump" of the running jobs of each (queue, GPUs) group is that of
     the job that has executed longest, kept in a heap per group. Executed and waiting times
-    advance lazily (``_Job``)."""
+    advance lazily (``_Job``). A job that does not fit evicts later running jobs one by one until
+    it fits, and if it never does, every eviction is undone (docs/algorithms-tiresias.md, "The
+    walk runs on the committed ledger"); once that has happened in a walk, a job is first checked
+    against the capacity those jobs would free (``_could_fit_evicting``), so that on clusters
+    where fragmentation rather than GPU counts decides, the walk does not evict and restore them
+    all again for each job."""
 
     def __init__(self, owner: Tiresias) -> None:
         self.o = owner
@@ -105,6 +115,11 @@ class ChangePath:
         self.pending: list[_Job] = []  # evicted and not yet retried (walk order: last first)
         self.back: list[_Job] = []  # victims handed back (their eviction was undone)
         self.victims: Iterator[_Job] = iter(())
+        self.taken = 0  # victims taken from ``victims`` so far
+        self.later: _Later | None = None  # built at the walk's first failed eviction
+        self.spared = 0  # evictions not tried because _could_fit_evicting refused the job (tests)
+        # job id -> (its committed allocations, what they take: ChangePath._holdings)
+        self.holdings: dict[str, tuple[tuple[Allocation, ...], _Holdings]] = {}
         self.hopeless: dict[tuple[object, ...], int] = {}  # shape -> fewest workers that cannot fit even so
         self.changes: dict[str, tuple[Allocation, ...]] = {}
 
@@ -113,6 +128,7 @@ class ChangePath:
         t, o = view.t, self.o
         for job_id in view.completed:  # lines 1018-1022
             j = self.js.pop(job_id, None)
+            self.holdings.pop(job_id, None)
             if j is not None:
                 self._leave_r(j)
                 self.used -= j.g
@@ -247,9 +263,14 @@ class ChangePath:
     def _victim(self, pos: tuple[int, int, int]) -> _Job | None:
         """The last booked running job after ``pos`` in walk order, if any. Evictions always take
         the last one, so the evicted jobs after the walk's position are a suffix of the running ones."""
-        j = self.back.pop() if self.back else next(self.victims, None)
-        if j is None:
-            return None
+        if self.back:
+            j = self.back.pop()
+        else:
+            nxt = next(self.victims, None)
+            if nxt is None:
+                return None
+            j = nxt
+            self.taken += 1
         if j.pos() <= pos:
             self.back.append(j)
             return None
@@ -261,6 +282,7 @@ class ChangePath:
         self.after = self.used  # GPUs of the booked running jobs after the walk's position
         self.out, self.pending, self.back, self.hopeless = set(), [], [], {}
         self.victims = self._victims()
+        self.taken, self.later = 0, None
         for q in range(self.last + 1):
             self.after -= self.rsum[q]
             while self.pending and self.pending[-1].queue == q and self.pending[-1].part == _R:
@@ -294,6 +316,81 @@ class ChangePath:
                 else:
                     self.after -= j.g
 
+    def _could_fit_evicting(self, j: _Job, cfg: Config) -> bool:
+        """False only if ``j`` cannot fit even with every later running job evicted; known only
+        after the walk's first failed eviction (``_Later``), True before.
+
+        Two necessary conditions of ``place``, for each part (workers, PSs): the free capacity
+        summed over the servers that accept the role (``Ledger.could_fit``, where every placement
+        starts) plus what the later running jobs hold; then, the instances that fit server by
+        server (``Ledger.room``) with what those jobs hold on each server freed, at least the
+        part's count (a placement on one server or spread over several needs both). Both use a
+        margin far above the rounding of sums taken in another order, so a job that eviction could
+        place is never refused: this only spares evictions that would all be undone.
+        """
+        later = self.later
+        if later is None:
+            return True
+        evicted = self.taken - len(self.back)
+        m = later.after(j.pos())
+        if m <= evicted:
+            return True  # no later running job is booked: place() has just failed on this ledger
+        ledger, cluster = self._ledger(), self.o.instance.cluster
+        parts = [("worker", cfg.worker_type, cfg.workers)]
+        if cfg.ps_type is not None and cfg.ps:
+            parts.append(("ps", cfg.ps_type, cfg.ps))
+        demands: list[tuple[str, Mapping[str, float], int]] = []
+        totals, held = later.held(evicted, m)
+        for role, type_id, n in parts:
+            demand = demand_of(cluster, j.job, role, type_id)
+            if demand is None:
+                return True  # place() decides
+            for resource, amount in demand.items():
+                free = ledger.role_free(role, resource) + totals.get((role, resource), 0.0)
+                if amount > 0 and amount * n > free + _MARGIN * (1.0 + abs(free)):
+                    return False
+            demands.append((role, demand, n))
+        for role, demand, n in demands:
+            rooms = dict(ledger.room(role, demand))
+            total = sum(rooms.values())
+            for server_id, amounts in held.items():
+                if total >= n:
+                    break
+                server = ledger.server(server_id)
+                if server is None or server.unlimited or not server.accepts(role):
+                    continue
+                k = 1 << 30
+                for resource, amount in demand.items():
+                    if amount > 0:
+                        free = server.capacity.get(resource, 0.0) - ledger.used(server_id, resource)
+                        free += amounts.get(resource, 0.0)
+                        k = min(k, math.floor((free + _MARGIN * (1.0 + abs(free))) / amount))
+                total += max(k, 0) - rooms.get(server_id, 0)
+            if total < n:
+                return False
+        return True
+
+    def _holdings(self, j: _Job) -> _Holdings:
+        """What a running job's committed allocations take: from each role's summed free capacity
+        (``Ledger.role_free``), (role, resource) -> amount; and from each server, resource -> amount."""
+        assert self.view is not None
+        allocs = self.view.running()[j.id]
+        cached = self.holdings.get(j.id)
+        if cached is not None and cached[0] is allocs:
+            return cached[1]
+        ledger, cluster = self._ledger(), self.o.instance.cluster
+        vec: dict[tuple[str, str], float] = {}
+        per_server: list[tuple[str, dict[str, float]]] = []
+        for a in allocs:
+            amounts = {r: amount * a.count for r, amount in (demand_of(cluster, j.job, a.role, a.type) or {}).items()}
+            per_server.append((a.server, amounts))
+            for role in ledger.counted_roles(a.server):
+                for resource, amount in amounts.items():
+                    vec[(role, resource)] = vec.get((role, resource), 0.0) + amount
+        result = (vec, per_server)
+        self.holdings[j.id] = (allocs, result)
+        return result
+
     def _ledger(self) -> Ledger:
         if self.ledger is None:
             assert self.view is not None
@@ -307,6 +404,15 @@ class ChangePath:
         assert self.view is not None
         for a in self.view.running()[j.id]:
             ledger.release(a.server, demand_of(cluster, j.job, a.role, a.type) or {}, a.count)
+
+    def _rebook(self, j: _Job) -> None:
+        """Undo ``_release`` of a victim whose eviction did not help: its allocations booked again
+        exactly as released, unchecked (nothing was booked in between, so they fit as before)."""
+        ledger = self._ledger()
+        cluster = self.o.instance.cluster
+        assert self.view is not None
+        for a in self.view.running()[j.id]:
+            ledger.book(a.server, demand_of(cluster, j.job, a.role, a.type) or {}, a.count)
 
     def _try(self, j: _Job) -> bool:
         """Book a job that is not booked (waiting, or evicted earlier in this walk) at its place in
@@ -325,6 +431,10 @@ class ChangePath:
             if cfg.workers >= self.hopeless.get(shape, 1 << 30):
                 return False
             if self.free + self.after < j.g - 1e-9:
+                self.hopeless[shape] = min(cfg.workers, self.hopeless.get(shape, 1 << 30))
+                return False
+            if not self._could_fit_evicting(j, cfg):
+                self.spared += 1
                 self.hopeless[shape] = min(cfg.workers, self.hopeless.get(shape, 1 << 30))
                 return False
             evicted: list[_Job] = []
@@ -346,7 +456,7 @@ class ChangePath:
             if placed is None:  # not even by evicting every later running job: evict nothing
                 self.hopeless[shape] = min(cfg.workers, self.hopeless.get(shape, 1 << 30))
                 for victim in reversed(evicted):
-                    assert keep(ledger, victim.job, self.view.running()[victim.id])
+                    self._rebook(victim)
                     self.out.discard(victim.id)
                     self.changes.pop(victim.id, None)
                     self.free -= victim.g
@@ -354,6 +464,9 @@ class ChangePath:
                     if victim.part == _R:
                         self.rsum[victim.queue] += victim.g
                     self.back.append(victim)
+                if self.later is None:  # the structures have not changed: the same order again
+                    self.later = _Later(self, list(self._victims()))
+                    self.victims = iter(self.later.order[self.taken :])
                 return False
             self.pending.extend(evicted)
         self.changes[j.id] = placed
@@ -402,6 +515,7 @@ class ChangePath:
             self._arm_waiting(j, t)
         self.out = set()
         self.victims = iter(())
+        self.taken, self.later = 0, None
 
     def _start(self, j: _Job, t: int) -> None:
         j.running = True
@@ -420,3 +534,41 @@ class ChangePath:
         j.ws = t
         j.version += 1
         self.used -= j.g
+
+
+class _Later:
+    """The running jobs in eviction order (reverse walk order), for ``_could_fit_evicting``, with
+    what runs of them hold (``held``), each run summed once. Made at the walk's first failed
+    eviction, which has just walked through them all anyway."""
+
+    def __init__(self, path: ChangePath, order: list[_Job]) -> None:
+        self.path = path
+        self.order = order
+        self._held: dict[tuple[int, int], tuple[dict[tuple[str, str], float], dict[str, dict[str, float]]]] = {}
+
+    def after(self, pos: tuple[int, int, int]) -> int:
+        """How many of ``order`` come after ``pos`` in walk order (they are its first ones)."""
+        return bisect.bisect_left(self.order, _negated(pos), key=lambda j: _negated(j.pos()))
+
+    def held(self, start: int, stop: int) -> tuple[dict[tuple[str, str], float], dict[str, dict[str, float]]]:
+        """What ``order[start:stop]`` take from the summed free capacities, (role, resource) ->
+        amount, and from each server, server -> resource -> amount."""
+        key = (start, stop)
+        cached = self._held.get(key)
+        if cached is None:
+            totals: dict[tuple[str, str], float] = {}
+            servers: dict[str, dict[str, float]] = {}
+            for j in self.order[start:stop]:
+                vec, per_server = self.path._holdings(j)
+                for k, amount in vec.items():
+                    totals[k] = totals.get(k, 0.0) + amount
+                for server_id, amounts in per_server:
+                    on = servers.setdefault(server_id, {})
+                    for resource, amount in amounts.items():
+                        on[resource] = on.get(resource, 0.0) + amount
+            cached = self._held[key] = (totals, servers)
+        return cached
+
+
+def _negated(pos: tuple[int, int, int]) -> tuple[int, int, int]:
+    return (-pos[0], -pos[1], -pos[2])
