@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gc
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scheduling import api, provenance, registry, results
+from scheduling import api, collector, provenance, registry, results
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 
@@ -45,22 +44,11 @@ SUMMARY_METRICS = (
 def entry() -> NoReturn:
     """``python -m scheduling``: run the command line and exit with its code.
 
-    Everything imported so far (this module, the engine, NumPy) lives until the process ends: it
-    is moved out of the garbage collector's generations first (``gc.freeze``), so that neither the
-    collections during the run nor the last one at exit walk through it again (about 10% of a
-    short run's CPU; bench/RESULTS-tiresias.md).
-
-    Then the collector runs less often: the youngest generation after 10,000 allocations instead of
-    700, and a full collection (which walks every object alive: the inputs, the run's records, the
-    result document) only after 1,000 collections of the middle one instead of 10. A run's objects
-    mostly live until the process ends and form few reference cycles, so the full collections of a
-    long run walked the same objects again and again and freed almost nothing: on the whole Philly
-    trace (82,247 jobs) they were about a fifth of a `simulate` process's time, for 2% less peak
-    memory (bench/RESULTS.md). Only this process is tuned: a web worker runs many simulations in one
-    process and keeps Python's defaults.
+    The garbage collector is set for one command first (``collector.for_one_command``): what is
+    imported so far is frozen (about 10% of a short run's CPU, bench/RESULTS-tiresias.md) and
+    collections are rarer (about a fifth of a long run's time, bench/RESULTS.md).
     """
-    gc.freeze()
-    gc.set_threshold(10_000, 10, 1_000)
+    collector.for_one_command()
     sys.exit(main())
 
 

@@ -27,7 +27,7 @@ from django.utils.module_loading import import_string
 from kombu import Connection
 from kombu.exceptions import OperationalError
 
-from scheduling import registry, results
+from scheduling import collector, registry, results
 from scheduling.engine import Algorithm, Decision, View, simulate
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 from scheduling.model import Instance
@@ -151,18 +151,19 @@ def simulate_run(run_id: int) -> str:
     beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
     beat.start()
     try:
-        # A cancel (seen by the heartbeat) also stops the loading of a large trace.
-        instance = load_instance(
-            job.cluster_text,
-            job.cluster_name,
-            job.trace_text,
-            job.trace_name,
-            control.check,
-            windows=job.windows,
-            window=job.window,
-        )
-        control.check()
-        result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
+        with collector.fewer_collections():  # rarer collections during the run, one full one after
+            # A cancel (seen by the heartbeat) also stops the loading of a large trace.
+            instance = load_instance(
+                job.cluster_text,
+                job.cluster_name,
+                job.trace_text,
+                job.trace_name,
+                control.check,
+                windows=job.windows,
+                window=job.window,
+            )
+            control.check()
+            result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
     except RunStopped as stop:
         if stop.reason == "cancel":
             _retrying(lambda: store.cancelled(run_id, "cancelled by the user"))

@@ -1,0 +1,41 @@
+"""How often Python's garbage collector runs while simulations run.
+
+A run's objects (the inputs, the engine's records, the result document) mostly live until the run
+ends and form few reference cycles. With Python's default thresholds (700, 10, 10) the full
+collections of a long run walk all of them again and again and free almost nothing: on the whole
+Philly trace (82,247 jobs, ``srtf``) collections took 3.4 s of a 14.8 s process, 2.3 s of it in
+full ones (bench/RESULTS.md, "The garbage collector runs less often during a run"). With
+``THRESHOLDS`` the youngest generation is collected after 10,000 allocations instead of 700, and a
+full collection needs 1,000 collections of the middle generation instead of 10; cycles are still
+freed, later.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+THRESHOLDS = (10_000, 10, 1_000)
+
+
+def for_one_command() -> None:
+    """For a process that runs one command and exits (``python -m scheduling``): everything
+    imported so far is moved out of the collector's generations (``gc.freeze``: it lives until the
+    process ends, so no collection during the run or at exit walks it again), then ``THRESHOLDS``."""
+    gc.freeze()
+    gc.set_threshold(*THRESHOLDS)
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """For one run in a long-lived process (a Celery worker): ``THRESHOLDS`` while the run lasts,
+    then the process's own thresholds again and one full collection, so that what the run left in
+    reference cycles is freed before the next run starts."""
+    before = gc.get_threshold()
+    gc.set_threshold(*THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.collect()
