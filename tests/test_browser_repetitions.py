@@ -49,8 +49,11 @@ def test_four_algorithms_over_ten_seeds_show_cis_paired_differences_win_counts_a
 
     page.wait_for_url(re.compile(r"/experiments/\d+/$"))
     expect(page.locator("#runs tr[data-run]")).to_have_count(40)
-    page.wait_for_selector("#rep-overview", timeout=240_000)  # the page reloads itself once all are done
-    expect(page.locator(".badge.done")).to_have_count(40)
+    # The tab shows the runs done so far when the page is drawn (some may be done already) and
+    # reloads itself once all are done.
+    expect(page.locator(".badge.done")).to_have_count(40, timeout=240_000)
+    overview_note = page.locator("p.meta", has_text="done runs of")
+    expect(overview_note).to_contain_text("40 done runs of 4 variants", timeout=30_000)
     expect(page.locator("#rep-overview tbody th")).to_have_text(ALGORITHMS)
     expect(page.locator("#rep-overview tbody tr").first.locator("td").nth(1)).to_contain_text(re.compile(r"\[.+, .+\]"))
 

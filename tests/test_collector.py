@@ -15,14 +15,22 @@ class _Node:
         self.me = self  # a reference cycle: only the collector frees it
 
 
-def test_a_run_has_the_rarer_thresholds_and_its_cycles_are_freed_after_it():
-    before = gc.get_threshold()
+def test_a_run_has_the_rarer_thresholds_then_the_process_its_own():
+    gc.set_threshold(500, 5, 5)  # a process's own thresholds, not the defaults
+    try:
+        with collector.fewer_collections():
+            assert gc.get_threshold() == collector.THRESHOLDS
+        assert gc.get_threshold() == (500, 5, 5)
+    finally:
+        gc.set_threshold(700, 10, 10)
+
+
+def test_cycles_left_by_a_run_are_still_collected():
     with collector.fewer_collections():
-        assert gc.get_threshold() == collector.THRESHOLDS
         left = weakref.ref(_Node())
-        assert left() is not None  # no collection yet: the cycle is still there
-    assert gc.get_threshold() == before
-    assert left() is None  # freed by the full collection at the end of the run
+    assert left() is not None  # no collection forced at the end of a run
+    gc.collect()
+    assert left() is None
 
 
 def test_a_failed_run_restores_the_thresholds_too():
