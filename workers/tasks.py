@@ -209,12 +209,13 @@ def check_trace(check_id: int) -> str:
         logger.warning("trace check %s is not queued (already taken, finished or deleted): skipped", check_id)
         return "skipped"
     try:
-        if data.raw is not None:  # a large raw upload: imported here, not in the web request
-            store.progress(check_id, 0.02, "importing the raw trace")
-            text = checks.import_raw(data)
-            store.imported(check_id, text)
-            data = replace(data, trace_text=text, raw=None)
-        summary = checks.check_trace(data, lambda p, phase: store.progress(check_id, p, phase))
+        with collector.fewer_collections():  # as for a run: a large trace makes many long-lived objects
+            if data.raw is not None:  # a large raw upload: imported here, not in the web request
+                store.progress(check_id, 0.02, "importing the raw trace")
+                text = checks.import_raw(data)
+                store.imported(check_id, text)
+                data = replace(data, trace_text=text, raw=None)
+            summary = checks.check_trace(data, lambda p, phase: store.progress(check_id, p, phase))
     except InputError as exc:
         store.fail(check_id, str(exc), exc.line)
         return "failed"
