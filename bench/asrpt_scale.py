@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine_scale import GcPauses
+
 from scheduling import presets, registry, results
 from scheduling.algorithms.asrpt import cluster as asrpt_cluster
 from scheduling.algorithms.asrpt import scheduler as asrpt_scheduler
@@ -149,16 +151,8 @@ def in_process(
     """The phases of ``simulate`` timed one by one, with the placements and the garbage collector's
     pauses (all generations, summed over the run) timed."""
     r: dict[str, Any] = {}
-    pauses: list[float] = []
-    began = [0.0]
-
-    def on_gc(phase: str, _info: dict[str, Any]) -> None:
-        if phase == "start":
-            began[0] = time.perf_counter()
-        else:
-            pauses.append(time.perf_counter() - began[0])
-
-    gc.callbacks.append(on_gc)
+    pauses = GcPauses()
+    gc.callbacks.append(pauses)
     t0 = time.perf_counter()
     cluster = load_cluster(paths[0])
     trace = parse_trace(paths[1].read_text(encoding="utf-8"), cluster, paths[1].name, "json")
@@ -187,8 +181,8 @@ def in_process(
     t0 = time.perf_counter()
     results.write(doc, out)
     r["write"] = time.perf_counter() - t0
-    gc.callbacks.remove(on_gc)
-    r["gc"], r["gc_max"] = sum(pauses), max(pauses, default=0.0)
+    gc.callbacks.remove(pauses)
+    r["gc"], r["gc_max"] = pauses.seconds, pauses.longest
     usage = resource.getrusage(resource.RUSAGE_SELF)
     r["cpu"] = usage.ru_utime + usage.ru_stime
     r["rss_mib"] = usage.ru_maxrss / 1024

@@ -20,11 +20,12 @@ import gc
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from engine_scale import GcPauses
 from tiresias_common import machine
 from trace_replay import gpu_instance
 
@@ -33,28 +34,21 @@ from workers import checks
 from workers.checks import CheckInput
 
 
-class Collections:
-    """Number and total time of the collections made while it is on."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.seconds = 0.0
-        self._t0 = 0.0
-
-    def __call__(self, phase: str, _info: dict[str, int]) -> None:
-        if phase == "start":
-            self._t0 = time.perf_counter()
-        else:
-            self.count += 1
-            self.seconds += time.perf_counter() - self._t0
-
-    @contextlib.contextmanager
-    def on(self) -> Iterator[None]:
-        gc.callbacks.append(self)
-        try:
-            yield
-        finally:
-            gc.callbacks.remove(self)
+def alternate(label: str, rounds: int, work: Callable[[], str]) -> None:
+    """``work`` with the defaults and inside ``fewer_collections``, alternately (the order swapped
+    every round); one line each: wall, CPU, the collections made and their time, ``work``'s note."""
+    ways = {"defaults": contextlib.nullcontext, "fewer_collections": collector.fewer_collections}
+    for r in range(rounds):
+        for way in list(ways) if r % 2 == 0 else list(ways)[::-1]:
+            pauses = GcPauses()
+            w0, c0 = time.perf_counter(), time.process_time()
+            with pauses.on(), ways[way]():
+                note = work()
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            print(
+                f"{label} round {r + 1} {way}: {wall:.2f} s wall, {cpu:.2f} s CPU, {pauses.count} collections "
+                f"({pauses.seconds:.2f} s), {note}"
+            )
 
 
 def main() -> int:
@@ -69,7 +63,6 @@ def main() -> int:
     print(f"machine: {machine()}; thresholds {gc.get_threshold()} -> {collector.THRESHOLDS} inside")
     instance = gpu_instance(args.trace, args.servers, args.slot_seconds)
     print(f"{len(instance.jobs)} jobs on {args.servers} x 8 GPUs")
-    ways = {"defaults": contextlib.nullcontext, "fewer_collections": collector.fewer_collections}
     if args.check:
         spec = {  # the cluster of gpu_instance
             "slot_seconds": args.slot_seconds,
@@ -77,31 +70,13 @@ def main() -> int:
             "servers": [{"id": "n", "count": args.servers, "capacity": {"gpu": 8}}],
         }
         check_input = CheckInput("cluster.json", json.dumps(spec), Path(args.trace).name, Path(args.trace).read_text())
-        for r in range(args.rounds):
-            for way in list(ways) if r % 2 == 0 else list(ways)[::-1]:
-                counted = Collections()
-                w0, c0 = time.perf_counter(), time.process_time()
-                with counted.on(), ways[way]():
-                    summary = checks.check_trace(check_input, lambda _p, _phase: None)
-                wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-                print(
-                    f"trace check round {r + 1} {way}: {wall:.2f} s wall, {cpu:.2f} s CPU, {counted.count} "
-                    f"collections ({counted.seconds:.2f} s), {summary['jobs']} jobs"
-                )
-                del summary
+        alternate(
+            "trace check",
+            args.rounds,
+            lambda: f"{checks.check_trace(check_input, lambda _p, _phase: None)['jobs']} jobs",
+        )
     for name in args.algorithms.split(","):
-        for r in range(args.rounds):
-            for way in list(ways) if r % 2 == 0 else list(ways)[::-1]:
-                counted = Collections()
-                w0, c0 = time.perf_counter(), time.process_time()
-                with counted.on(), ways[way]():
-                    doc = api.run(instance, name)
-                wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-                print(
-                    f"{name} round {r + 1} {way}: {wall:.2f} s wall, {cpu:.2f} s CPU, {counted.count} collections "
-                    f"({counted.seconds:.2f} s), avg JCT {doc['metrics']['avg_jct']:.1f}"
-                )
-                del doc
+        alternate(name, args.rounds, lambda name=name: f"avg JCT {api.run(instance, name)['metrics']['avg_jct']:.1f}")
     return 0
 
 

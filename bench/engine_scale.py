@@ -13,10 +13,13 @@ runs against an older checkout for a before/after comparison (PYTHONPATH=<that c
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import gzip
 import json
 import resource
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -44,6 +47,34 @@ def philly_like(n: int, seed: int, servers: int, load: float = 0.9) -> Instance:
         for i in range(n)
     )
     return Instance(cluster, jobs)
+
+
+class GcPauses:
+    """The garbage collector's collections while ``on()`` (gc.callbacks): how many, their total
+    and their longest time (bench/asrpt_scale.py, bench/collector_runs.py)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seconds = 0.0
+        self.longest = 0.0
+        self._t0 = 0.0
+
+    def __call__(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            pause = time.perf_counter() - self._t0
+            self.count += 1
+            self.seconds += pause
+            self.longest = max(self.longest, pause)
+
+    @contextlib.contextmanager
+    def on(self) -> Iterator[None]:
+        gc.callbacks.append(self)
+        try:
+            yield
+        finally:
+            gc.callbacks.remove(self)
 
 
 class Counted:

@@ -151,7 +151,7 @@ def simulate_run(run_id: int) -> str:
     beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
     beat.start()
     try:
-        with collector.fewer_collections():  # rarer collections during the run, one full one after
+        with collector.fewer_collections():  # rarer collections while the run lasts
             # A cancel (seen by the heartbeat) also stops the loading of a large trace.
             instance = load_instance(
                 job.cluster_text,
