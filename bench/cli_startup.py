@@ -1,5 +1,5 @@
-"""Wall time of short CLI commands (start-up dominated): `--help`, `algorithms --json` and
-`simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process.
+"""Wall time of short CLI commands (start-up dominated): `--help`, `algorithms --json`, `validate`
+and `simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process.
 
 Usage: python bench/cli_startup.py [--repeat 15] [--root DIR ...]
 
@@ -29,6 +29,7 @@ def commands(data: Path) -> dict[str, list[str]]:
     return {
         "--help": ["--help"],
         "algorithms --json": ["algorithms", "--json"],
+        "validate (20 jobs)": ["validate", "--cluster", str(data / "cluster.json"), "--trace", str(data / "trace.csv")],
         "simulate --algorithm fifo (20 jobs)": [
             "simulate",
             "--cluster",

@@ -1,4 +1,9 @@
-"""The library entry points the CLI, the Celery tasks and the tests share."""
+"""The library entry points the CLI, the Celery tasks and the tests share.
+
+Loading an instance needs only the loaders and the model: the engine, the registry, the result
+document and the validator are imported by ``run`` when it is first called, so that a command that
+only reads inputs (``validate``) starts without them.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scheduling import registry, results
-from scheduling.engine import simulate
-from scheduling.errors import ScheduleError
 from scheduling.loaders import load_cluster, load_trace
 from scheduling.model import Instance
-from scheduling.progress import Tracked
-from scheduling.validator import validate
 
 
 def load_instance(
@@ -42,6 +42,12 @@ def run(
     ``progress``, if given, is called with the fraction done before each decision (scheduling.progress).
     ``restart_seconds`` overrides the cluster's ``restart_seconds`` (DESIGN section 9).
     """
+    from scheduling import registry, results
+    from scheduling.engine import simulate
+    from scheduling.errors import ScheduleError
+    from scheduling.progress import Tracked
+    from scheduling.validator import validate
+
     spec = registry.get(algorithm)
     parsed = spec.parse_params(params or {})
     algo = spec.build(instance, parsed, seed)

@@ -6,6 +6,10 @@ instance the algorithm does not support, with a message naming the file, line/fi
 ``simulate`` and ``compare`` show a progress bar with the estimated time left on stderr while each
 algorithm simulates, only when stderr is a terminal (scheduling.progress measures it; the bar is
 cleared when the run ends, so the output is the same as without a terminal).
+
+Each command imports what it uses when it runs: ``--help`` and the commands that only read or write
+inputs (``validate``, ``generate``, ``import``) start without the engine, the registry or the
+result document (``tests/test_cli_startup.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scheduling import api, collector, provenance, registry, results
+from scheduling import collector
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 
@@ -282,6 +286,8 @@ def _pairs(items: Sequence[str], what: str) -> dict[str, str]:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
+    from scheduling import registry
+
     specs = registry.all_specs()
     if args.json:
         print(json.dumps({name: spec.describe() for name, spec in specs.items()}, indent=2))
@@ -301,6 +307,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from scheduling import api
+
     instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)
     print(f"OK: {len(instance.cluster.servers)} servers, {len(instance.jobs)} jobs")
     return 0
@@ -363,6 +371,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from scheduling import api, provenance, results
+
     _out_file(args.out)
     provenance.prefetch()  # the code version (git) is looked up while the run goes on
     instance = api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
@@ -402,6 +412,8 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
                     "--preset generates the instance: leave out --cluster, --trace, --windows, --history", field=flag
                 )
         return None
+    from scheduling import api
+
     for flag, given in (("--jobs", args.jobs), ("--size", args.size)):
         if given is not None:
             raise InputError("only with --preset", field=flag)
@@ -414,6 +426,8 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from scheduling import api, registry, results
+
     instance = _compare_instance(args)
     names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
     if not names:
@@ -482,7 +496,7 @@ def _compare_repeated(
     args: argparse.Namespace, instance: Instance | None, names: list[str], params: dict[str, dict[str, str]]
 ) -> int:
     """``compare`` over seeds or windows (docs/statistics.md)."""
-    from scheduling import repeat
+    from scheduling import repeat, results
 
     if len(set(names)) != len(names):
         raise InputError(f"{args.algorithms!r} names an algorithm twice", field="--algorithms")
@@ -554,6 +568,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from scheduling import api, provenance, results
     from scheduling.validator import PROBLEMS_SHOWN, MalformedResult, check_document
 
     instance = api.load_instance(args.cluster, args.trace, convert_slots=args.convert_slots)

@@ -100,6 +100,26 @@ def test_a_rigid_trace_on_a_small_cluster_runs_without_numpy(tmp_path: Path, alg
     assert "numpy" not in top_level(modules)
 
 
+# What only running an algorithm needs: the engine, the registry, the result document and its provenance.
+RUN_MODULES = ("scheduling.engine", "scheduling.registry", "scheduling.results", "scheduling.provenance")
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("simulate", "--help"), ("import", "--help")])
+def test_help_loads_neither_the_engine_nor_the_registry(argv):
+    modules = loaded_by(*argv)
+    assert "argparse" in modules  # the probe did run the command line
+    assert not modules & set(RUN_MODULES)
+
+
+def test_validate_reads_the_inputs_without_the_engine_or_the_registry(tmp_path: Path):
+    cluster, trace = tmp_path / "cluster.json", tmp_path / "trace.csv"
+    cluster.write_text(json.dumps(TINY_CLUSTER))
+    trace.write_text(RIGID_TRACE)
+    modules = loaded_by("validate", "--cluster", str(cluster), "--trace", str(trace))
+    assert "scheduling.loaders" in modules  # the inputs were read
+    assert not modules & set(RUN_MODULES)
+
+
 def test_the_commands_that_need_them_still_load_presets_and_import_formats(tmp_path: Path):
     assert "scheduling.presets" in loaded_by("generate", "--help")
     assert "scheduling.importers" in loaded_by("import", "--help")
