@@ -9,15 +9,23 @@ the dashboard can redraw
     slot of the decision), and
 (b) the server x slot price matrix of one resource at any chosen decision (``matrix_at``).
 
-The result field ``prices`` (schema ``mlsched.prices/1``)::
+The result field ``prices`` (schema ``mlsched.prices/2``)::
 
-    {"schema": "mlsched.prices/1",
+    {"schema": "mlsched.prices/2",
      "resources": ["gpu", ...], "servers": ["s0", ...], "pools": ["worker", ...] | null,
      "slot0": 0, "slots": 300,                     # columns: slots slot0 .. slot0+slots-1
      "label": "delta",                             # the paper's symbol (delta, p/q)
      "decisions": [{"t": 4, "job": "j7", "admitted": true,
-                    "changes": [[resource_index, server_index, slot_offset, value], ...]}],
+                    "changes": [[resource_index, server_index, slot_offset, n, value], ...]}],
      "summary": {"gpu": {"mean": [...], "max": [...]}, ...}}   # one value per decision
+
+A change sets the ``n`` slots ``slot_offset .. slot_offset+n-1`` of one resource on one server to
+``value``: the entries that changed, as maximal runs of consecutive slots with the same new value
+(a job books the same amount over consecutive slots, so a price usually changes alike over them),
+in (resource, server, slot) order. Schema ``mlsched.prices/1`` (results written before this
+encoding) listed every changed entry alone, ``[resource_index, server_index, slot_offset,
+value]``; ``matrix_at`` and the dashboard read both (``SCHEMAS``). On OASiS's preset at 1,000
+jobs the runs take 300k entries where single entries took 1.7M (bench/RESULTS.md).
 
 Every matrix starts at ``initial`` (0 for both papers' price functions at zero load). Optional
 (added for OASiS, whose prices start at L_1 on worker servers and L_2 on PS servers):
@@ -34,12 +42,14 @@ entry of the servers of those pools is reset to its pool's value (the new price 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-SCHEMA = "mlsched.prices/1"
+SCHEMA = "mlsched.prices/2"
+SINGLE_ENTRIES = "mlsched.prices/1"  # each change one entry: [resource, server, slot, value]
+SCHEMAS = (SINGLE_ENTRIES, SCHEMA)  # what matrix_at and the dashboard read
 
 
 class PriceLog:
@@ -91,8 +101,8 @@ class PriceLog:
         if rebase:
             decision["rebase"] = {pool: float(value) for pool, value in rebase.items()}
             self._last = np.round(_rebased(self._last, self.pools, decision["rebase"]), self.digits)
-        changed = np.argwhere(current != self._last)
-        decision["changes"] = [[int(r), int(h), int(s), float(current[r, h, s])] for r, h, s in changed]
+        changed = np.flatnonzero(current != self._last)  # (resource, server, slot) order
+        decision["changes"] = _runs(changed, current.ravel()[changed], len(self.servers), self.slots)
         self._last = current
         self.decisions.append(decision)
         first = min(max(t - self.slot0, 0), self.slots - 1)
@@ -131,12 +141,45 @@ def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.nda
         float(prices.get("initial", 0.0)),
         prices.get("initial_by_pool"),
     )[0]
+    single = prices.get("schema") == SINGLE_ENTRIES
     for d in prices["decisions"][: decision + 1]:
         if d.get("rebase"):
             out = _rebased(out[None], prices.get("pools"), d["rebase"])[0]
-        for ri, h, s, value in d["changes"]:
-            if ri == r:
-                out[h, s] = value
+        for c in d["changes"]:
+            if c[0] == r:
+                if single:
+                    out[c[1], c[2]] = c[3]
+                else:
+                    out[c[1], c[2] : c[2] + c[3]] = c[4]
+    return out
+
+
+def _runs(flat: np.ndarray, values: np.ndarray, servers: int, slots: int) -> list[list[Any]]:
+    """The changes ``[r, h, s, n, value]`` of the changed entries at the ascending flat indices
+    ``flat`` of a (resource, server, slot) array, with their new ``values``: maximal runs of
+    consecutive slots of one (resource, server) with equal values."""
+    if flat.size == 0:
+        return []
+    goes_on = (np.diff(flat) == 1) & (flat[1:] % slots != 0) & (values[1:] == values[:-1])
+    starts = np.flatnonzero(np.concatenate(([True], ~goes_on)))
+    lengths = np.diff(np.append(starts, flat.size))
+    row, s = np.divmod(flat[starts], slots)
+    r, h = np.divmod(row, servers)
+    columns = (r.tolist(), h.tolist(), s.tolist(), lengths.tolist(), values[starts].astype(float).tolist())
+    return [list(c) for c in zip(*columns, strict=True)]
+
+
+def runs_of(entries: Iterable[tuple[int, int, int, float]]) -> list[list[Any]]:
+    """The changes ``[r, h, s, n, value]`` of changed entries ``(r, h, s, value)`` given in
+    (resource, server, slot) order: as ``_runs``, for callers that hold entries, not arrays."""
+    out: list[list[Any]] = []
+    for r, h, s, value in entries:
+        if out:
+            last = out[-1]
+            if last[0] == r and last[1] == h and last[2] + last[3] == s and last[4] == value:
+                last[3] += 1
+                continue
+        out.append([r, h, s, 1, value])
     return out
 
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from scheduling import registry
 from scheduling.prices import PriceLog, matrix_at
-from tests.webhelpers import CHROMIUM_ARGS, SLOW, sign_in
+from tests.webhelpers import CHROMIUM_ARGS, SLOW, sign_in, single_entries
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.slow]
 
@@ -98,9 +98,11 @@ def blank_page(live_server):
         browser.close()
 
 
-def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(blank_page, live_server):
+@pytest.mark.parametrize("schema", ["mlsched.prices/2", "mlsched.prices/1"])
+def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(blank_page, live_server, schema):
     """The prices block of app.js alone, on a log with pools (OASiS' initial_by_pool) and the
-    optional declined wording, against ``matrix_at``."""
+    optional declined wording, against ``matrix_at``; in both schemas (runs of slots, and the
+    single entries of results stored before them)."""
     log = PriceLog(["gpu", "cpu"], ["w0", "w1", "ps-with-a-long-name"], slots=4, label="p/q",
                    pools=["worker", "worker", "ps"], initial_by_pool={"worker": 0.5, "ps": 0.25},
                    declined="not scheduled in this sub-round")  # fmt: skip
@@ -114,6 +116,9 @@ def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(b
     log.record(3, "j3", admitted=True, prices=prices, rebase={"worker": 0.75})
     doc = log.to_dict()
     assert doc["decisions"][3]["rebase"] == {"worker": 0.75}
+    assert any(c[3] > 1 for d in doc["decisions"] for c in d["changes"])  # runs of several slots
+    if schema == "mlsched.prices/1":
+        doc = single_entries(doc)
     static = f"{live_server.url}/static"
     blank_page.set_content(f"""<select id="price-resource"><option value="0">gpu</option><option value="1">cpu</option>
       </select><input type="range" id="price-decision" min="0" max="3" value="0"><output id="price-decision-label">

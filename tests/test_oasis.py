@@ -259,7 +259,7 @@ def test_prices_document_redraws_the_final_prices() -> None:
     for k, prices in enumerate(after):  # every decision, rebases included
         for r, resource in enumerate(doc["resources"]):
             assert np.allclose(matrix_at(doc, k, resource), prices[r], rtol=1e-6, atol=1e-9)
-    assert doc["schema"] == "mlsched.prices/1" and doc["label"] == "p/q"
+    assert doc["schema"] == "mlsched.prices/2" and doc["label"] == "p/q"
     assert "declined" not in doc  # a job OASiS does not admit is rejected for good
     assert doc["pools"] == ["worker"] * 3 + ["ps"] * 2
     final = algo.price_array()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduling.prices import PriceLog, matrix_at
+from scheduling.prices import SCHEMA, SCHEMAS, PriceLog, matrix_at, runs_of
 
 
 def test_records_changes_and_rebuilds_every_matrix() -> None:
@@ -19,14 +19,54 @@ def test_records_changes_and_rebuilds_every_matrix() -> None:
         log.record(t=k, job=f"j{k}", admitted=True, prices=prices)
         history.append(prices.copy())
     doc = log.to_dict()
-    assert doc["schema"] == "mlsched.prices/1"
+    assert doc["schema"] == "mlsched.prices/2"
     for k, expected in enumerate(history):
         for i, resource in enumerate(doc["resources"]):
             assert np.allclose(matrix_at(doc, k, resource), expected[i])
     # only the entries that changed are stored
-    assert sum(len(d["changes"]) for d in doc["decisions"]) == sum(
+    assert sum(c[3] for d in doc["decisions"] for c in d["changes"]) == sum(
         int(np.count_nonzero(a != b)) for a, b in zip(history, [np.zeros(log.shape), *history[:-1]], strict=True)
     )
+
+
+def test_a_change_is_a_maximal_run_of_slots_with_one_new_value() -> None:
+    log = PriceLog(["gpu", "cpu"], ["a", "b"], slots=6)
+    prices = np.zeros(log.shape)
+    prices[0, 1, 1:4] = 2.0  # one run
+    prices[0, 1, 4] = 3.0  # the next slot, another value: another run
+    prices[1, 0, 5] = 1.0  # the last slot of a row ...
+    prices[1, 1, 0] = 1.0  # ... and the first of the next row, same value: two runs
+    log.record(t=0, job="x", admitted=True, prices=prices)
+    assert log.decisions[0]["changes"] == [[0, 1, 1, 3, 2.0], [0, 1, 4, 1, 3.0], [1, 0, 5, 1, 1.0], [1, 1, 0, 1, 1.0]]
+    assert (
+        runs_of([(0, 1, s, 2.0) for s in (1, 2, 3)] + [(0, 1, 4, 3.0), (1, 0, 5, 1.0), (1, 1, 0, 1.0)])
+        == (log.decisions[0]["changes"])
+    )
+    prices[0, 1, 2] = 5.0  # splits the run in the next decision's changes: only slot 2 changed
+    log.record(t=1, job="y", admitted=True, prices=prices)
+    assert log.decisions[1]["changes"] == [[0, 1, 2, 1, 5.0]]
+    assert matrix_at(log.to_dict(), 1, "gpu").tolist() == [[0.0] * 6, [0.0, 2.0, 5.0, 2.0, 3.0, 0.0]]
+
+
+def test_results_written_with_single_entries_are_still_read() -> None:
+    """mlsched.prices/1 (results stored before the runs): each change is [resource, server, slot, value]."""
+    doc = {
+        "schema": "mlsched.prices/1",
+        "resources": ["gpu"],
+        "servers": ["a", "b"],
+        "pools": ["worker", "ps"],
+        "initial_by_pool": {"worker": 1.0, "ps": 2.0},
+        "slot0": 0,
+        "slots": 3,
+        "initial": 0.0,
+        "decisions": [
+            {"t": 0, "job": "x", "admitted": True, "changes": [[0, 0, 1, 4.0], [0, 1, 2, 6.0]]},
+            {"t": 1, "job": "y", "admitted": True, "rebase": {"ps": 3.0}, "changes": [[0, 1, 0, 7.0]]},
+        ],
+    }
+    assert matrix_at(doc, 0, "gpu").tolist() == [[1.0, 4.0, 1.0], [2.0, 2.0, 6.0]]
+    assert matrix_at(doc, 1, "gpu").tolist() == [[1.0, 4.0, 1.0], [7.0, 3.0, 3.0]]
+    assert "mlsched.prices/1" in SCHEMAS and SCHEMA in SCHEMAS
 
 
 def test_summary_covers_current_and_upcoming_slots() -> None:

@@ -2,6 +2,7 @@
 aggregate heat map, suspensions, the tab's URL state, the stored Gantt index) and the prices tab."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,9 +12,10 @@ from scheduling import api, presets, registry
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
 from scheduling.prices import matrix_at
-from tests.webhelpers import PRICED, upload_data
+from tests.webhelpers import PRICED, single_entries, upload_data
 from webapp import charts, services
 from webapp.models import Experiment
+from webapp.runstore import encode_result
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -151,6 +153,13 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     # a run without prices: the tab says so
     fifo_only = client.get(exp.get_absolute_url(), {"tab": "prices", "run": exp.runs.get(algorithm="fifo").pk})
     assert fifo_only.context["run"] == priced.pk  # only priced runs can be chosen
+    # a result stored before the runs of slots (schema mlsched.prices/1, single entries) still shows
+    assert prices["schema"] == "mlsched.prices/2"
+    older = single_entries(prices)
+    Path(priced.result.path).write_bytes(encode_result({**services.load_result(priced), "prices": older}))
+    page = client.get(exp.get_absolute_url(), {"tab": "prices"})
+    assert page.context["run"] == priced.pk and page.context["prices"]["schema"] == "mlsched.prices/1"
+    assert page.context["figures"][0]["figure"]["data"][0]["y"] == mean
 
 
 def test_the_price_matrix_rebuilt_by_matrix_at_equals_the_recorded_prices():

@@ -95,9 +95,10 @@ def test_later_batches_use_only_what_earlier_batches_left() -> None:
     # zhou-maxweight's price log (doc, the last run) is in absolute slots: b's decision at slot 2
     # raised the prices of its window, slots 4-7 (sub-round slots 2-5 of the batch that starts at 2),
     # to those a's raised in 0-3.
-    decisions = [(d["t"], d["job"], sorted({c[2] for c in d["changes"]})) for d in doc["prices"]["decisions"]]
+    slots = [sorted({s for c in d["changes"] for s in range(c[2], c[2] + c[3])}) for d in doc["prices"]["decisions"]]
+    decisions = [(d["t"], d["job"], s) for d, s in zip(doc["prices"]["decisions"], slots, strict=True)]
     assert decisions == [(0, "a", [0, 1, 2, 3]), (2, "b", [4, 5, 6, 7])]
-    values = [sorted({(c[0], c[3]) for c in d["changes"]}) for d in doc["prices"]["decisions"]]
+    values = [sorted({(c[0], c[4]) for c in d["changes"]}) for d in doc["prices"]["decisions"]]
     assert values[0] == values[1] and values[0][0] == (0, 2 * 300 * 1 * 2 * 1)  # gpu full: lambda - 1
 
 

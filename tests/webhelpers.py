@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import numpy as np
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,7 +16,7 @@ from scheduling.registry import AlgorithmSpec, Param
 
 class Priced:
     """fifo, plus a PriceLog of a made-up price per (resource, server, slot) raised at each arrival:
-    enough to exercise the price pages with a real ``mlsched.prices/1`` document."""
+    enough to exercise the price pages with a real ``mlsched.prices/2`` document."""
 
     def __init__(self, instance, params, rng):
         fifo = registry.get("fifo")
@@ -91,3 +92,12 @@ def sign_in(page, live_server, username="alice", password="alice-password-1"):
     page.click("#login-form button[type=submit]")
     page.wait_for_selector("#account-link")
     return page
+
+
+def single_entries(prices: dict[str, Any]) -> dict[str, Any]:
+    """A mlsched.prices/2 log as results written before the runs of slots stored it (mlsched.prices/1)."""
+    decisions = [
+        {**d, "changes": [[r, h, s, v] for r, h, s0, n, v in d["changes"] for s in range(s0, s0 + n)]}
+        for d in prices["decisions"]
+    ]
+    return {**prices, "schema": "mlsched.prices/1", "decisions": decisions}

@@ -608,7 +608,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         for r in done:
             doc = load_result(r)
             p = doc.get("prices")
-            if isinstance(p, Mapping) and p.get("schema") == price_schema.SCHEMA:
+            if isinstance(p, Mapping) and p.get("schema") in price_schema.SCHEMAS:
                 priced.append((r, p))
         ctx["priced_runs"] = [(r.pk, labels[r.pk]) for r, _ in priced]
         if priced:

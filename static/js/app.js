@@ -226,7 +226,9 @@
   });
 
   // Prices: the server x slot matrix at the decision chosen with the slider, rebuilt from the
-  // recorded changes (schema mlsched.prices/1: each decision lists [resource, server, slot, value]).
+  // recorded changes (schema mlsched.prices/2: each decision lists [resource, server, slot, n, value],
+  // the n slots from slot set to value; results written before it, mlsched.prices/1, list single
+  // entries [resource, server, slot, value]).
   const priceData = document.getElementById("prices-data");
   if (priceData && window.Plotly) {
     const prices = JSON.parse(priceData.textContent);
@@ -236,6 +238,8 @@
     const target = document.getElementById("price-matrix");
     const logBox = document.getElementById("price-log");
     // Each server's price before any decision: initial, or its pool's in initial_by_pool (OASiS).
+    const single = prices.schema === "mlsched.prices/1";
+    const valueAt = single ? 3 : 4;
     const byPool = prices.initial_by_pool || {};
     const start = prices.servers.map(function (_, h) {
       const pool = prices.pools ? prices.pools[h] : null;
@@ -247,7 +251,7 @@
       let high = start.reduce(function (a, b) { return Math.max(a, b); }, 0);
       prices.decisions.forEach(function (d) {
         Object.values(d.rebase || {}).forEach(function (v) { high = Math.max(high, Number(v)); });
-        d.changes.forEach(function (c) { if (c[0] === r && c[3] > high) high = c[3]; });
+        d.changes.forEach(function (c) { if (c[0] === r && c[valueAt] > high) high = c[valueAt]; });
       });
       return high > 0 ? high : 1;
     });
@@ -267,7 +271,11 @@
         if (rebase && prices.pools) {
           prices.pools.forEach(function (pool, h) { if (pool in rebase) z[h].fill(Number(rebase[pool])); });
         }
-        prices.decisions[i].changes.forEach(function (c) { if (c[0] === r) z[c[1]][c[2]] = c[3]; });
+        prices.decisions[i].changes.forEach(function (c) {
+          if (c[0] !== r) return;
+          if (single) z[c[1]][c[2]] = c[3];
+          else z[c[1]].fill(c[4], c[2], c[2] + c[3]);
+        });
       }
       const d = prices.decisions[k] || {};
       label.textContent = "#" + k + " at slot " + d.t + ": job " + d.job + (d.admitted ? " admitted" : " " + (prices.declined || "rejected"));

@@ -3,7 +3,7 @@
 A_maxweight changes the prices of one job's window on the servers it uses; comparing whole
 [resource, server, slot] arrays after every decision (``PriceLog.record``) would cost
 O(R H T) per decision. This keeps per-slot column sums and maxima so that the same
-``mlsched.prices/1`` document comes out at O(changes + T) per decision.
+``mlsched.prices/2`` document comes out at O(changes + T) per decision.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduling.prices import PriceLog
+from scheduling.prices import PriceLog, runs_of
 
 
 class SparsePriceLog(PriceLog):
@@ -31,7 +31,7 @@ class SparsePriceLog(PriceLog):
 
     def record_changes(self, t: int, job: str, admitted: bool, changes: Sequence[tuple[int, int, int, float]]) -> None:
         """As ``record``, given the entries (resource, server, slot, value) that may have changed."""
-        out = []
+        out: list[tuple[int, int, int, float]] = []
         touched: set[tuple[int, int]] = set()
         latest = {(r, h, s): value for r, h, s, value in changes}  # the last value of an entry counts
         items = sorted(latest.items())
@@ -43,10 +43,10 @@ class SparsePriceLog(PriceLog):
                 self._last[r, h, s] = v
                 self._colsum[r, s] += v - old
                 touched.add((r, s))
-                out.append([int(r), int(h), int(s), v])
+                out.append((int(r), int(h), int(s), v))
         for r, s in touched:
             self._colmax[r, s] = self._last[r, :, s].max()
-        self.decisions.append({"t": int(t), "job": job, "admitted": bool(admitted), "changes": out})
+        self.decisions.append({"t": int(t), "job": job, "admitted": bool(admitted), "changes": runs_of(out)})
         first = min(max(t - self.slot0, 0), self.slots - 1)
         cells = len(self.servers) * (self.slots - first)
         for i, name in enumerate(self.resources):
