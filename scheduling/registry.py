@@ -121,6 +121,10 @@ class AlgorithmSpec:
     # definition. An online algorithm decides at slot t from jobs arrived by t and the instance's
     # separate history only (DESIGN section 9; tests/test_lookahead.py).
     online: bool = True
+    # True if its result carries a price log (``prices``, scheduling/prices.py) on every instance it
+    # runs: the dashboard's prices tab offers these runs without opening every result
+    # (tests/test_presets.py checks it against the results).
+    prices: bool = False
 
     def parse_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}

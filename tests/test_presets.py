@@ -58,6 +58,7 @@ def test_every_algorithm_runs_every_preset_and_passes_the_validator(name: str, a
     except UnsupportedInstance as exc:  # the algorithm declares it cannot run this model, and why
         pytest.skip(str(exc))
     assert validate(instance, doc) == []
+    assert ("prices" in doc) == registry.get(algorithm).prices  # what the dashboard's prices tab relies on
 
 
 def test_the_job_count_defaults_to_the_presets_and_scales_with_size() -> None:

@@ -162,6 +162,30 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     assert page.context["figures"][0]["figure"]["data"][0]["y"] == mean
 
 
+def test_the_prices_tab_opens_only_the_shown_runs_result(
+    client, tiny_cluster, tiny_trace, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setitem(registry.REGISTRY, "priced", PRICED)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "srtf", "priced"]))
+    exp = Experiment.objects.get()
+    assert {r.status for r in exp.runs.all()} == {"done"}
+    opened = []
+    load = services.load_result
+    monkeypatch.setattr(services, "load_result", lambda run: opened.append(run.algorithm) or load(run))
+    page = client.get(exp.get_absolute_url(), {"tab": "prices"})
+    assert opened == ["priced"] and page.context["prices"]["schema"] == "mlsched.prices/2"
+    assert [label for _, label in page.context["priced_runs"]] == ["priced"]
+    # an experiment whose algorithms write no price log: no result is opened
+    opened.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, upload_data(tiny_cluster, tiny_trace, algorithms=["fifo", "srtf"]))
+    plain = Experiment.objects.exclude(pk=exp.pk).get()
+    page = client.get(plain.get_absolute_url(), {"tab": "prices"})
+    assert opened == [] and not page.context.get("prices")
+    assert "No run of this experiment recorded prices" in page.content.decode()
+
+
 def test_the_price_matrix_rebuilt_by_matrix_at_equals_the_recorded_prices():
     from tests.webhelpers import Priced
 

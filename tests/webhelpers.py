@@ -36,7 +36,7 @@ class Priced:
         return {**self.inner.report(), "prices": self.log.to_dict()}
 
 
-PRICED = AlgorithmSpec("priced", "test: fifo with a price log", "-", "-", factory=Priced)
+PRICED = AlgorithmSpec("priced", "test: fifo with a price log", "-", "-", factory=Priced, prices=True)
 
 
 class Slow:

@@ -31,6 +31,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from scheduling import prices as price_schema
+from scheduling import registry
+from scheduling.errors import InputError
 from webapp import charts, quotas, repetition_stats, repetitions
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
@@ -519,6 +521,14 @@ def _window(t0: str | None, t1: str | None) -> tuple[tuple[float | None, float |
     return (lo, hi), ""
 
 
+def _writes_prices(algorithm: str) -> bool:
+    """Whether runs of ``algorithm`` carry a price log (False for a name no longer registered)."""
+    try:
+        return registry.get(algorithm).prices
+    except InputError:
+        return False
+
+
 def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
     return [
         {"dom_id": f"{prefix}-{i}", "script_id": f"{prefix}-figure-{i}", "figure": escape_figure(f)}
@@ -604,18 +614,18 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
     elif tab == "prices":
-        priced = []
-        for r in done:
-            doc = load_result(r)
-            p = doc.get("prices")
-            if isinstance(p, Mapping) and p.get("schema") in price_schema.SCHEMAS:
-                priced.append((r, p))
-        ctx["priced_runs"] = [(r.pk, labels[r.pk]) for r, _ in priced]
+        # The runs of algorithms that write a price log (registry `prices`); only the chosen run's
+        # result is opened (a result of 1,000 OASiS jobs is 8 MB of JSON, one of Philly's 82,247
+        # jobs takes 0.5 s to decompress and parse).
+        priced = [r for r in done if _writes_prices(r.algorithm)]
+        ctx["priced_runs"] = [(r.pk, labels[r.pk]) for r in priced]
         if priced:
-            chosen = next((x for x in priced if str(x[0].pk) == q.get("run")), priced[0])
-            ctx["run"] = chosen[0].pk
-            ctx["prices"] = chosen[1]
-            ctx["figures"] = _figures("prices", charts.price_lines(chosen[1]))
+            chosen = next((r for r in priced if str(r.pk) == q.get("run")), priced[0])
+            ctx["run"] = chosen.pk
+            p = load_result(chosen).get("prices")
+            if isinstance(p, Mapping) and p.get("schema") in price_schema.SCHEMAS:
+                ctx["prices"] = p
+                ctx["figures"] = _figures("prices", charts.price_lines(p))
     elif tab == "inputs":
         ctx["cluster_preview"] = preview(exp.cluster_text)
         ctx["trace_preview"] = preview(exp.trace_text)

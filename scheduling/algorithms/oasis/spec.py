@@ -59,6 +59,7 @@ register(
     AlgorithmSpec(
         name="oasis",
         kind="paper",
+        prices=True,
         summary="OASiS: admit a job iff its utility beats its priced resources; per-slot worker/PS scaling.",
         semantics=(
             "At each arrival (Alg. 1) the job's best schedule is computed by Alg. 2: every completion "

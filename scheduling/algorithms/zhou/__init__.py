@@ -120,6 +120,7 @@ register(
     AlgorithmSpec(
         name="zhou",
         kind="paper",
+        prices=True,
         summary="A_online: doubling rounds, A_dual sub-rounds, primal-dual A_maxweight with exponential prices (11).",
         semantics=(
             "Rounds at slots tau_i = 1, 2, 4, ... whenever jobs wait (Alg. 1). A round takes the waiting jobs "
@@ -155,6 +156,7 @@ register(
     AlgorithmSpec(
         name="zhou-maxweight",
         kind="paper",
+        prices=True,
         summary="A_maxweight (Alg. 3) alone on the offline batch problem (7): Fig. 8's algorithm.",
         semantics=(
             "Every slot t where jobs arrive makes one batch due by slot t + `tau` - 1 (the paper's deadline tau)."
