@@ -234,6 +234,24 @@ def test_the_tab_draws_paired_differences_and_a_pooled_cdf_with_a_band(client, r
     assert [t["name"].split(" (")[0] for t in cdf["data"] if "name" in t] == ["fifo", "srtf", "drf"]
 
 
+def test_the_pooled_cdf_reads_the_chart_indexes_not_the_results(repeated, monkeypatch):
+    from django.core.cache import cache
+
+    from scheduling import stats
+    from webapp import repetition_stats
+
+    table = repetition_stats.variant_table(repeated, list(repeated.runs.all()))
+    from_results = [
+        (v, stats.jct_cdf([repetition_stats._jcts(services.load_result(r)) for r in reps.values()]))
+        for v, reps in table.items()
+    ]
+    opened = []
+    monkeypatch.setattr(services, "load_result", lambda run: opened.append(run.pk))
+    cache.clear()
+    assert repetition_stats.cdf_bands(table) == from_results
+    assert opened == []  # every run's chart index was written when it finished
+
+
 def test_the_per_repetition_table_exports_as_csv_and_the_figures_as_html(client, repeated):
     import csv
     import io

@@ -158,15 +158,16 @@ def metric_reports(
 
 
 def cdf_bands(table: Mapping[str, Mapping[int, Run]]) -> list[tuple[str, stats.CdfBand]]:
-    """Each variant's pooled JCT CDF with its band over repetitions. Every result document is read
-    (about 50 us per job), so the bands are kept in the cache while the done runs stay the same."""
+    """Each variant's pooled JCT CDF with its band over repetitions. Every run's chart index is read
+    (its per-job columns, webapp/chartindex.py, not the whole result with its placements and price
+    log), and the bands are kept in the cache while the done runs stay the same."""
     done = [(v, sorted((i, r.pk, str(r.finished)) for i, r in reps.items())) for v, reps in table.items()]
     cache_key = "repcdf:" + hashlib.sha256(json.dumps(done).encode()).hexdigest()
     cached: list[tuple[str, stats.CdfBand]] | None = cache.get(cache_key)
     if cached is None:
-        from webapp.services import load_result  # services imports this module
+        from webapp.services import load_chart_doc  # services imports this module
 
-        cached = [(v, stats.jct_cdf([_jcts(load_result(r)) for r in reps.values()])) for v, reps in table.items()]
+        cached = [(v, stats.jct_cdf([_jcts(load_chart_doc(r)) for r in reps.values()])) for v, reps in table.items()]
         cache.set(cache_key, cached, timeout=3600)
     return cached
 
