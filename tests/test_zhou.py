@@ -413,6 +413,28 @@ def test_numpy_one_instance_fits_is_fit_counts_at_least_one() -> None:
         assert np.array_equal(fast.fits_one(free[..., 0], d, ok), fast.fit_counts(free[..., :1], d, ok)[:, 0] >= 1)
 
 
+def test_a_dropped_price_state_frees_its_tables_without_the_garbage_collector() -> None:
+    """A_dual's sub-rounds and _hopeless drop a Duals after filling its numpy tables (tens of MB on
+    the presets): they must go with it by reference counting, as numpy arrays never trigger a
+    collection (zhou-maxweight on zhou-ps at 200 jobs peaked at 1.4 GB while they waited)."""
+    import gc
+    import weakref
+
+    c = cluster([{"gpu": 4, "cpu": 8}, {"gpu": 4, "cpu": 8}])
+    spec = job_spec(c, job(c, chunks=6))
+    gc.disable()
+    try:
+        d = duals(c, 12)
+        for solve in (fast.mincost1, fast.mincost2):
+            assert solve(spec, d, 12) is not None  # fills the tables' caches, worker blocks included
+        tables = weakref.ref(fast.tables_for(d))
+        assert tables() is not None and tables().workers
+        del d
+        assert tables() is None
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_numpy_block_caps_from_per_slot_counts_are_fit_counts_of_window_minima(seed: int) -> None:
     rng = np.random.default_rng(300 + seed)

@@ -32,7 +32,10 @@ class Tables:
     """Window minima of omega and window sums of delta for one price state."""
 
     def __init__(self, duals: Duals) -> None:
-        self.duals = duals
+        # ``duals`` is not kept (duals.cache holds this object): a Duals <-> Tables cycle would keep
+        # every dropped price state's arrays (tens of MB each: every sub-round of A_dual, every
+        # _hopeless check) alive until a full collection, which numpy arrays do not trigger.
+        self.worker_ok, self.ps_ok = duals.worker_ok, duals.ps_ok
         self.omega = duals.free()
         self.levels = [self.omega]  # levels[k][..., t] = min of omega[..., t : t + 2^k]
         width = 1
@@ -84,9 +87,9 @@ class Tables:
         key = (opt.e.tobytes(), opt.z.tobytes(), opt.b, opt.B, top)
         got = self._hosts.get(key)
         if got is None:
-            self.most_workers(opt.e, self.duals.worker_ok)
+            self.most_workers(opt.e, self.worker_ok)
             limits = _host_limits(self.server_max, self._per[opt.e.tobytes()], opt, top)
-            got = self._hosts[key] = int(np.where(self.duals.ps_ok, limits, -1).max(initial=-1))
+            got = self._hosts[key] = int(np.where(self.ps_ok, limits, -1).max(initial=-1))
         return got
 
     def together(self, opt: Option, top: int) -> np.ndarray:
@@ -122,7 +125,7 @@ class Tables:
         key = e.tobytes()
         got = self._counts.get(key)
         if got is None:
-            got = [fit_counts(self.omega, e, self.duals.worker_ok)]  # [H, T]
+            got = [fit_counts(self.omega, e, self.worker_ok)]  # [H, T]
             width = 1
             while 2 * width <= self.omega.shape[2]:
                 prev = got[-1]
