@@ -15,11 +15,13 @@ from scheduling.algorithms.oasis.dp import (
     INF,
     Book,
     JobShape,
+    _greedy_costs,
     best_schedule_fast,
     best_schedule_transcribed,
     cost_t,
     fits,
     slot_table,
+    slot_tables,
     unit_costs,
 )
 from scheduling.algorithms.oasis.online import Oasis, check_constraints, estimate_bounds, job_shape, price
@@ -99,6 +101,36 @@ def test_cost_t_is_the_optimum_of_problem_32_by_brute_force() -> None:
                 assert sum(y) * job.w[2] <= sum(z) * job.s[2] + 1e-9 and sum(z) <= sum(y)
                 assert all(n <= f for n, f in zip(y, fits(bk.cap_w, bk.g[:, :, 1], job.w), strict=True))
                 assert all(n <= f for n, f in zip(z, fits(bk.cap_p, bk.v[:, :, 1], job.s), strict=True))
+
+
+@pytest.mark.parametrize("resources", [3, 7, 9, 12])
+def test_slot_tables_of_several_slots_equal_the_per_slot_computation_bit_for_bit(resources: int) -> None:
+    """best_schedule_fast computes SLOT_BATCH slots' tables at once; each must be what the slot's
+    own unit_costs, fits and stable sorts give, exactly (numpy sums 8 or more terms pairwise)."""
+    rng = np.random.default_rng(40 + resources)
+    for _ in range(10):
+        h, k, horizon = int(rng.integers(1, 40)), int(rng.integers(1, 5)), int(rng.integers(1, 30))
+        bk = Book(rng.integers(0, 9, (h, resources)).astype(float), rng.integers(1, 9, (k, resources)) * 1.0, horizon)
+        bk.g[:] = rng.uniform(0, 1, bk.g.shape) * bk.cap_w[:, :, None]
+        bk.v[:] = rng.uniform(0, 1, bk.v.shape) * bk.cap_p[:, :, None]
+        bk.p[:] = rng.uniform(0, 1, bk.p.shape) ** 9 * 10.0 ** rng.integers(-6, 6, bk.p.shape)  # rounding shows
+        bk.q[:] = rng.choice([0.1, 0.3, 0.7], bk.q.shape)  # ties between servers
+        w = rng.uniform(0.5, 2.0, resources) * (rng.uniform(size=resources) < 0.9)
+        job = JobShape("j", 0, 10, 1.0, int(rng.integers(1, 20)), w, w / 2, 0.5, Utility(10.0, 0.0, 1.0))
+        t0 = int(rng.integers(0, horizon))
+        t1 = int(rng.integers(t0 + 1, horizon + 1))
+        for t, got in zip(range(t0, t1), slot_tables(bk, job, t0, t1), strict=True):
+            a, b = unit_costs(bk.p[:, :, t], job.w), unit_costs(bk.q[:, :, t], job.s)
+            order_w, order_p = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
+            assert np.array_equal(got.order_w, order_w) and np.array_equal(got.order_p, order_p)
+            assert np.array_equal(got.fit_w, fits(bk.cap_w, bk.g[:, :, t], job.w)[order_w])
+            assert np.array_equal(got.fit_p, fits(bk.cap_p, bk.v[:, :, t], job.s)[order_p])
+            one = slot_table(bk, job, t)
+            assert np.array_equal(got.cost, one.cost)
+            y = np.arange(len(got.cost))
+            z = np.ceil(y * job.ratio - 1e-9).clip(min=0).astype(np.int64)
+            expected = _greedy_costs(a[order_w], got.fit_w, y) + _greedy_costs(b[order_p], got.fit_p, z)
+            assert np.array_equal(got.cost, expected)
 
 
 def brute_best(bk: Book, job: JobShape) -> tuple[float, int | None]:

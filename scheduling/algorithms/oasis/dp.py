@@ -253,20 +253,65 @@ def _greedy_costs(unit: np.ndarray, fit: np.ndarray, counts: np.ndarray) -> np.n
     return out
 
 
+SLOT_BATCH = 16  # slots whose per-server quantities best_schedule_fast computes in one go
+PAIRWISE = 8  # numpy sums 8 or more contiguous terms pairwise: unit costs are then summed per slot
+
+
 def slot_table(book: Book, job: JobShape, t: int) -> _Slot:
-    a = unit_costs(book.p[:, :, t], job.w)
-    order_w = np.argsort(a, kind="stable")
-    fit_w = fits(book.cap_w, book.g[:, :, t], job.w)[order_w]
-    b = unit_costs(book.q[:, :, t], job.s)
-    order_p = np.argsort(b, kind="stable")
-    fit_p = fits(book.cap_p, book.v[:, :, t], job.s)[order_p]
+    return slot_tables(book, job, t, t + 1)[0]
+
+
+def slot_tables(book: Book, job: JobShape, t0: int, t1: int) -> list[_Slot]:
+    """The tables of the slots ``t0 .. t1 - 1``, their per-server unit costs (lines 23, 32),
+    capacities ((30), (31)) and greedy orders computed for all of them at once.
+
+    Every value is the one the per-slot computation gives: fits and the stable sorts work column
+    by column, and the unit costs sum the resources in order, as numpy's sum over fewer than
+    ``PAIRWISE`` resources of one slot does (with more, numpy sums pairwise: each slot is summed
+    on its own then; tests/test_oasis.py compares both with ``unit_costs`` of each slot)."""
+    if len(job.w) < PAIRWISE:
+        a = (book.p[:, :, t0:t1] * job.w[None, :, None]).sum(axis=1)  # (H, slots)
+        b = (book.q[:, :, t0:t1] * job.s[None, :, None]).sum(axis=1)
+    else:
+        a = np.stack([unit_costs(book.p[:, :, t], job.w) for t in range(t0, t1)], axis=1)
+        b = np.stack([unit_costs(book.q[:, :, t], job.s) for t in range(t0, t1)], axis=1)
+    order_w = np.argsort(a, axis=0, kind="stable")
+    order_p = np.argsort(b, axis=0, kind="stable")
+    fit_w = np.take_along_axis(_fits_slots(book.cap_w, book.g[:, :, t0:t1], job.w), order_w, axis=0)
+    fit_p = np.take_along_axis(_fits_slots(book.cap_p, book.v[:, :, t0:t1], job.s), order_p, axis=0)
+    a = np.take_along_axis(a, order_w, axis=0)
+    b = np.take_along_axis(b, order_p, axis=0)
+    return [
+        _slot(job, a[:, i], order_w[:, i], fit_w[:, i], b[:, i], order_p[:, i], fit_p[:, i]) for i in range(t1 - t0)
+    ]
+
+
+def _fits_slots(cap: np.ndarray, used: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """``fits`` of every server in each of several slots (``used`` is (servers, R, slots)), the
+    same float operations elementwise; shape (servers, slots)."""
+    n = np.full((used.shape[0], used.shape[2]), 1 << 30, dtype=np.int64)
+    for r in np.nonzero(demand > 0)[0]:
+        n = np.minimum(n, np.floor((cap[:, r, None] - used[:, r, :]) / demand[r] + EPS).astype(np.int64))
+    return np.maximum(n, 0)
+
+
+def _slot(
+    job: JobShape,
+    a: np.ndarray,
+    order_w: np.ndarray,
+    fit_w: np.ndarray,
+    b: np.ndarray,
+    order_p: np.ndarray,
+    fit_p: np.ndarray,
+) -> _Slot:
+    """One slot's table C_t(y) from its unit costs and fits, both already in greedy order."""
     y_max = int(min(fit_w.sum(), job.max_workers))
     y = np.arange(y_max + 1)
     z = np.ceil(y * job.ratio - EPS).clip(min=0).astype(np.int64)  # ps_needed, vectorised
     ok = (z <= y) & (z <= fit_p.sum())
     ok &= np.concatenate(([True], np.cumprod(ok[1:]).astype(bool)))  # feasible y form a prefix
     y, z = y[ok], z[ok]
-    cost = _greedy_costs(a[order_w], fit_w, y) + _greedy_costs(b[order_p], fit_p, z)
+    cost = _greedy_costs(a, fit_w, y) + _greedy_costs(b, fit_p, z)
     return _Slot(cost, order_w, fit_w, order_p, fit_p)
 
 
@@ -313,11 +358,14 @@ def best_schedule_fast(book: Book, job: JobShape) -> Schedule | None:
     slots: list[_Slot] = []
     payoffs: list[float] = []
     floor = cost_floor(book, job)
+    ahead: list[_Slot] = []  # the tables of the next slots, computed SLOT_BATCH at a time
     for t in range(job.arrival, book.horizon):  # line 2
         utility = job.f(t + 1 - job.arrival)
         if utility - floor <= max([0.0, *payoffs]):
             break  # no later completion can pay more (f_i non-increasing, every cost >= floor)
-        sl = slot_table(book, job, t)
+        if not ahead:
+            ahead = slot_tables(book, job, t, min(t + SLOT_BATCH, book.horizon))[::-1]
+        sl = ahead.pop()
         slots.append(sl)
         prev = tables[-1]
         # k(y): the most units y workers can do, i.e. the largest d with need(d) <= y
