@@ -378,13 +378,13 @@ class ChangePath:
         cached = self.holdings.get(j.id)
         if cached is not None and cached[0] is allocs:
             return cached[1]
-        ledger, cluster = self._ledger(), self.o.instance.cluster
+        ledger = self._ledger()
         vec: dict[tuple[str, str], float] = {}
         per_server: list[tuple[str, dict[str, float]]] = []
-        for a in allocs:
-            amounts = {r: amount * a.count for r, amount in (demand_of(cluster, j.job, a.role, a.type) or {}).items()}
-            per_server.append((a.server, amounts))
-            for role in ledger.counted_roles(a.server):
+        for server, demand, count in self._committed(j):
+            amounts = {r: amount * count for r, amount in demand.items()}
+            per_server.append((server, amounts))
+            for role in ledger.counted_roles(server):
                 for resource, amount in amounts.items():
                     vec[(role, resource)] = vec.get((role, resource), 0.0) + amount
         result = (vec, per_server)
@@ -398,21 +398,28 @@ class ChangePath:
             self.memo = FitMemo(self.ledger, self.o.shapes)
         return self.ledger
 
-    def _release(self, j: _Job) -> None:
-        ledger = self._ledger()
+    def _committed(self, j: _Job) -> Iterator[tuple[str, Mapping[str, float], int]]:
+        """(server, per-instance demand, count) of each of a running job's committed allocations."""
         cluster = self.o.instance.cluster
         assert self.view is not None
         for a in self.view.running()[j.id]:
-            ledger.release(a.server, demand_of(cluster, j.job, a.role, a.type) or {}, a.count)
+            yield a.server, demand_of(cluster, j.job, a.role, a.type) or {}, a.count
+
+    def _release(self, j: _Job) -> None:
+        ledger = self._ledger()
+        for server, demand, count in self._committed(j):
+            ledger.release(server, demand, count)
 
     def _rebook(self, j: _Job) -> None:
         """Undo ``_release`` of a victim whose eviction did not help: its allocations booked again
         exactly as released, unchecked (nothing was booked in between, so they fit as before)."""
         ledger = self._ledger()
-        cluster = self.o.instance.cluster
-        assert self.view is not None
-        for a in self.view.running()[j.id]:
-            ledger.book(a.server, demand_of(cluster, j.job, a.role, a.type) or {}, a.count)
+        for server, demand, count in self._committed(j):
+            ledger.book(server, demand, count)
+
+    def _mark_hopeless(self, shape: tuple[object, ...], workers: int) -> None:
+        """No job of ``shape`` with ``workers`` or more workers can be placed for the rest of the walk."""
+        self.hopeless[shape] = min(workers, self.hopeless.get(shape, 1 << 30))
 
     def _try(self, j: _Job) -> bool:
         """Book a job that is not booked (waiting, or evicted earlier in this walk) at its place in
@@ -431,11 +438,11 @@ class ChangePath:
             if cfg.workers >= self.hopeless.get(shape, 1 << 30):
                 return False
             if self.free + self.after < j.g - 1e-9:
-                self.hopeless[shape] = min(cfg.workers, self.hopeless.get(shape, 1 << 30))
+                self._mark_hopeless(shape, cfg.workers)
                 return False
             if not self._could_fit_evicting(j, cfg):
                 self.spared += 1
-                self.hopeless[shape] = min(cfg.workers, self.hopeless.get(shape, 1 << 30))
+                self._mark_hopeless(shape, cfg.workers)
                 return False
             evicted: list[_Job] = []
             pos = j.pos()
@@ -454,7 +461,7 @@ class ChangePath:
                 memo.failed.clear()  # the ledger has more room now
                 placed = memo.place(j.job, cfg)
             if placed is None:  # not even by evicting every later running job: evict nothing
-                self.hopeless[shape] = min(cfg.workers, self.hopeless.get(shape, 1 << 30))
+                self._mark_hopeless(shape, cfg.workers)
                 for victim in reversed(evicted):
                     self._rebook(victim)
                     self.out.discard(victim.id)
