@@ -9,8 +9,10 @@ bytes of the log and of the whole result as JSON and as the dashboard stores it 
 gzip level 6, webapp/runstore.py), also per 1,000 jobs (DESIGN section 6: under 1 MB compressed).
 Only public entry points are used, so the same script runs against an older checkout
 (``PYTHONPATH``). ``--same-as`` compares this run's log with another result's (schema
-``mlsched.prices/1`` or ``/2``): the summaries must be equal and ``scheduling.prices.matrix_at``
-must give the same matrix for every resource at every decision. Record results in bench/RESULTS.md.
+``mlsched.prices/1``, ``/2`` or ``/3``): the summaries must be equal and the matrices of every
+resource after every decision (``scheduling.prices.matrices``) the same, past slots taken at the
+price they had when they passed (what /3 records; /1 and /2 record the algorithm's later prices of
+past slots too). Record results in bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import gzip
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,6 @@ import numpy as np
 
 from scheduling import registry, results
 from scheduling.engine import simulate
-from scheduling.prices import matrix_at
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -36,18 +38,31 @@ from tiresias_common import machine
 
 
 def covered(prices: dict[str, Any]) -> int:
-    """Price entries the log's changes set (single entries in /1, runs of n slots in /2)."""
+    """Price entries the log's changes set (single entries in /1, runs of n slots since /2)."""
     if prices["schema"] == "mlsched.prices/1":
         return sum(len(d["changes"]) for d in prices["decisions"])
     return sum(c[3] for d in prices["decisions"] for c in d["changes"])
 
 
+def as_passed(prices: dict[str, Any], resource: str) -> Iterator[np.ndarray]:
+    """The log's matrices with every past slot (before the decision's) at the price it had at the
+    last decision while it was still to come: what schema /3 records; the same matrices for /3."""
+    from scheduling.prices import matrices, past_columns  # (--same-as needs a checkout with /3)
+
+    each = matrices(prices, resource)
+    shown = next(each).copy()  # before any decision
+    for d, matrix in zip(prices["decisions"], each, strict=True):
+        past = past_columns(d["t"], prices["slot0"], prices["slots"])
+        shown[:, past:] = matrix[:, past:]
+        yield shown
+
+
 def same_matrices(a: dict[str, Any], b: dict[str, Any]) -> None:
     if a["summary"] != b["summary"] or len(a["decisions"]) != len(b["decisions"]):
         raise SystemExit("the logs differ: summaries or number of decisions")
-    for k in range(len(a["decisions"])):
-        for r in a["resources"]:
-            if not np.array_equal(matrix_at(a, k, r), matrix_at(b, k, r)):
+    for r in a["resources"]:
+        for k, (x, y) in enumerate(zip(as_passed(a, r), as_passed(b, r), strict=True)):
+            if not np.array_equal(x, y):
                 raise SystemExit(f"the logs differ: decision {k}, resource {r}")
 
 

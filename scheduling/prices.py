@@ -9,9 +9,9 @@ the dashboard can redraw
     slot of the decision), and
 (b) the server x slot price matrix of one resource at any chosen decision (``matrix_at``).
 
-The result field ``prices`` (schema ``mlsched.prices/2``)::
+The result field ``prices`` (schema ``mlsched.prices/3``)::
 
-    {"schema": "mlsched.prices/2",
+    {"schema": "mlsched.prices/3",
      "resources": ["gpu", ...], "servers": ["s0", ...], "pools": ["worker", ...] | null,
      "slot0": 0, "slots": 300,                     # columns: slots slot0 .. slot0+slots-1
      "label": "delta",                             # the paper's symbol (delta, p/q)
@@ -22,10 +22,18 @@ The result field ``prices`` (schema ``mlsched.prices/2``)::
 A change sets the ``n`` slots ``slot_offset .. slot_offset+n-1`` of one resource on one server to
 ``value``: the entries that changed, as maximal runs of consecutive slots with the same new value
 (a job books the same amount over consecutive slots, so a price usually changes alike over them),
-in (resource, server, slot) order. Schema ``mlsched.prices/1`` (results written before this
-encoding) listed every changed entry alone, ``[resource_index, server_index, slot_offset,
-value]``; ``matrix_at`` and the dashboard read both (``SCHEMAS``). On OASiS's preset at 1,000
-jobs the runs take 300k entries where single entries took 1.7M (bench/RESULTS.md).
+in (resource, server, slot) order.
+
+Past slots keep the prices they had when they passed: a decision at slot ``t`` lists (and a rebase
+resets, below) only slots ``t`` and later, and the matrix shows for an earlier slot its price at the
+last decision made while that slot was still to come. (OASiS recomputes every slot's price when its
+bounds move; listing the recomputed prices of slots no decision can use again took 2/3 of its log.)
+
+Older schemas, which ``matrix_at`` and the dashboard still read (``SCHEMAS``): ``mlsched.prices/2``
+is this one but for a rebase, which reset every slot (past ones included); ``mlsched.prices/1``
+also listed every changed entry alone, ``[resource_index, server_index, slot_offset, value]``.
+On OASiS's preset at 1,000 jobs: 1.7M entries in /1, 300k runs in /2, 149k runs in /3
+(bench/RESULTS.md).
 
 Every matrix starts at ``initial`` (0 for both papers' price functions at zero load). Optional
 (added for OASiS, whose prices start at L_1 on worker servers and L_2 on PS servers):
@@ -36,20 +44,21 @@ job is carried over, not turned away. Absent (older results, ``oasis``, ``zhou-m
 job was rejected.
 Optional per decision (added for ``oasis`` with ``bounds=arrived``, whose L and U move as jobs
 arrive): ``"rebase": {"worker": L1, "ps": L2}``: before this decision's ``changes`` apply, every
-entry of the servers of those pools is reset to its pool's value (the new price at zero load);
-``changes`` then lists the entries that differ from that.
+entry of the servers of those pools at slots ``t`` and later is reset to its pool's value (the new
+price at zero load); ``changes`` then lists the entries that differ from that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-SCHEMA = "mlsched.prices/2"
+SCHEMA = "mlsched.prices/3"
 SINGLE_ENTRIES = "mlsched.prices/1"  # each change one entry: [resource, server, slot, value]
-SCHEMAS = (SINGLE_ENTRIES, SCHEMA)  # what matrix_at and the dashboard read
+REBASE_ALL = "mlsched.prices/2"  # as /3, but a rebase resets past slots too
+SCHEMAS = (SINGLE_ENTRIES, REBASE_ALL, SCHEMA)  # what matrix_at and the dashboard read
 
 
 class PriceLog:
@@ -93,14 +102,17 @@ class PriceLog:
         self, t: int, job: str, admitted: bool, prices: np.ndarray, rebase: Mapping[str, float] | None = None
     ) -> None:
         """Record the prices after deciding on ``job`` at slot ``t``; ``prices`` has ``shape``.
-        ``rebase`` (pool -> price): every entry of those pools' servers was reset first."""
+        ``rebase`` (pool -> price): every entry of those pools' servers was reset first. Slots
+        before ``t`` keep the prices recorded before (whatever ``prices`` holds for them)."""
         current = np.round(np.asarray(prices, dtype=float), self.digits)
         if current.shape != self.shape:
             raise ValueError(f"price array has shape {current.shape}, expected {self.shape}")
         decision: dict[str, Any] = {"t": int(t), "job": job, "admitted": bool(admitted)}
+        past = past_columns(t, self.slot0, self.slots)
         if rebase:
             decision["rebase"] = {pool: float(value) for pool, value in rebase.items()}
-            self._last = np.round(_rebased(self._last, self.pools, decision["rebase"]), self.digits)
+            self._last = np.round(_rebased(self._last, self.pools, decision["rebase"], past), self.digits)
+        current[:, :, :past] = self._last[:, :, :past]
         changed = np.flatnonzero(current != self._last)  # (resource, server, slot) order
         decision["changes"] = _runs(changed, current.ravel()[changed], len(self.servers), self.slots)
         self._last = current
@@ -132,6 +144,15 @@ class PriceLog:
 
 def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.ndarray:
     """The server x slot price matrix of ``resource`` just after decision number ``decision``."""
+    for k, matrix in enumerate(matrices(prices, resource)):
+        if k == decision + 1:
+            return matrix
+    raise IndexError(f"decision {decision} of {len(prices['decisions'])}")
+
+
+def matrices(prices: Mapping[str, Any], resource: str) -> Iterator[np.ndarray]:
+    """The server x slot price matrix of ``resource`` before any decision, then after each
+    decision in turn (one array, updated in place: copy it to keep it)."""
     r = prices["resources"].index(resource)
     out: np.ndarray = _initial_matrix(
         1,
@@ -141,17 +162,20 @@ def matrix_at(prices: Mapping[str, Any], decision: int, resource: str) -> np.nda
         float(prices.get("initial", 0.0)),
         prices.get("initial_by_pool"),
     )[0]
-    single = prices.get("schema") == SINGLE_ENTRIES
-    for d in prices["decisions"][: decision + 1]:
+    schema = prices.get("schema")
+    single = schema == SINGLE_ENTRIES
+    yield out
+    for d in prices["decisions"]:
         if d.get("rebase"):
-            out = _rebased(out[None], prices.get("pools"), d["rebase"])[0]
+            past = past_columns(d["t"], prices["slot0"], prices["slots"]) if schema == SCHEMA else 0
+            out[:] = _rebased(out[None], prices.get("pools"), d["rebase"], past)[0]
         for c in d["changes"]:
             if c[0] == r:
                 if single:
                     out[c[1], c[2]] = c[3]
                 else:
                     out[c[1], c[2] : c[2] + c[3]] = c[4]
-    return out
+        yield out
 
 
 def _runs(flat: np.ndarray, values: np.ndarray, servers: int, slots: int) -> list[list[Any]]:
@@ -183,12 +207,20 @@ def runs_of(entries: Iterable[tuple[int, int, int, float]]) -> list[list[Any]]:
     return out
 
 
-def _rebased(matrix: np.ndarray, pools: Sequence[str] | None, by_pool: Mapping[str, float]) -> np.ndarray:
-    """``matrix`` (resource, server, slot) with every server of a pool in ``by_pool`` reset to its value."""
+def past_columns(t: int, slot0: int, slots: int) -> int:
+    """How many of a log's columns (slots ``slot0 ..``) are before slot ``t``."""
+    return min(max(t - slot0, 0), slots)
+
+
+def _rebased(
+    matrix: np.ndarray, pools: Sequence[str] | None, by_pool: Mapping[str, float], past: int = 0
+) -> np.ndarray:
+    """``matrix`` (resource, server, slot) with every server of a pool in ``by_pool`` reset to its
+    value, from column ``past`` on."""
     out = matrix.copy()
     for h, pool in enumerate(pools or ()):
         if pool in by_pool:
-            out[:, h, :] = float(by_pool[pool])
+            out[:, h, past:] = float(by_pool[pool])
     return out
 
 

@@ -98,11 +98,12 @@ def blank_page(live_server):
         browser.close()
 
 
-@pytest.mark.parametrize("schema", ["mlsched.prices/2", "mlsched.prices/1"])
+@pytest.mark.parametrize("schema", ["mlsched.prices/3", "mlsched.prices/2", "mlsched.prices/1"])
 def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(blank_page, live_server, schema):
     """The prices block of app.js alone, on a log with pools (OASiS' initial_by_pool) and the
-    optional declined wording, against ``matrix_at``; in both schemas (runs of slots, and the
-    single entries of results stored before them)."""
+    optional declined wording, against ``matrix_at``; in every schema (runs of slots with a rebase
+    from the decision's slot on; the same changes with a rebase of every slot, /2; and the single
+    entries of results stored before the runs, /1)."""
     log = PriceLog(["gpu", "cpu"], ["w0", "w1", "ps-with-a-long-name"], slots=4, label="p/q",
                    pools=["worker", "worker", "ps"], initial_by_pool={"worker": 0.5, "ps": 0.25},
                    declined="not scheduled in this sub-round")  # fmt: skip
@@ -117,8 +118,11 @@ def test_the_price_matrix_is_rebuilt_as_matrix_at_does_on_a_fixed_colour_scale(b
     doc = log.to_dict()
     assert doc["decisions"][3]["rebase"] == {"worker": 0.75}
     assert any(c[3] > 1 for d in doc["decisions"] for c in d["changes"])  # runs of several slots
-    if schema == "mlsched.prices/1":
+    if schema == "mlsched.prices/2":
+        doc = {**doc, "schema": schema}
+    elif schema == "mlsched.prices/1":
         doc = single_entries(doc)
+    assert doc["schema"] == schema
     static = f"{live_server.url}/static"
     blank_page.set_content(f"""<select id="price-resource"><option value="0">gpu</option><option value="1">cpu</option>
       </select><input type="range" id="price-decision" min="0" max="3" value="0"><output id="price-decision-label">

@@ -28,7 +28,7 @@ from scheduling.algorithms.oasis.online import Oasis, check_constraints, estimat
 from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
 from scheduling.model import Instance, Job, Utility
-from scheduling.prices import matrix_at
+from scheduling.prices import matrix_at, past_columns
 from scheduling.validator import validate
 
 RES = ("gpu", "cpu", "bw")
@@ -282,21 +282,28 @@ def test_prices_document_redraws_the_final_prices() -> None:
     rng = np.random.default_rng(6)
     inst = tiny_instance(rng, 5)
     algo = Oasis(inst, {"utility_floor": 0.01})
+    shown = algo.price_array()  # before any arrival
     after = []
     for job in inst.jobs:
         algo.arrive(job.job_id, job.arrival)
         after.append(algo.price_array())
     doc = algo.report()["prices"]
     assert any(d.get("rebase") for d in doc["decisions"]), "bounds=arrived moved L, U at some arrival"
+    assert any(d.get("rebase") and past_columns(d["t"], doc["slot0"], doc["slots"]) for d in doc["decisions"])
+    # the slots before a decision's keep the prices they had when they passed (schema /3)
     for k, prices in enumerate(after):  # every decision, rebases included
+        past = past_columns(doc["decisions"][k]["t"], doc["slot0"], doc["slots"])
+        shown[:, :, past:] = prices[:, :, past:]
         for r, resource in enumerate(doc["resources"]):
-            assert np.allclose(matrix_at(doc, k, resource), prices[r], rtol=1e-6, atol=1e-9)
-    assert doc["schema"] == "mlsched.prices/2" and doc["label"] == "p/q"
+            assert np.allclose(matrix_at(doc, k, resource), shown[r], rtol=1e-6, atol=1e-9)
+    assert doc["schema"] == "mlsched.prices/3" and doc["label"] == "p/q"
     assert "declined" not in doc  # a job OASiS does not admit is rejected for good
     assert doc["pools"] == ["worker"] * 3 + ["ps"] * 2
+    last = past_columns(doc["decisions"][-1]["t"], doc["slot0"], doc["slots"])
     final = algo.price_array()
     for r, resource in enumerate(doc["resources"]):
-        assert np.allclose(matrix_at(doc, len(doc["decisions"]) - 1, resource), final[r], rtol=1e-6, atol=1e-9)
+        matrix = matrix_at(doc, len(doc["decisions"]) - 1, resource)
+        assert np.allclose(matrix[:, last:], final[r][:, last:], rtol=1e-6, atol=1e-9)
 
 
 def test_preset_run_validates_and_meets_3_6_7_per_slot() -> None:

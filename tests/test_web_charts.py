@@ -154,7 +154,7 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     fifo_only = client.get(exp.get_absolute_url(), {"tab": "prices", "run": exp.runs.get(algorithm="fifo").pk})
     assert fifo_only.context["run"] == priced.pk  # only priced runs can be chosen
     # a result stored before the runs of slots (schema mlsched.prices/1, single entries) still shows
-    assert prices["schema"] == "mlsched.prices/2"
+    assert prices["schema"] == "mlsched.prices/3"
     older = single_entries(prices)
     Path(priced.result.path).write_bytes(encode_result({**services.load_result(priced), "prices": older}))
     page = client.get(exp.get_absolute_url(), {"tab": "prices"})
@@ -174,7 +174,7 @@ def test_the_prices_tab_opens_only_the_shown_runs_result(
     load = services.load_result
     monkeypatch.setattr(services, "load_result", lambda run: opened.append(run.algorithm) or load(run))
     page = client.get(exp.get_absolute_url(), {"tab": "prices"})
-    assert opened == ["priced"] and page.context["prices"]["schema"] == "mlsched.prices/2"
+    assert opened == ["priced"] and page.context["prices"]["schema"] == "mlsched.prices/3"
     assert [label for _, label in page.context["priced_runs"]] == ["priced"]
     # an experiment whose algorithms write no price log: no result is opened
     opened.clear()

@@ -346,7 +346,7 @@ def test_a_run_on_the_preset_reports_delta_prices_for_every_decision() -> None:
     inst = Instance(c, parse_trace(files.trace, c, files.trace_name))
     doc = api.run(inst, "zhou")
     prices = doc["prices"]
-    assert prices["schema"] == "mlsched.prices/2" and prices["label"] == "delta"
+    assert prices["schema"] == "mlsched.prices/3" and prices["label"] == "delta"
     assert len(prices["decisions"]) >= len(inst.jobs)
     assert all(len(v["mean"]) == len(prices["decisions"]) for v in prices["summary"].values())
     # a job A_maxweight leaves out of a sub-round is carried over, not rejected: the log says so

@@ -16,7 +16,7 @@ from scheduling.registry import AlgorithmSpec, Param
 
 class Priced:
     """fifo, plus a PriceLog of a made-up price per (resource, server, slot) raised at each arrival:
-    enough to exercise the price pages with a real ``mlsched.prices/2`` document."""
+    enough to exercise the price pages with a real ``mlsched.prices/3`` document."""
 
     def __init__(self, instance, params, rng):
         fifo = registry.get("fifo")
@@ -95,7 +95,8 @@ def sign_in(page, live_server, username="alice", password="alice-password-1"):
 
 
 def single_entries(prices: dict[str, Any]) -> dict[str, Any]:
-    """A mlsched.prices/2 log as results written before the runs of slots stored it (mlsched.prices/1)."""
+    """A log of runs of slots (mlsched.prices/2 or /3) as results written before the runs stored it
+    (mlsched.prices/1, single entries; a rebase there resets every slot, as in /2)."""
     decisions = [
         {**d, "changes": [[r, h, s, v] for r, h, s0, n, v in d["changes"] for s in range(s0, s0 + n)]}
         for d in prices["decisions"]

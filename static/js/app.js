@@ -226,9 +226,10 @@
   });
 
   // Prices: the server x slot matrix at the decision chosen with the slider, rebuilt from the
-  // recorded changes (schema mlsched.prices/2: each decision lists [resource, server, slot, n, value],
-  // the n slots from slot set to value; results written before it, mlsched.prices/1, list single
-  // entries [resource, server, slot, value]).
+  // recorded changes (schema mlsched.prices/3: each decision lists [resource, server, slot, n, value],
+  // the n slots from slot set to value, and a rebase resets the slots from the decision's on; in
+  // mlsched.prices/2 a rebase resets every slot; mlsched.prices/1, older still, lists single entries
+  // [resource, server, slot, value]; scheduling/prices.py).
   const priceData = document.getElementById("prices-data");
   if (priceData && window.Plotly) {
     const prices = JSON.parse(priceData.textContent);
@@ -266,10 +267,13 @@
       const k = Number(slider.value), r = Number(resourceSel.value);
       const z = start.map(function (p0) { return new Array(prices.slots).fill(p0); });
       for (let i = 0; i <= k && i < prices.decisions.length; i++) {
-        // A rebase (oasis bounds=arrived: L, U moved) resets its pools' servers before the changes.
+        // A rebase (oasis bounds=arrived: L, U moved) resets its pools' servers before the changes:
+        // from the decision's slot on (past slots keep their prices), or every slot before /3.
         const rebase = prices.decisions[i].rebase;
         if (rebase && prices.pools) {
-          prices.pools.forEach(function (pool, h) { if (pool in rebase) z[h].fill(Number(rebase[pool])); });
+          const from = prices.schema === "mlsched.prices/3"
+            ? Math.min(Math.max(prices.decisions[i].t - prices.slot0, 0), prices.slots) : 0;
+          prices.pools.forEach(function (pool, h) { if (pool in rebase) z[h].fill(Number(rebase[pool]), from); });
         }
         prices.decisions[i].changes.forEach(function (c) {
           if (c[0] !== r) return;

@@ -1,4 +1,4 @@
-"""Prices (schema mlsched.prices/2 or /1, scheduling/prices.py): per resource, the mean and max price
+"""Prices (schema mlsched.prices/3, /2 or /1, scheduling/prices.py): per resource, the mean and max price
 after each decision, decisions not admitted marked (rejected, or in ``zhou``'s log carried over)."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A_maxweight changes the prices of one job's window on the servers it uses; comparing whole
 [resource, server, slot] arrays after every decision (``PriceLog.record``) would cost
 O(R H T) per decision. This keeps per-slot column sums and maxima so that the same
-``mlsched.prices/2`` document comes out at O(changes + T) per decision.
+``mlsched.prices/3`` document comes out at O(changes + T) per decision.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scheduling.prices import PriceLog, runs_of
+from scheduling.prices import PriceLog, past_columns, runs_of
 
 
 class SparsePriceLog(PriceLog):
@@ -30,10 +30,13 @@ class SparsePriceLog(PriceLog):
         self._colmax = np.full(shape, self.initial)
 
     def record_changes(self, t: int, job: str, admitted: bool, changes: Sequence[tuple[int, int, int, float]]) -> None:
-        """As ``record``, given the entries (resource, server, slot, value) that may have changed."""
+        """As ``record``, given the entries (resource, server, slot, value) that may have changed;
+        entries of slots before ``t`` are left as recorded (as ``record`` does)."""
         out: list[tuple[int, int, int, float]] = []
         touched: set[tuple[int, int]] = set()
-        latest = {(r, h, s): value for r, h, s, value in changes}  # the last value of an entry counts
+        past = past_columns(t, self.slot0, self.slots)
+        # the last value of an entry counts
+        latest = {(r, h, s): value for r, h, s, value in changes if s >= past}
         items = sorted(latest.items())
         # One np.round for all entries: the same elementwise rounding as np.round of each value.
         rounded = np.round(np.array([value for _, value in items], dtype=float), self.digits).tolist()
