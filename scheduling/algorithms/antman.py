@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
-from scheduling.algorithms.common import FitMemo, keep
+from scheduling.algorithms.common import FitMemo, job_shape, keep
 from scheduling.algorithms.priority import FixedConfigs, worker_gpus
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance, Job
@@ -129,6 +129,7 @@ class _Changes:
         self.added = 0
         self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
         self.waiting: set[str] = set()  # active jobs that hold nothing
+        self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
         arrived = {j.job_id for j in view.arrived}  # added by decide
         for jv in view.jobs:
             if jv.job.job_id not in arrived:
@@ -136,7 +137,7 @@ class _Changes:
                 if jv.start is not None:
                     self.unstarted.discard(jv.job.job_id)
                 if jv.running:
-                    self.waiting.discard(jv.job.job_id)
+                    self._hold(jv.job.job_id)
 
     def _add(self, job: Job) -> None:
         job_id = job.job_id
@@ -145,7 +146,28 @@ class _Changes:
         self.rank[job_id] = self.added
         self.added += 1
         self.unstarted.add(job_id)
+        self._wait(job_id)
+
+    def _shape(self, job_id: str) -> tuple[tuple[object, ...], int]:
+        owner = self.owner
+        cfg = owner.configs[job_id]
+        return job_shape(owner.cluster, self.info[job_id][0], cfg, owner.shapes), cfg.workers
+
+    def _wait(self, job_id: str) -> None:
+        """The job holds nothing now (arrived or suspended)."""
         self.waiting.add(job_id)
+        shape, n = self._shape(job_id)
+        counts = self.counts.setdefault(shape, {})
+        counts[n] = counts.get(n, 0) + 1
+
+    def _hold(self, job_id: str) -> None:
+        """The waiting job holds resources now."""
+        self.waiting.remove(job_id)
+        shape, n = self._shape(job_id)
+        counts = self.counts[shape]
+        counts[n] -= 1
+        if not counts[n]:
+            del counts[n]
 
     def decide(self, view: View) -> Decision:
         owner = self.owner
@@ -157,14 +179,14 @@ class _Changes:
             self._add(job)
         max_wait, limit = owner.max_wait, owner.quota + 1e-9
         starving = view.t - max_wait  # a job that never started is starved if it arrived by then
-        starved = {job_id for job_id in unstarted if info[job_id][1] <= starving}
-        # The classification of decide_full: the same sums in the same order.
+        # The classification of decide_full: the same sums in the same order (a job is starved if
+        # it never started and arrived by ``starving``; asked only where the quota has room).
         guaranteed: list[str] = []
         opportunistic: list[str] = []
         to_g, to_o = guaranteed.append, opportunistic.append
         used = 0.0
         for job_id, g in gpus.items():
-            if used + g <= limit and job_id not in starved:
+            if used + g <= limit and not (job_id in unstarted and info[job_id][1] <= starving):
                 to_g(job_id)
                 used += g
             else:
@@ -172,16 +194,21 @@ class _Changes:
         # Where the waiting jobs are in either class (both are in arrival order); decide_full's
         # wake-up is the first guaranteed job that never started (every guaranteed job is
         # unstarved, so it waits less than max_wait, and the first has the earliest limit).
-        rank = self.rank.__getitem__
         first_g = first_o = first_never = len(gpus)
-        for job_id in waiting:
-            i = bisect.bisect_left(guaranteed, rank(job_id), key=rank)
-            if i < len(guaranteed) and guaranteed[i] == job_id:
-                first_g = min(first_g, i)
-                if job_id in unstarted:
-                    first_never = min(first_never, i)
-            else:
-                first_o = min(first_o, bisect.bisect_left(opportunistic, rank(job_id), key=rank))
+        if len(waiting) * 8 <= len(gpus):  # few waiting jobs (the cluster keeps up): look each up
+            rank = self.rank.__getitem__
+            for job_id in waiting:
+                i = bisect.bisect_left(guaranteed, rank(job_id), key=rank)
+                if i < len(guaranteed) and guaranteed[i] == job_id:
+                    first_g = min(first_g, i)
+                    if job_id in unstarted:
+                        first_never = min(first_never, i)
+                else:
+                    first_o = min(first_o, bisect.bisect_left(opportunistic, rank(job_id), key=rank))
+        else:  # a long queue: scan each class up to its first waiting job (never-started jobs wait)
+            first_g = _first_in(guaranteed, waiting, 0, first_g)
+            first_never = _first_in(guaranteed, unstarted, first_g, first_never)
+            first_o = _first_in(opportunistic, waiting, 0, first_o)
         wake = info[guaranteed[first_never]][1] + max_wait if first_never < len(guaranteed) else None
         # The suffix of the walk from its first waiting job (see the class docstring); the
         # opportunistic jobs before it run and keep their allocations.
@@ -202,10 +229,23 @@ class _Changes:
                     for a in allocs:
                         ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
             memo = FitMemo(ledger, owner.shapes)
-            configs = owner.configs
+            configs, shapes, failed = owner.configs, owner.shapes, memo.failed
+            # Every waiting job is in the suffix. Once none of their shapes fits with the fewest
+            # workers a waiting job of that shape has (as FitMemo.hopeless: the ledger only
+            # fills), the rest of the walk only re-books (or moves, or suspends) running jobs.
+            # Counted as shapes fail, from the first waiting job that does not fit.
+            fewest: dict[tuple[object, ...], int] | None = None
+            dead: set[tuple[object, ...]] = set()  # shapes of fewest that cannot fit any more
+            hopeless = False
             for i, job_id in enumerate(suffix):
-                job = info[job_id][0]
                 allocs = running.get(job_id)
+                if allocs is None:  # a waiting job: skipped if its shape failed (memo.place's test)
+                    if hopeless:
+                        continue
+                    failed_at = failed.get(shapes[job_id])
+                    if failed_at is not None and configs[job_id].workers >= failed_at:
+                        continue
+                job = info[job_id][0]
                 if allocs is not None and keep(ledger, job, allocs):
                     runs += i >= o_from
                     continue
@@ -213,13 +253,31 @@ class _Changes:
                 if placed is not None:
                     changes[job_id] = placed
                     unstarted.discard(job_id)
-                    waiting.discard(job_id)
+                    if allocs is None:
+                        self._hold(job_id)
                     runs += i >= o_from
                 elif allocs is not None:
                     changes[job_id] = ()  # suspended
-                    waiting.add(job_id)
+                    self._wait(job_id)
+                else:
+                    if fewest is None:
+                        fewest = {shape: min(c) for shape, c in self.counts.items() if c}
+                        dead = {shape for shape, n in fewest.items() if failed.get(shape, n + 1) <= n}
+                    else:
+                        shape = shapes[job_id]
+                        if failed[shape] <= fewest[shape]:
+                            dead.add(shape)
+                    hopeless = len(dead) == len(fewest)
         owner.opportunistic_runs += runs
         return Decision(changes=changes, wake_at=wake)
+
+
+def _first_in(order: list[str], members: set[str], start: int, default: int) -> int:
+    """The first index from ``start`` of ``order`` whose job is in ``members``, else ``default``."""
+    for i in range(start, len(order)):
+        if order[i] in members:
+            return i
+    return default
 
 
 def make_antman(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> AntMan:
