@@ -63,6 +63,9 @@ def runs(inst: Instance, params: dict[str, str], restart_seconds: float = 0.0) -
         algo.incremental = incremental
         out.append(simulate(inst, algo, restart_seconds=restart_seconds))
         assert (algo._state is not None) == incremental  # the path asked for is the one taken
+        if algo._state is not None:  # the waiting jobs per shape and worker count, nothing else
+            counts = algo._state.counts
+            assert all(counts.values()) and sum(sum(c.values()) for c in counts.values()) == len(algo._state.waiting)
     return out[0], out[1]
 
 

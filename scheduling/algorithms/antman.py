@@ -168,6 +168,8 @@ class _Changes:
         counts[n] -= 1
         if not counts[n]:
             del counts[n]
+            if not counts:  # (with a shape per job, as OASiS's, the map would grow with the trace)
+                del self.counts[shape]
 
     def decide(self, view: View) -> Decision:
         owner = self.owner
@@ -261,7 +263,7 @@ class _Changes:
                     self._wait(job_id)
                 else:
                     if fewest is None:
-                        fewest = {shape: min(c) for shape, c in self.counts.items() if c}
+                        fewest = {shape: min(c) for shape, c in self.counts.items()}
                         dead = {shape for shape, n in fewest.items() if failed.get(shape, n + 1) <= n}
                     else:
                         shape = shapes[job_id]
