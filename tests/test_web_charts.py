@@ -144,6 +144,7 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     html = page.content.decode()
     assert 'id="prices-data"' in html and 'id="price-decision"' in html
     assert f'max="{len(prices["decisions"]) - 1}"' in html
+    assert 'id="price-past"' in html  # past slots keep their prices (schema /3 only)
     titles = [f["figure"]["layout"]["title"]["text"] for f in page.context["figures"]]
     assert titles[0] == "gpu: price (p) of the current and upcoming slots, mean and max over servers"
     assert len(titles) == 2 and page.context["figures"][0]["figure"]["layout"]["yaxis"]["title"]["text"] == "price (p)"
@@ -160,6 +161,7 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     page = client.get(exp.get_absolute_url(), {"tab": "prices"})
     assert page.context["run"] == priced.pk and page.context["prices"]["schema"] == "mlsched.prices/1"
     assert page.context["figures"][0]["figure"]["data"][0]["y"] == mean
+    assert 'id="price-past"' not in page.content.decode()
 
 
 def test_the_prices_tab_opens_only_the_shown_runs_result(
