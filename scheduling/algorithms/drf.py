@@ -263,25 +263,40 @@ class _RigidQueues:
         heapq.heapify(heap)
         at: dict[str, int] = defaultdict(int)  # group -> position of its next job to try
         changes: dict[str, tuple[Allocation, ...]] = {}
+        shapes, failed, configs = owner.shapes, memo.failed, owner.configs
+
+        def cannot_fit(job_id: str) -> bool:  # FitMemo.place's test, without the calls
+            return configs[job_id].workers >= failed.get(shapes[job_id], 1 << 30)
+
         while heap:
-            _, _, _, group = heapq.heappop(heap)
+            share, _, _, group = heapq.heappop(heap)
             queue = self.queues[group]
-            job = self.jobs[queue[at[group]]]
-            at[group] += 1
-            placed = memo.place(job, owner.configs[job.job_id])
-            if placed is not None:
-                changes[job.job_id] = placed
-                self._start(job, placed)
-            elif memo.hopeless(fewest):
-                break
-            if at[group] < len(queue):
-                head = self.jobs[queue[at[group]]]
-                heapq.heappush(heap, (owner.share(self.usage[group]), head.arrival, head.job_id, group))
+            i = at[group]
+            job_id = queue[i]
+            i += 1
+            if not cannot_fit(job_id):
+                placed = memo.place(self.jobs[job_id], configs[job_id])
+                if placed is not None:
+                    changes[job_id] = placed
+                    self._start(self.jobs[job_id], placed)
+                    share = owner.share(self.usage[group])  # (a job not placed leaves it as it was)
+                elif memo.hopeless(fewest):  # (only a failed attempt can make it so)
+                    at[group] = i
+                    break
+            # The group's next jobs that cannot fit now are passed over at once: failures only
+            # accumulate during a walk, so each would be skipped when its turn came, and
+            # skipping changes nothing but the group's position.
+            while i < len(queue) and cannot_fit(queue[i]):
+                i += 1
+            at[group] = i
+            if i < len(queue):
+                head = self.jobs[queue[i]]
+                heapq.heappush(heap, (share, head.arrival, head.job_id, group))
         for group in {_group(self.jobs[j]) for j in changes}:
-            left = [j for j in self.queues[group] if j not in changes]
-            if left:
-                self.queues[group] = left
-            else:
+            queue = self.queues[group]
+            tried = at[group]  # the jobs placed are among the ones tried
+            queue[:tried] = [j for j in queue[:tried] if j not in changes]
+            if not queue:
                 del self.queues[group]
         for job_id in changes:
             shape, n = self._shape(self.jobs[job_id])
