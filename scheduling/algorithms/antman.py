@@ -9,8 +9,8 @@ GPU memory sharing (the model has none) "opportunistic" means preemptible and ba
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
@@ -109,8 +109,11 @@ class _Changes:
     another order, after others were released: equal within the ledger's 1e-9 tolerance, as for
     ListScheduler's change path.) Only a waiting job (an arrival, a suspended or a starved job)
     starts a suffix; while the cluster keeps up it is usually one of the newest arrivals at the
-    end of the walk, so a decision costs the classification (one pass of additions) plus the jobs
-    after w. tests/test_antman_paths.py compares both paths.
+    end of the walk, so a decision costs the classification (one pass of additions, up to where
+    not even the smallest active job fits the quota left) plus the jobs after w. When thousands
+    wait, the walk reads the opportunistic jobs (the active ones not guaranteed, in arrival order)
+    only as far as it goes: once no waiting job can fit, it re-books the suffix's running jobs
+    and reads no further waiting job. tests/test_antman_paths.py compares both paths.
 
     The classification is redone every decision with the same sums in the same order as
     decide_full, so it is the same. What it needs besides each job's arrival and GPUs is kept
@@ -130,6 +133,7 @@ class _Changes:
         self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
         self.waiting: set[str] = set()  # active jobs that hold nothing
         self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
+        self.gpu_counts: dict[float, int] = {}  # GPUs -> active jobs with that many
         arrived = {j.job_id for j in view.arrived}  # added by decide
         for jv in view.jobs:
             if jv.job.job_id not in arrived:
@@ -141,12 +145,19 @@ class _Changes:
 
     def _add(self, job: Job) -> None:
         job_id = job.job_id
-        self.gpus[job_id] = self.owner.job_gpus(job)
+        g = self.gpus[job_id] = self.owner.job_gpus(job)
+        self.gpu_counts[g] = self.gpu_counts.get(g, 0) + 1
         self.info[job_id] = (job, job.arrival, self.added)
         self.rank[job_id] = self.added
         self.added += 1
         self.unstarted.add(job_id)
         self._wait(job_id)
+
+    def _forget_gpus(self, g: float) -> None:
+        """A job of ``g`` GPUs is no longer active."""
+        self.gpu_counts[g] -= 1
+        if not self.gpu_counts[g]:
+            del self.gpu_counts[g]
 
     def _shape(self, job_id: str) -> tuple[tuple[object, ...], int]:
         owner = self.owner
@@ -175,103 +186,142 @@ class _Changes:
         owner = self.owner
         gpus, info, unstarted, waiting = self.gpus, self.info, self.unstarted, self.waiting
         for job_id in view.completed:  # (absent if this state was made at this event, from view.jobs)
-            if gpus.pop(job_id, None) is not None:
+            g = gpus.pop(job_id, None)
+            if g is not None:
                 del info[job_id], self.rank[job_id]
+                self._forget_gpus(g)
         for job in view.arrived:
             self._add(job)
         max_wait, limit = owner.max_wait, owner.quota + 1e-9
         starving = view.t - max_wait  # a job that never started is starved if it arrived by then
         # The classification of decide_full: the same sums in the same order (a job is starved if
         # it never started and arrived by ``starving``; asked only where the quota has room).
+        # Once not even the smallest job of all fits the quota left, every later job is
+        # opportunistic: the pass stops there (float addition is monotone).
         guaranteed: list[str] = []
-        opportunistic: list[str] = []
-        to_g, to_o = guaranteed.append, opportunistic.append
         used = 0.0
+        smallest = min(self.gpu_counts, default=0.0)
         for job_id, g in gpus.items():
+            if used + smallest > limit:
+                break
             if used + g <= limit and not (job_id in unstarted and info[job_id][1] <= starving):
-                to_g(job_id)
+                guaranteed.append(job_id)
                 used += g
-            else:
-                to_o(job_id)
+        in_g = set(guaranteed)
         # Where the waiting jobs are in either class (both are in arrival order); decide_full's
         # wake-up is the first guaranteed job that never started (every guaranteed job is
         # unstarved, so it waits less than max_wait, and the first has the earliest limit).
-        first_g = first_o = first_never = len(gpus)
-        if len(waiting) * 8 <= len(gpus):  # few waiting jobs (the cluster keeps up): look each up
-            rank = self.rank.__getitem__
-            for job_id in waiting:
-                i = bisect.bisect_left(guaranteed, rank(job_id), key=rank)
-                if i < len(guaranteed) and guaranteed[i] == job_id:
-                    first_g = min(first_g, i)
-                    if job_id in unstarted:
-                        first_never = min(first_never, i)
-                else:
-                    first_o = min(first_o, bisect.bisect_left(opportunistic, rank(job_id), key=rank))
-        else:  # a long queue: scan each class up to its first waiting job (never-started jobs wait)
-            first_g = _first_in(guaranteed, waiting, 0, first_g)
-            first_never = _first_in(guaranteed, unstarted, first_g, first_never)
-            first_o = _first_in(opportunistic, waiting, 0, first_o)
+        first_g = _first_in(guaranteed, waiting, 0, len(guaranteed))
+        first_never = _first_in(guaranteed, unstarted, first_g, len(guaranteed))  # (never-started jobs wait)
         wake = info[guaranteed[first_never]][1] + max_wait if first_never < len(guaranteed) else None
-        # The suffix of the walk from its first waiting job (see the class docstring); the
-        # opportunistic jobs before it run and keep their allocations.
+        # The suffix of the walk from its first waiting job (see the class docstring): the
+        # guaranteed jobs from the first waiting one, then every opportunistic job; or, if no
+        # guaranteed job waits, the opportunistic jobs from the first waiting one, those before it
+        # running and keeping their allocations. The opportunistic jobs are the active jobs not
+        # guaranteed, in arrival order, read only as far as the walk goes.
         if first_g < len(guaranteed):
-            suffix, o_from, runs = guaranteed[first_g:] + opportunistic, len(guaranteed) - first_g, 0
+            head, skip, runs = guaranteed[first_g:], 0, 0
         else:
-            first_o = min(first_o, len(opportunistic))
-            suffix, o_from, runs = opportunistic[first_o:], 0, first_o
-        changes: dict[str, tuple[Allocation, ...]] = {}
-        if suffix:
-            running = view.running()
-            ledger = view.committed_ledger()
-            cluster = owner.cluster
-            for job_id in suffix:
-                allocs = running.get(job_id)
-                if allocs is not None:
-                    job = info[job_id][0]
-                    for a in allocs:
-                        ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
-            memo = FitMemo(ledger, owner.shapes)
-            configs, shapes, failed = owner.configs, owner.shapes, memo.failed
-            # Every waiting job is in the suffix. Once none of their shapes fits with the fewest
-            # workers a waiting job of that shape has (as FitMemo.hopeless: the ledger only
-            # fills), the rest of the walk only re-books (or moves, or suspends) running jobs.
-            # Counted as shapes fail, from the first waiting job that does not fit.
-            fewest: dict[tuple[object, ...], int] | None = None
-            dead: set[tuple[object, ...]] = set()  # shapes of fewest that cannot fit any more
-            hopeless = False
-            for i, job_id in enumerate(suffix):
-                allocs = running.get(job_id)
-                if allocs is None:  # a waiting job: skipped if its shape failed (memo.place's test)
-                    if hopeless:
-                        continue
-                    failed_at = failed.get(shapes[job_id])
-                    if failed_at is not None and configs[job_id].workers >= failed_at:
-                        continue
-                job = info[job_id][0]
-                if allocs is not None and keep(ledger, job, allocs):
-                    runs += i >= o_from
+            head, skip, runs = [], len(gpus), 0  # (no waiting opportunistic job: an empty suffix)
+            for k, job_id in enumerate(gpus):
+                if job_id in in_g:
                     continue
-                placed = memo.place(job, configs[job_id])
-                if placed is not None:
-                    changes[job_id] = placed
-                    unstarted.discard(job_id)
-                    if allocs is None:
-                        self._hold(job_id)
-                    runs += i >= o_from
-                elif allocs is not None:
-                    changes[job_id] = ()  # suspended
-                    self._wait(job_id)
-                else:
-                    if fewest is None:
-                        fewest = {shape: min(c) for shape, c in self.counts.items()}
-                        dead = {shape for shape, n in fewest.items() if failed.get(shape, n + 1) <= n}
-                    else:
-                        shape = shapes[job_id]
-                        if failed[shape] <= fewest[shape]:
-                            dead.add(shape)
-                    hopeless = len(dead) == len(fewest)
+                if job_id in waiting:
+                    skip = k
+                    break
+                runs += 1  # an opportunistic job before the first waiting one: it runs
+        changes: dict[str, tuple[Allocation, ...]] = {}
+        if head or skip < len(gpus):
+            runs += self._walk(view, head, in_g, skip, changes)
         owner.opportunistic_runs += runs
         return Decision(changes=changes, wake_at=wake)
+
+    def _walk(
+        self, view: View, head: list[str], in_g: set[str], skip: int, changes: dict[str, tuple[Allocation, ...]]
+    ) -> int:
+        """The walk over the suffix ``head`` (guaranteed jobs) + the opportunistic jobs from the
+        ``skip``-th active job on, filling ``changes``; returns how many of its opportunistic jobs
+        run after it."""
+        owner, info, rank, unstarted = self.owner, self.info, self.rank, self.unstarted
+        running = view.running()
+        first_o = rank[next(islice(self.gpus, skip, None))] if skip < len(self.gpus) else None
+
+        def where(job_id: str) -> tuple[int, int] | None:  # a running job's place in the suffix
+            if job_id in in_g:
+                return (0, rank[job_id]) if job_id in head_set else None
+            return (1, rank[job_id]) if first_o is not None and rank[job_id] >= first_o else None
+
+        head_set = set(head)
+        placed_in: list[tuple[tuple[int, int], str]] = []  # the suffix's running jobs, in its order
+        for job_id in running:
+            at = where(job_id)
+            if at is not None:
+                placed_in.append((at, job_id))
+        placed_in.sort()
+        ledger = view.committed_ledger()
+        cluster = owner.cluster
+        for _, job_id in placed_in:
+            job = info[job_id][0]
+            for a in running[job_id]:
+                ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
+        memo = FitMemo(ledger, owner.shapes)
+        configs, shapes, failed = owner.configs, owner.shapes, memo.failed
+        # Every waiting job is in the suffix. Once none of their shapes fits with the fewest
+        # workers a waiting job of that shape has (as FitMemo.hopeless: the ledger only fills),
+        # the rest of the walk only re-books (or moves, or suspends) running jobs: those are read
+        # from placed_in, the waiting jobs between them not at all. Counted as shapes fail, from
+        # the first waiting job that does not fit.
+        fewest: dict[tuple[object, ...], int] | None = None
+        dead: set[tuple[object, ...]] = set()  # shapes of fewest that cannot fit any more
+        runs = 0
+        opportunistic = (j for j in islice(self.gpus, skip, None) if j not in in_g) if first_o is not None else ()
+        suffix = chain(((0, j) for j in head), ((1, j) for j in opportunistic))
+        for part, job_id in suffix:
+            allocs = running.get(job_id)
+            if allocs is None:  # a waiting job: skipped if its shape failed (memo.place's test)
+                failed_at = failed.get(shapes[job_id])
+                if failed_at is not None and configs[job_id].workers >= failed_at:
+                    continue
+            job = info[job_id][0]
+            if allocs is not None and keep(ledger, job, allocs):
+                runs += part
+                continue
+            placed = memo.place(job, configs[job_id])
+            if placed is not None:
+                changes[job_id] = placed
+                unstarted.discard(job_id)
+                if allocs is None:
+                    self._hold(job_id)
+                runs += part
+            elif allocs is not None:
+                changes[job_id] = ()  # suspended
+                self._wait(job_id)
+            else:
+                if fewest is None:
+                    fewest = {shape: min(c) for shape, c in self.counts.items()}
+                    dead = {shape for shape, n in fewest.items() if failed.get(shape, n + 1) <= n}
+                else:
+                    shape = shapes[job_id]
+                    if failed[shape] <= fewest[shape]:
+                        dead.add(shape)
+                if len(dead) == len(fewest):  # hopeless: the running jobs after this one only
+                    now = (part, rank[job_id])
+                    for at, later in placed_in:
+                        if at <= now:
+                            continue
+                        job = info[later][0]
+                        if keep(ledger, job, running[later]):
+                            runs += at[0]
+                            continue
+                        moved = memo.place(job, configs[later])
+                        if moved is not None:
+                            changes[later] = moved
+                            runs += at[0]
+                        else:
+                            changes[later] = ()
+                            self._wait(later)
+                    break
+        return runs
 
 
 def _first_in(order: list[str], members: set[str], start: int, default: int) -> int:
