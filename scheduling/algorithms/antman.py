@@ -134,6 +134,7 @@ class _Changes:
         self.waiting: set[str] = set()  # active jobs that hold nothing
         self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
         self.gpu_counts: dict[float, int] = {}  # GPUs -> active jobs with that many
+        self.need: dict[str, tuple[tuple[object, ...], int]] = {}  # job -> (shape, workers), once it waited
         arrived = {j.job_id for j in view.arrived}  # added by decide
         for jv in view.jobs:
             if jv.job.job_id not in arrived:
@@ -167,7 +168,7 @@ class _Changes:
     def _wait(self, job_id: str) -> None:
         """The job holds nothing now (arrived or suspended)."""
         self.waiting.add(job_id)
-        shape, n = self._shape(job_id)
+        shape, n = self.need[job_id] = self._shape(job_id)
         counts = self.counts.setdefault(shape, {})
         counts[n] = counts.get(n, 0) + 1
 
@@ -188,7 +189,7 @@ class _Changes:
         for job_id in view.completed:  # (absent if this state was made at this event, from view.jobs)
             g = gpus.pop(job_id, None)
             if g is not None:
-                del info[job_id], self.rank[job_id]
+                del info[job_id], self.rank[job_id], self.need[job_id]
                 self._forget_gpus(g)
         for job in view.arrived:
             self._add(job)
@@ -274,13 +275,18 @@ class _Changes:
         fewest: dict[tuple[object, ...], int] | None = None
         dead: set[tuple[object, ...]] = set()  # shapes of fewest that cannot fit any more
         runs = 0
-        opportunistic = (j for j in islice(self.gpus, skip, None) if j not in in_g) if first_o is not None else ()
-        suffix = chain(((0, j) for j in head), ((1, j) for j in opportunistic))
-        for part, job_id in suffix:
+        need = self.need
+        guaranteed = len(head)  # the suffix's first jobs; then the active jobs from skip, less in_g
+        rest = islice(self.gpus, skip, None) if first_o is not None else ()
+        for n, job_id in enumerate(chain(head, rest)):
+            part = int(n >= guaranteed)  # 1: an opportunistic job
+            if part and job_id in in_g:
+                continue
             allocs = running.get(job_id)
             if allocs is None:  # a waiting job: skipped if its shape failed (memo.place's test)
-                failed_at = failed.get(shapes[job_id])
-                if failed_at is not None and configs[job_id].workers >= failed_at:
+                shape, workers = need[job_id]
+                failed_at = failed.get(shape)
+                if failed_at is not None and workers >= failed_at:
                     continue
             job = info[job_id][0]
             if allocs is not None and keep(ledger, job, allocs):
