@@ -127,14 +127,14 @@ class _Changes:
         # The active jobs in arrival order (the engine's order) with their GPUs, for the
         # classification pass; and each one's job, arrival and rank in that order.
         self.gpus: dict[str, float] = {}
-        self.info: dict[str, tuple[Job, int, int]] = {}
+        self.info: dict[str, tuple[Job, int]] = {}
         self.rank: dict[str, int] = {}
         self.added = 0
         self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
         self.waiting: set[str] = set()  # active jobs that hold nothing
         self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
         self.gpu_counts: dict[float, int] = {}  # GPUs -> active jobs with that many
-        self.need: dict[str, tuple[tuple[object, ...], int]] = {}  # job -> (shape, workers), once it waited
+        self.need: dict[str, tuple[tuple[object, ...], int]] = {}  # active job -> (shape, workers)
         arrived = {j.job_id for j in view.arrived}  # added by decide
         for jv in view.jobs:
             if jv.job.job_id not in arrived:
@@ -148,7 +148,9 @@ class _Changes:
         job_id = job.job_id
         g = self.gpus[job_id] = self.owner.job_gpus(job)
         self.gpu_counts[g] = self.gpu_counts.get(g, 0) + 1
-        self.info[job_id] = (job, job.arrival, self.added)
+        self.info[job_id] = (job, job.arrival)
+        cfg = self.owner.configs[job_id]  # its shape and workers, fixed for its lifetime
+        self.need[job_id] = (job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers)
         self.rank[job_id] = self.added
         self.added += 1
         self.unstarted.add(job_id)
@@ -160,22 +162,17 @@ class _Changes:
         if not self.gpu_counts[g]:
             del self.gpu_counts[g]
 
-    def _shape(self, job_id: str) -> tuple[tuple[object, ...], int]:
-        owner = self.owner
-        cfg = owner.configs[job_id]
-        return job_shape(owner.cluster, self.info[job_id][0], cfg, owner.shapes), cfg.workers
-
     def _wait(self, job_id: str) -> None:
         """The job holds nothing now (arrived or suspended)."""
         self.waiting.add(job_id)
-        shape, n = self.need[job_id] = self._shape(job_id)
+        shape, n = self.need[job_id]
         counts = self.counts.setdefault(shape, {})
         counts[n] = counts.get(n, 0) + 1
 
     def _hold(self, job_id: str) -> None:
         """The waiting job holds resources now."""
         self.waiting.remove(job_id)
-        shape, n = self._shape(job_id)
+        shape, n = self.need[job_id]
         counts = self.counts[shape]
         counts[n] -= 1
         if not counts[n]:
