@@ -63,9 +63,15 @@ def runs(inst: Instance, params: dict[str, str], restart_seconds: float = 0.0) -
         algo.incremental = incremental
         out.append(simulate(inst, algo, restart_seconds=restart_seconds))
         assert (algo._state is not None) == incremental  # the path asked for is the one taken
-        if algo._state is not None:  # the waiting jobs per shape and worker count, nothing else
-            counts = algo._state.counts
-            assert all(counts.values()) and sum(sum(c.values()) for c in counts.values()) == len(algo._state.waiting)
+        if algo._state is not None:  # the waiting jobs' queues per (shape, workers), nothing else
+            state = algo._state
+            queued = {state.ids[r]: key for key, ranks in state.queues.items() for r in ranks}
+            assert all(ranks == sorted(set(ranks)) for ranks in state.queues.values())
+            assert all(state.queues.values()) and queued.keys() == state.waiting
+            assert all(state.need[job_id] == key for job_id, key in queued.items())
+            assert state.ids == {r: job_id for job_id, r in state.rank.items()}
+            assert state.fresh == sorted(state.rank[j] for j in state.unstarted)  # never started
+            assert state.started == sorted(state.rank[j] for j in state.rank.keys() - state.unstarted)
     return out[0], out[1]
 
 

@@ -9,8 +9,9 @@ GPU memory sharing (the model has none) "opportunistic" means preemptible and ba
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Mapping
-from itertools import chain, islice
+from heapq import heapify, heappop, heapreplace
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
@@ -111,9 +112,13 @@ class _Changes:
     starts a suffix; while the cluster keeps up it is usually one of the newest arrivals at the
     end of the walk, so a decision costs the classification (one pass of additions, up to where
     not even the smallest active job fits the quota left) plus the jobs after w. When thousands
-    wait, the walk reads the opportunistic jobs (the active ones not guaranteed, in arrival order)
-    only as far as it goes: once no waiting job can fit, it re-books the suffix's running jobs
-    and reads no further waiting job. tests/test_antman_paths.py compares both paths.
+    wait, most of them cannot fit: FitMemo passes over a waiting job whose shape already failed
+    with as few workers (the ledger only fills during the walk). The opportunistic part of the
+    walk therefore does not read the waiting jobs one by one: they are kept in queues per (shape,
+    workers) in arrival order, merged with the suffix's running jobs, and a queue leaves the
+    merge once its shape failed with as few workers. The jobs the walk visits, and the order it
+    visits them in, are those of the full walk less the ones it would pass over.
+    tests/test_antman_paths.py compares both paths.
 
     The classification is redone every decision with the same sums in the same order as
     decide_full, so it is the same. What it needs besides each job's arrival and GPUs is kept
@@ -131,8 +136,12 @@ class _Changes:
         self.rank: dict[str, int] = {}
         self.added = 0
         self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
+        self.fresh: list[int] = []  # their ranks, in order
+        self.started: list[int] = []  # the ranks of the other active jobs, in order
         self.waiting: set[str] = set()  # active jobs that hold nothing
-        self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
+        # (shape, workers) -> the ranks of the waiting jobs with that need, in arrival order
+        self.queues: dict[tuple[tuple[object, ...], int], list[int]] = {}
+        self.ids: dict[int, str] = {}  # rank -> active job
         self.gpu_counts: dict[float, int] = {}  # GPUs -> active jobs with that many
         self.need: dict[str, tuple[tuple[object, ...], int]] = {}  # active job -> (shape, workers)
         arrived = {j.job_id for j in view.arrived}  # added by decide
@@ -140,7 +149,7 @@ class _Changes:
             if jv.job.job_id not in arrived:
                 self._add(jv.job)
                 if jv.start is not None:
-                    self.unstarted.discard(jv.job.job_id)
+                    self._start(jv.job.job_id)
                 if jv.running:
                     self._hold(jv.job.job_id)
 
@@ -152,9 +161,19 @@ class _Changes:
         cfg = self.owner.configs[job_id]  # its shape and workers, fixed for its lifetime
         self.need[job_id] = (job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers)
         self.rank[job_id] = self.added
+        self.ids[self.added] = job_id
+        self.fresh.append(self.added)  # (the largest rank yet)
         self.added += 1
         self.unstarted.add(job_id)
         self._wait(job_id)
+
+    def _start(self, job_id: str) -> None:
+        """The job holds resources for the first time (or had before this state was made)."""
+        if job_id in self.unstarted:
+            self.unstarted.remove(job_id)
+            r = self.rank[job_id]
+            del self.fresh[bisect_left(self.fresh, r)]
+            insort(self.started, r)
 
     def _forget_gpus(self, g: float) -> None:
         """A job of ``g`` GPUs is no longer active."""
@@ -165,20 +184,16 @@ class _Changes:
     def _wait(self, job_id: str) -> None:
         """The job holds nothing now (arrived or suspended)."""
         self.waiting.add(job_id)
-        shape, n = self.need[job_id]
-        counts = self.counts.setdefault(shape, {})
-        counts[n] = counts.get(n, 0) + 1
+        insort(self.queues.setdefault(self.need[job_id], []), self.rank[job_id])
 
     def _hold(self, job_id: str) -> None:
         """The waiting job holds resources now."""
         self.waiting.remove(job_id)
-        shape, n = self.need[job_id]
-        counts = self.counts[shape]
-        counts[n] -= 1
-        if not counts[n]:
-            del counts[n]
-            if not counts:  # (with a shape per job, as OASiS's, the map would grow with the trace)
-                del self.counts[shape]
+        key = self.need[job_id]
+        ranks = self.queues[key]
+        del ranks[bisect_left(ranks, self.rank[job_id])]
+        if not ranks:  # (with a shape per job, as OASiS's, the map would grow with the trace)
+            del self.queues[key]
 
     def decide(self, view: View) -> Decision:
         owner = self.owner
@@ -186,23 +201,33 @@ class _Changes:
         for job_id in view.completed:  # (absent if this state was made at this event, from view.jobs)
             g = gpus.pop(job_id, None)
             if g is not None:
-                del info[job_id], self.rank[job_id], self.need[job_id]
+                r = self.rank.pop(job_id)
+                del info[job_id], self.ids[r], self.need[job_id]
                 self._forget_gpus(g)
+                of = self.fresh if job_id in unstarted else self.started
+                del of[bisect_left(of, r)]
+                unstarted.discard(job_id)
         for job in view.arrived:
             self._add(job)
         max_wait, limit = owner.max_wait, owner.quota + 1e-9
         starving = view.t - max_wait  # a job that never started is starved if it arrived by then
-        # The classification of decide_full: the same sums in the same order (a job is starved if
-        # it never started and arrived by ``starving``; asked only where the quota has room).
-        # Once not even the smallest job of all fits the quota left, every later job is
-        # opportunistic: the pass stops there (float addition is monotone).
+        # The classification of decide_full: the same sums in the same order. A job is starved if
+        # it never started and arrived by ``starving``; the others, in arrival order, are the jobs
+        # that started merged with the never-started ones that arrived after ``starving`` (the
+        # newest of those: ranks follow arrivals). Once not even the smallest job of all fits the
+        # quota left, every later job is opportunistic: the pass stops there (float addition is
+        # monotone).
+        ids, fresh = self.ids, self.fresh
+        recent = bisect_right(fresh, starving, key=lambda r: info[ids[r]][1])
         guaranteed: list[str] = []
         used = 0.0
         smallest = min(self.gpu_counts, default=0.0)
-        for job_id, g in gpus.items():
+        for r in sorted(self.started + fresh[recent:]):  # (two sorted runs: merged in one pass)
             if used + smallest > limit:
                 break
-            if used + g <= limit and not (job_id in unstarted and info[job_id][1] <= starving):
+            job_id = ids[r]
+            g = gpus[job_id]
+            if used + g <= limit:
                 guaranteed.append(job_id)
                 used += g
         in_g = set(guaranteed)
@@ -217,32 +242,38 @@ class _Changes:
         # guaranteed job waits, the opportunistic jobs from the first waiting one, those before it
         # running and keeping their allocations. The opportunistic jobs are the active jobs not
         # guaranteed, in arrival order, read only as far as the walk goes.
+        # (first_o: the rank the opportunistic part of the suffix starts from; None: it is empty)
+        first_o: int | None
         if first_g < len(guaranteed):
-            head, skip, runs = guaranteed[first_g:], 0, 0
+            head, first_o, runs = guaranteed[first_g:], self.rank[next(iter(gpus))], 0
         else:
-            head, skip, runs = [], len(gpus), 0  # (no waiting opportunistic job: an empty suffix)
-            for k, job_id in enumerate(gpus):
+            head, first_o, runs = [], None, 0  # (no waiting opportunistic job: an empty suffix)
+            for job_id in gpus:
                 if job_id in in_g:
                     continue
                 if job_id in waiting:
-                    skip = k
+                    first_o = self.rank[job_id]
                     break
                 runs += 1  # an opportunistic job before the first waiting one: it runs
         changes: dict[str, tuple[Allocation, ...]] = {}
-        if head or skip < len(gpus):
-            runs += self._walk(view, head, in_g, skip, changes)
+        if head or first_o is not None:
+            runs += self._walk(view, head, in_g, first_o, changes)
         owner.opportunistic_runs += runs
         return Decision(changes=changes, wake_at=wake)
 
     def _walk(
-        self, view: View, head: list[str], in_g: set[str], skip: int, changes: dict[str, tuple[Allocation, ...]]
+        self,
+        view: View,
+        head: list[str],
+        in_g: set[str],
+        first_o: int | None,
+        changes: dict[str, tuple[Allocation, ...]],
     ) -> int:
-        """The walk over the suffix ``head`` (guaranteed jobs) + the opportunistic jobs from the
-        ``skip``-th active job on, filling ``changes``; returns how many of its opportunistic jobs
-        run after it."""
-        owner, info, rank, unstarted = self.owner, self.info, self.rank, self.unstarted
+        """The walk over the suffix ``head`` (guaranteed jobs) + the opportunistic jobs from rank
+        ``first_o`` on (none if None), filling ``changes``; returns how many of its opportunistic
+        jobs run after it."""
+        owner, info, rank, need = self.owner, self.info, self.rank, self.need
         running = view.running()
-        first_o = rank[next(islice(self.gpus, skip, None))] if skip < len(self.gpus) else None
 
         def where(job_id: str) -> tuple[int, int] | None:  # a running job's place in the suffix
             if job_id in in_g:
@@ -263,68 +294,77 @@ class _Changes:
             for a in running[job_id]:
                 ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
         memo = FitMemo(ledger, owner.shapes)
-        configs, shapes, failed = owner.configs, owner.shapes, memo.failed
-        # Every waiting job is in the suffix. Once none of their shapes fits with the fewest
-        # workers a waiting job of that shape has (as FitMemo.hopeless: the ledger only fills),
-        # the rest of the walk only re-books (or moves, or suspends) running jobs: those are read
-        # from placed_in, the waiting jobs between them not at all. Counted as shapes fail, from
-        # the first waiting job that does not fit.
-        fewest: dict[tuple[object, ...], int] | None = None
-        dead: set[tuple[object, ...]] = set()  # shapes of fewest that cannot fit any more
+        configs, failed = owner.configs, memo.failed
         runs = 0
-        need = self.need
-        guaranteed = len(head)  # the suffix's first jobs; then the active jobs from skip, less in_g
-        rest = islice(self.gpus, skip, None) if first_o is not None else ()
-        for n, job_id in enumerate(chain(head, rest)):
-            part = int(n >= guaranteed)  # 1: an opportunistic job
-            if part and job_id in in_g:
-                continue
-            allocs = running.get(job_id)
-            if allocs is None:  # a waiting job: skipped if its shape failed (memo.place's test)
-                shape, workers = need[job_id]
-                failed_at = failed.get(shape)
-                if failed_at is not None and workers >= failed_at:
-                    continue
+
+        def visit(job_id: str, allocs: tuple[Allocation, ...] | None, part: int) -> None:
+            """decide_full's step for one job: keep it, place it (a start or a move) or suspend it."""
+            nonlocal runs
             job = info[job_id][0]
             if allocs is not None and keep(ledger, job, allocs):
                 runs += part
-                continue
+                return
             placed = memo.place(job, configs[job_id])
             if placed is not None:
                 changes[job_id] = placed
-                unstarted.discard(job_id)
+                self._start(job_id)
                 if allocs is None:
                     self._hold(job_id)
                 runs += part
             elif allocs is not None:
                 changes[job_id] = ()  # suspended
                 self._wait(job_id)
-            else:
-                if fewest is None:
-                    fewest = {shape: min(c) for shape, c in self.counts.items()}
-                    dead = {shape for shape, n in fewest.items() if failed.get(shape, n + 1) <= n}
-                else:
-                    shape = shapes[job_id]
-                    if failed[shape] <= fewest[shape]:
-                        dead.add(shape)
-                if len(dead) == len(fewest):  # hopeless: the running jobs after this one only
-                    now = (part, rank[job_id])
-                    for at, later in placed_in:
-                        if at <= now:
-                            continue
-                        job = info[later][0]
-                        if keep(ledger, job, running[later]):
-                            runs += at[0]
-                            continue
-                        moved = memo.place(job, configs[later])
-                        if moved is not None:
-                            changes[later] = moved
-                            runs += at[0]
-                        else:
-                            changes[later] = ()
-                            self._wait(later)
+
+        # The guaranteed part, job by job (it is small: its GPUs are within the quota). A waiting
+        # job is passed over if its shape failed with as few workers (memo.place's own test).
+        for job_id in head:
+            allocs = running.get(job_id)
+            if allocs is None:
+                shape, workers = need[job_id]
+                failed_at = failed.get(shape)
+                if failed_at is not None and workers >= failed_at:
+                    continue
+            visit(job_id, allocs, 0)
+        if first_o is None:
+            return runs
+        # The opportunistic part: its running jobs (placed_in's second part) and its waiting jobs
+        # merged in arrival order. The waiting jobs come from the queues of waiting jobs per
+        # (shape, workers) in arrival order, one heap entry per queue, and a queue is dropped
+        # once its shape failed with as few workers: the ledger only fills, so every job left in
+        # it would be passed over (memo.place's test), and the walk does not read them at all.
+        later = [job_id for (part, _), job_id in placed_in if part]
+        queues, ids = self.queues, self.ids
+        heap: list[tuple[int, tuple[tuple[object, ...], int]]] = []
+        for key, ranks in queues.items():
+            i = bisect_left(ranks, first_o)
+            if i < len(ranks):
+                heap.append((ranks[i], key))
+        heapify(heap)
+        k = 0
+        while True:
+            while heap:  # the next waiting job that could still fit
+                shape, workers = heap[0][1]
+                failed_at = failed.get(shape)
+                if failed_at is None or workers < failed_at:
                     break
-        return runs
+                heappop(heap)
+            if k < len(later) and (not heap or rank[later[k]] < heap[0][0]):
+                job_id = later[k]
+                k += 1
+                visit(job_id, running[job_id], 1)
+                continue
+            if not heap:
+                return runs
+            r, key = heap[0]
+            ranks = queues[key]
+            nxt = bisect_right(ranks, r)  # (before the visit, which may take r out of its queue)
+            if nxt < len(ranks):
+                heapreplace(heap, (ranks[nxt], key))
+            else:
+                heappop(heap)
+            job_id = ids[r]
+            if job_id not in in_g:  # (a guaranteed job waits in the queues too: walked in head)
+                visit(job_id, None, 1)
 
 
 def _first_in(order: list[str], members: set[str], start: int, default: int) -> int:
