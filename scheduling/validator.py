@@ -10,6 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from scheduling import metrics, storage
@@ -81,6 +82,9 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         return
     servers = {s.id: s for s in cluster.servers}
     by_job: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    # The demand of a role and type, for the jobs without demands of their own (most jobs): the
+    # cluster's worker or PS type, the same for every such job (speed.demand_of).
+    typed: dict[tuple[str, str], dict[str, float] | None] = {}
     for p in doc["placements"]:
         job = jobs.get(p["job_id"])
         server = servers.get(p["server"])
@@ -91,11 +95,21 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             problems.append(f"{_where(p)}: starts before the job arrives at {job.arrival}")
         if p["end"] <= p["start"] or p["count"] <= 0:
             problems.append(f"{_where(p)}: empty interval or non-positive count")
-        if not server.accepts(p["role"]):
-            problems.append(f"{_where(p)}: a {p['role']} on a {server.pool}-pool server")
-        demand = demand_of(cluster, job, p["role"], p["type"])
-        if demand is None or (dict(demand) != p["demand"] and not metrics.close(dict(demand), p["demand"])):
-            problems.append(f"{_where(p)}: demand {p['demand']} is not the {p['role']} type {p['type']!r} demand")
+        role = p["role"]
+        if not server.accepts(role):
+            problems.append(f"{_where(p)}: a {role} on a {server.pool}-pool server")
+        if job.worker_demand is None and job.ps_demand is None and not job.stages:
+            kind = (role, p["type"])
+            if kind in typed:
+                demand = typed[kind]
+            else:
+                of_type = demand_of(cluster, job, role, p["type"])
+                demand = typed[kind] = None if of_type is None else dict(of_type)
+        else:
+            of_job = demand_of(cluster, job, role, p["type"])
+            demand = None if of_job is None else dict(of_job)
+        if demand is None or (demand != p["demand"] and not metrics.close(demand, p["demand"])):
+            problems.append(f"{_where(p)}: demand {p['demand']} is not the {role} type {p['type']!r} demand")
         by_job[p["job_id"]].append(p)
     _check_capacity(instance, doc, problems)
     problems.extend(storage.check(instance, doc))
@@ -109,8 +123,16 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue
         restarts[rp["job_id"]].append(rp)
     k = int(doc.get("restart_slots", 0))
+    one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
     for job_id, r in records.items():
         job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
+        if (
+            len(held) == 1
+            and not one_ps_rule
+            and job_id not in restarts
+            and _one_placement_valid(instance, job, r, held[0], made)
+        ):
+            continue
         timeline = _Timeline(instance, job, held)
         _check_job(instance, job, r, held, made, problems, timeline)
         _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline)
@@ -133,18 +155,21 @@ def _where(p: Mapping[str, Any]) -> str:
 def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
     """Capacity per server, resource and slot, by a sweep over placement start/end events."""
     limited = {s.id: s for s in instance.cluster.servers if not s.unlimited}
-    events: dict[str, list[tuple[int, int, Mapping[str, float]]]] = defaultdict(list)
+    events: dict[str, list[tuple[int, int, tuple[tuple[str, float], ...]]]] = {}  # servers in order of use
     for p in doc["placements"]:
         if p["server"] in limited:
-            total: Mapping[str, float] = {r: a * p["count"] for r, a in p["demand"].items()}
-            events[p["server"]].append((p["start"], 1, total))
-            events[p["server"]].append((p["end"], -1, total))
+            evs = events.setdefault(p["server"], [])
+            n = p["count"]
+            total = tuple([(r, a * n) for r, a in p["demand"].items()])
+            evs.append((p["start"], 1, total))
+            evs.append((p["end"], -1, total))
+    by_slot = itemgetter(0, 1)  # ends (-1) before starts (+1) at the same slot; else in order
     for server_id, evs in events.items():
         capacity = limited[server_id].capacity
         used: dict[str, float] = defaultdict(float)
-        evs.sort(key=lambda e: (e[0], e[1]))  # ends (-1) before starts (+1) at the same slot
+        evs.sort(key=by_slot)
         for i, (t, sign, total) in enumerate(evs):
-            for resource, amount in total.items():
+            for resource, amount in total:
                 used[resource] += sign * amount
             last_at_t = i + 1 == len(evs) or evs[i + 1][0] != t
             if not last_at_t:
@@ -168,11 +193,24 @@ class _Timeline:
     def __init__(self, instance: Instance, job: Job, placements: list[Mapping[str, Any]]) -> None:
         self.instance, self.job = instance, job
         self.points = sorted({p["start"] for p in placements} | {p["end"] for p in placements})
-        # what it holds from each change point to the next, in placement order
-        self.held: list[Held] = [
-            tuple((p["server"], p["role"], p["type"], p["count"]) for p in placements if p["start"] <= c < p["end"])
-            for c in self.points
-        ]
+        # What it holds from each change point to the next, in placement order: a sweep over the
+        # change points, placement i held at c when its start <= c < its end.
+        begins: dict[Any, list[int]] = defaultdict(list)
+        ends: dict[Any, list[int]] = defaultdict(list)
+        for i, p in enumerate(placements):
+            if p["start"] < p["end"]:
+                begins[p["start"]].append(i)
+                ends[p["end"]].append(i)
+        live: set[int] = set()
+        self.held: list[Held] = []
+        for c in self.points:
+            live.difference_update(ends.get(c, ()))
+            live.update(begins.get(c, ()))
+            self.held.append(
+                tuple(
+                    [(p["server"], p["role"], p["type"], p["count"]) for p in map(placements.__getitem__, sorted(live))]
+                )
+            )
         self._rates: dict[tuple[tuple[Any, Any, Any, Any], ...], float] = {}
 
     def held_at(self, t: int) -> Held:
@@ -240,6 +278,46 @@ def _check_job(
         suspensions = _suspensions(placements)
         if r["preemptions"] < suspensions:
             problems.append(f"{name}: {r['preemptions']} preemptions reported, {suspensions} suspensions seen")
+
+
+def _one_placement_valid(
+    instance: Instance, job: Job, r: Mapping[str, Any], p: Mapping[str, Any], progress: list[Mapping[str, Any]]
+) -> bool:
+    """Whether a job with one placement and no restart period passes every check of _check_job and
+    _check_restarts, with the same sums and comparisons; False (also for anything unexpected in the
+    document) sends it to those checks, which say what is wrong. Most jobs of a run hold one
+    placement: they are checked here without building their _Timeline.
+
+    With one placement [s, e) the job's change points are s and e; it holds that placement from s
+    and nothing from e. A progress segment passes if it starts in [s, e), ends by e (else the
+    change point e inside it holds nothing) and goes at the placement's rate. No restart is due:
+    the allocation is the job's first.
+    """
+    try:
+        s, e = p["start"], p["end"]
+        if not (r["admitted"] and r["start"] == s and s < e and r["preemptions"] >= 0):
+            return False
+        required = job.work_required
+        done = sum([(g["end"] - g["start"]) * g["rate"] for g in progress])
+        if not (metrics.close(done, r["work_done"], WORK_TOLERANCE) and metrics.close(required, r["work_required"])):
+            return False
+        held = rate(instance.cluster, job, [Allocation(job.job_id, p["server"], p["role"], p["type"], p["count"])])
+        for g in progress:
+            start, end = g["start"], g["end"]
+            if not (
+                s <= start < end <= e and start >= job.arrival and g["rate"] > 0 and metrics.close(held, g["rate"])
+            ):
+                return False
+        completion = r["completion"]
+        if completion is not None:
+            last = max([g["end"] for g in progress], default=None)
+            if done + WORK_TOLERANCE * max(1.0, required) < required or last != completion or e > completion:
+                return False
+        stop = e if completion is None else min(e, completion)
+        due = stop - s if stop > s and held > 0 else 0
+        return bool(sum([g["end"] - g["start"] for g in progress]) == due)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
 
 
 def _check_restarts(

@@ -146,3 +146,137 @@ def test_a_rate_is_checked_at_each_change_of_placement_inside_a_progress_segment
 
     problems = validate(inst, tampered(doc, cut_short))
     assert f"job 'r1': rate {g['rate']} at slot {cut}, its placements give 0.0" in problems
+
+
+def one_change(doc, rng):
+    """A copy of ``doc`` with one field of one placement, progress segment or job record changed."""
+    part = rng.choice(["placements", "progress", "jobs"])
+    d = copy.deepcopy(doc)
+    row = rng.choice(d[part])
+    key = rng.choice(
+        {
+            "placements": ["start", "end", "count"],
+            "progress": ["start", "end", "rate"],
+            "jobs": ["start", "completion", "work_done", "preemptions"],
+        }[part]
+    )
+    if row[key] is None:
+        row[key] = 0
+    elif key == "rate":
+        row[key] *= rng.choice([0.5, 1.5, -1.0])
+    else:
+        row[key] += rng.choice([-2, -1, 1, 2])
+    return d
+
+
+def rigid_instance() -> Instance:
+    """40 rigid jobs in bursts on three 4-GPU servers: queues, preemptions and moves."""
+    import random
+
+    from scheduling.loaders import cluster_from_dict
+    from scheduling.model import Job
+
+    rng = random.Random(7)
+    cluster = cluster_from_dict(
+        {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "s", "count": 3, "capacity": {"gpu": 4}}]}
+    )
+    t, jobs = 0, []
+    for i in range(40):
+        t += rng.choice([0, 0, 1, 3])
+        jobs.append(Job(job_id=f"j{i}", arrival=t, gpus=rng.choice([1, 1, 2, 4, 8]), duration=rng.randint(1, 20)))
+    return Instance(cluster, tuple(jobs))
+
+
+@pytest.mark.parametrize(
+    "preset,algorithm,restart_seconds",
+    [
+        ("rigid", "fifo", 0.0),
+        ("rigid", "srtf", 120.0),
+        ("rigid", "tiresias", 0.0),
+        ("rigid", "antman", 120.0),
+        ("demo", "srtf", 120.0),
+        ("zhou-ps", "zhou", 0.0),
+        ("zhou-allreduce", "antman", 120.0),
+        ("oasis", "oasis", 0.0),
+        ("asrpt", "asrpt", 0.0),
+    ],
+)
+def test_the_one_placement_short_path_says_what_the_full_checks_say(monkeypatch, preset, algorithm, restart_seconds):
+    """Jobs with one placement skip _Timeline, _check_job and _check_restarts when they pass: on
+    real schedules and on copies with one field changed, the problems are those of the full checks
+    (the short path is taken where jobs hold one placement: rigid, all-reduce and pipeline jobs)."""
+    import random
+
+    from scheduling import validator
+    from tests.scenarios import preset_instance
+
+    inst = rigid_instance() if preset == "rigid" else preset_instance(preset, 14, 3, 0.2 if preset == "oasis" else 1.0)
+    doc = api.run(inst, algorithm, seed=1, restart_seconds=restart_seconds)
+    rng = random.Random(f"{preset}/{algorithm}")
+    docs = [doc, *(one_change(doc, rng) for _ in range(40))]
+    taken = 0
+    short = validator._one_placement_valid
+
+    def counted(*args):
+        nonlocal taken
+        ok = short(*args)
+        taken += ok
+        return ok
+
+    monkeypatch.setattr(validator, "_one_placement_valid", counted)
+    with_short = [validate(inst, d) for d in docs]
+    monkeypatch.setattr(validator, "_one_placement_valid", lambda *args: False)
+    assert with_short == [validate(inst, d) for d in docs]
+    assert with_short[0] == [] and sum(1 for p in with_short if p) >= 20
+    assert (taken > 0) == (preset in ("rigid", "zhou-allreduce", "asrpt"))
+
+
+def test_the_one_placement_short_path_accepts_exactly_what_the_full_checks_accept():
+    """Every combination of one placement [s, e), up to two progress segments (consistent work
+    done), completion and reported start, for a rigid job needing 3 slots of work: the short
+    path accepts a job exactly when _check_job and _check_restarts find nothing."""
+    import itertools
+
+    from scheduling import validator
+    from scheduling.loaders import cluster_from_dict
+    from scheduling.model import Job
+
+    cluster = cluster_from_dict(
+        {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "s", "count": 1, "capacity": {"gpu": 4}}]}
+    )
+    job = Job(job_id="j", arrival=1, gpus=2, duration=3)
+    inst = Instance(cluster, (job,))
+    spans = [(a, b) for a in range(6) for b in range(a + 1, 7)]
+    segments = [(a, b, rate) for a, b in spans for rate in (1.0, 0.5)]
+    accepted = checked = 0
+    for (s, e), count, completion, shift in itertools.product(spans, (2, 1), (None, 3, 4, 5), (0, 1)):
+        placement = {
+            "job_id": "j",
+            "server": "s",
+            "role": "worker",
+            "type": "gpu",
+            "count": count,
+            "start": s,
+            "end": e,
+        }
+        for n in (0, 1, 2):
+            for chosen in itertools.combinations(segments, n):
+                progress = [{"job_id": "j", "start": a, "end": b, "rate": rate} for a, b, rate in chosen]
+                done = sum([(g["end"] - g["start"]) * g["rate"] for g in progress])
+                record = {
+                    "admitted": True,
+                    "start": s + shift,
+                    "completion": completion,
+                    "work_required": job.work_required,
+                    "work_done": done,
+                    "preemptions": 0,
+                }
+                problems: list[str] = []
+                timeline = validator._Timeline(inst, job, [placement])
+                validator._check_job(inst, job, record, [placement], progress, problems, timeline)
+                validator._check_restarts(inst, job, record, [placement], progress, [], 0, problems, timeline)
+                short = validator._one_placement_valid(inst, job, record, placement, progress)
+                assert short == (problems == []), (placement, progress, record, problems)
+                accepted += short
+                checked += 1
+    assert accepted > 10 and checked > 10 * accepted
