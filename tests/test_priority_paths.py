@@ -311,3 +311,53 @@ def test_tiresias_l_change_path_schedules_as_its_full_walk(seed, restart_seconds
     assert fast.placements == full.placements
     assert fast.progress == full.progress
     assert fast.restarts == full.restarts
+
+
+class ListsChecked:
+    """Passes the engine's view to drf unchanged and checks, after each change-path decision, that
+    its per-(shape, workers) lists hold exactly the jobs left waiting, in arrival order."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.checked = 0
+
+    def decide(self, view):
+        decision = self.inner.decide(view)
+        state = self.inner._queues
+        if state is not None:
+            lists = [ranks for of_group in state.queues.values() for ranks in of_group.values()]
+            assert all(ranks and ranks == sorted(ranks) for ranks in lists)
+            queued = sorted(state.ids[r] for ranks in lists for r in ranks)
+            running = view.running()
+            left = {jv.job.job_id for jv in view.jobs if jv.job.job_id not in running} - set(decision.changes)
+            assert queued == sorted(left) == sorted(state.rank) == sorted(state.ids.values())
+            self.checked += 1
+        return decision
+
+    def report(self):
+        return self.inner.report()
+
+
+def test_drf_on_a_long_congested_rigid_run_in_groups():
+    """drf's rigid change path with long queues in five groups (the jobs that cannot fit passed
+    over per (shape, workers) list): the full walk's schedule."""
+    rng = random.Random(5)
+    cluster = cluster_from_dict(
+        {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "s", "count": 3, "capacity": {"gpu": 4}}]}
+    )
+    rows, t = ["job_id,arrival,gpus,duration,group"], 0
+    for i in range(400):
+        t += rng.choice([0, 0, 0, 1, 2])
+        rows.append(f"r{i},{t},{rng.choice([1, 1, 2, 3, 4, 8, 12])},{60 * rng.randint(1, 30)},g{rng.randrange(5)}")
+    inst = Instance(cluster, parse_trace("\n".join(rows) + "\n", cluster, "trace.csv", "csv"))
+    spec = registry.get("drf")
+    runs, checked = [], 0
+    for incremental in (True, False):
+        algo = spec.build(inst, spec.parse_params({}), 5)
+        algo.incremental = incremental
+        wrapped = ListsChecked(algo)
+        runs.append(simulate(inst, wrapped, restart_seconds=60.0))
+        checked += wrapped.checked
+    fast, full = runs
+    assert fast.jobs == full.jobs and fast.placements == full.placements and fast.progress == full.progress
+    assert checked > 300 and max(j.start - j.arrival for j in fast.jobs) > 100  # long queues

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
@@ -205,12 +206,22 @@ class Drf:
 class _RigidQueues:
     """Drf._rigid's walk with its state kept across events: each group's waiting jobs (by arrival)
     and each group's usage by its running jobs, updated by starts and completions. The walk serves
-    the group with the smallest dominant share, one job at a time, from the committed ledger."""
+    the group with the smallest dominant share, one job at a time, from the committed ledger.
+
+    A group's waiting jobs are kept per (shape, workers), each list in arrival order (ranks: the
+    order the jobs started waiting, which is arrival order, as a group's queue is). FitMemo passes
+    over a job whose shape already failed with as few workers (the ledger only fills during a
+    walk), so a group's next job to try is the earliest, after the one just tried, of its lists
+    whose (shape, workers) has not failed: the walk does not read the jobs passed over."""
 
     def __init__(self, owner: Drf, view: View) -> None:
         self.owner = owner
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
-        self.queues: dict[str, list[str]] = defaultdict(list)  # group -> waiting job ids, by arrival
+        # group -> (shape, workers) -> ranks of its waiting jobs, in order
+        self.queues: dict[str, dict[tuple[tuple[object, ...], int], list[int]]] = {}
+        self.ids: dict[int, str] = {}  # rank -> waiting job
+        self.rank: dict[str, int] = {}  # waiting job -> rank
+        self.added = 0
         self.usage: dict[str, dict[str, float]] = defaultdict(dict)  # group -> running jobs' usage
         self.held: dict[str, dict[str, float]] = {}  # running job -> its usage
         self.running: dict[str, int] = defaultdict(int)  # group -> running jobs
@@ -230,8 +241,12 @@ class _RigidQueues:
         return job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers
 
     def _wait(self, job: Job) -> None:
-        self.queues[_group(job)].append(job.job_id)
-        shape, n = self._shape(job)
+        need = self._shape(job)
+        self.queues.setdefault(_group(job), {}).setdefault(need, []).append(self.added)  # (the largest rank)
+        self.ids[self.added] = job.job_id
+        self.rank[job.job_id] = self.added
+        self.added += 1
+        shape, n = need
         counts = self.counts.setdefault(shape, {})
         counts[n] = counts.get(n, 0) + 1
 
@@ -256,50 +271,54 @@ class _RigidQueues:
         ledger = view.committed_ledger()
         memo = FitMemo(ledger, owner.shapes)
         fewest = {shape: min(c) for shape, c in self.counts.items() if c}
+        ids, rank, jobs, failed, configs = self.ids, self.rank, self.jobs, memo.failed, owner.configs
+
+        def next_of(lists: dict[tuple[tuple[object, ...], int], list[int]], after: int) -> int | None:
+            """The group's earliest waiting job after rank ``after`` whose (shape, workers) has not
+            failed (FitMemo.place's test): the next one the walk would try."""
+            best = None
+            for (shape, workers), ranks in lists.items():
+                if workers >= failed.get(shape, 1 << 30):
+                    continue
+                i = bisect_right(ranks, after)
+                if i < len(ranks) and (best is None or ranks[i] < best):
+                    best = ranks[i]
+            return best
+
         heap = []
-        for g, q in self.queues.items():  # groups with waiting jobs only
-            head = self.jobs[q[0]]
+        for g, lists in self.queues.items():  # groups with waiting jobs only
+            head = jobs[ids[min(ranks[0] for ranks in lists.values())]]  # (nothing failed yet)
             heap.append((owner.share(self.usage.get(g, {})), head.arrival, head.job_id, g))
         heapq.heapify(heap)
-        at: dict[str, int] = defaultdict(int)  # group -> position of its next job to try
         changes: dict[str, tuple[Allocation, ...]] = {}
-        shapes, failed, configs = owner.shapes, memo.failed, owner.configs
-
-        def cannot_fit(job_id: str) -> bool:  # FitMemo.place's test, without the calls
-            return configs[job_id].workers >= failed.get(shapes[job_id], 1 << 30)
-
         while heap:
-            share, _, _, group = heapq.heappop(heap)
-            queue = self.queues[group]
-            i = at[group]
-            job_id = queue[i]
-            i += 1
-            if not cannot_fit(job_id):
-                placed = memo.place(self.jobs[job_id], configs[job_id])
+            share, _, job_id, group = heapq.heappop(heap)
+            job, cfg = jobs[job_id], configs[job_id]
+            shape, workers = job_shape(owner.cluster, job, cfg, owner.shapes), cfg.workers
+            if workers < failed.get(shape, 1 << 30):  # (it may have failed since it was pushed)
+                placed = memo.place(job, cfg)
                 if placed is not None:
                     changes[job_id] = placed
-                    self._start(self.jobs[job_id], placed)
+                    self._start(job, placed)
                     share = owner.share(self.usage[group])  # (a job not placed leaves it as it was)
                 elif memo.hopeless(fewest):  # (only a failed attempt can make it so)
-                    at[group] = i
                     break
-            # The group's next jobs that cannot fit now are passed over at once: failures only
-            # accumulate during a walk, so each would be skipped when its turn came, and
-            # skipping changes nothing but the group's position.
-            while i < len(queue) and cannot_fit(queue[i]):
-                i += 1
-            at[group] = i
-            if i < len(queue):
-                head = self.jobs[queue[i]]
+            nxt = next_of(self.queues[group], rank[job_id])
+            if nxt is not None:
+                head = jobs[ids[nxt]]
                 heapq.heappush(heap, (share, head.arrival, head.job_id, group))
-        for group in {_group(self.jobs[j]) for j in changes}:
-            queue = self.queues[group]
-            tried = at[group]  # the jobs placed are among the ones tried
-            queue[:tried] = [j for j in queue[:tried] if j not in changes]
-            if not queue:
-                del self.queues[group]
         for job_id in changes:
-            shape, n = self._shape(self.jobs[job_id])
+            job = jobs[job_id]
+            need = self._shape(job)
+            group = _group(job)
+            ranks = self.queues[group][need]
+            r = rank.pop(job_id)
+            del ranks[bisect_left(ranks, r)], ids[r]
+            if not ranks:
+                del self.queues[group][need]
+                if not self.queues[group]:
+                    del self.queues[group]
+            shape, n = need
             self.counts[shape][n] -= 1
             if not self.counts[shape][n]:
                 del self.counts[shape][n]
