@@ -18,7 +18,7 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -390,6 +390,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     with _writing(args.out):
         results.write(doc, args.out)
     _print_metrics(args.algorithm, doc["metrics"])
+    _print_notes(args.algorithm, doc)
     return 0
 
 
@@ -468,6 +469,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             results.write(doc, args.out / f"{name}.json")
         rows.append({"algorithm": name, **{k: doc["metrics"][k] for k in SUMMARY_METRICS}})
         _print_metrics(name, doc["metrics"])
+        _print_notes(name, doc)
     with _writing(args.out), (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS])
         writer.writeheader()
@@ -603,3 +605,13 @@ def _metric_text(metrics: dict[str, Any]) -> str:
 
 def _print_metrics(name: str, metrics: dict[str, Any]) -> None:
     print(f"{name}: " + _metric_text(metrics))
+
+
+def _print_notes(name: str, doc: Mapping[str, Any]) -> None:
+    """Notes on the run for the user (stderr): a fitted predictor without a history."""
+    report = doc.get("prediction")
+    if isinstance(report, Mapping):
+        from scheduling.algorithms.asrpt.predictors import no_history_note
+
+        if note := no_history_note(report):
+            print(f"{name}: note: {note}", file=sys.stderr)

@@ -288,8 +288,12 @@ def test_history_is_a_separate_trace_the_predictors_fit_on(tmp_path, capsys):
     trace = next(now.glob("trace.*"))
     base = ["simulate", "--cluster", str(now / "cluster.json"), "--trace", str(trace), "--algorithm", "asrpt"]
     base += ["--param", "predictor=mean"]
+    capsys.readouterr()
     assert main([*base, "--out", str(tmp_path / "alone.json")]) == 0
+    note = "asrpt: note: the mean predictor had no history to fit and predicted 0 iterations for every job"
+    assert note in capsys.readouterr().err  # said on stderr: the run alone orders no job by its prediction
     assert main([*base, "--history", str(next(past.glob("trace.*"))), "--out", str(tmp_path / "past.json")]) == 0
+    assert "note:" not in capsys.readouterr().err
     alone = json.loads((tmp_path / "alone.json").read_text())["prediction"]
     fitted = json.loads((tmp_path / "past.json").read_text())["prediction"]
     assert alone["history_jobs"] == 0 and fitted["history_jobs"] == 30

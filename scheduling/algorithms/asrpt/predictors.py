@@ -25,9 +25,9 @@ of a rigid job.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scheduling.lazy import LazyModule
 from scheduling.model import Job
@@ -38,6 +38,21 @@ else:
     np = LazyModule("numpy")  # imported at the first prediction, not when the registry lists asrpt
 
 PREDICTORS = ("random-forest", "random-forest-mae", "mean", "median", "perfect", "trace")
+FITTED = ("random-forest", "random-forest-mae", "mean", "median")
+"""The predictors that learn from the history: without one they predict 0 iterations for every job."""
+
+
+def no_history_note(report: Mapping[str, Any]) -> str | None:
+    """What to tell the user of a run whose prediction ``report`` (a result's ``prediction``) comes
+    from a fitted predictor that had no history: every job was predicted 0 iterations, so the
+    predicted work told no two jobs apart. None otherwise."""
+    if report.get("predictor") not in FITTED or report.get("history_jobs") != 0:
+        return None
+    return (
+        f"the {report['predictor']} predictor had no history to fit and predicted 0 iterations for "
+        "every job, so no job's predicted work differed; give a separate trace of past jobs with "
+        "--history FILE (for an imported trace: an earlier window of it, import --end ...)"
+    )
 
 
 @dataclass(frozen=True)
