@@ -498,7 +498,7 @@ def _compare_repeated(
     args: argparse.Namespace, instance: Instance | None, names: list[str], params: dict[str, dict[str, str]]
 ) -> int:
     """``compare`` over seeds or windows (docs/statistics.md)."""
-    from scheduling import repeat, results
+    from scheduling import registry, repeat, results
 
     if len(set(names)) != len(names):
         raise InputError(f"{args.algorithms!r} names an algorithm twice", field="--algorithms")
@@ -507,7 +507,10 @@ def _compare_repeated(
         raise InputError(f"{reference!r} is not among --algorithms {','.join(names)}", field="--reference")
     seeds = repeat.parse_seeds(args.seeds) if args.seeds is not None else [args.seed]
     if args.preset is not None:
-        cases = repeat.preset_cases(args.preset, args.jobs, seeds, 1.0 if args.size is None else args.size)
+        # The preset's own history (the preset from another seed) for algorithms that learn from one.
+        history = any(registry.get(name).history for name in names)
+        size = 1.0 if args.size is None else args.size
+        cases = repeat.preset_cases(args.preset, args.jobs, seeds, size, history)
     else:
         assert instance is not None
         if args.windows is not None:

@@ -125,6 +125,11 @@ class AlgorithmSpec:
     # runs: the dashboard's prices tab offers these runs without opening every result
     # (tests/test_presets.py checks it against the results).
     prices: bool = False
+    # True if it may learn from the instance's separate history (``Instance.history``: A-SRPT's
+    # predictors, OASiS's bounds=history). Runs of a preset without a history file of their own
+    # (``compare --preset``, the dashboard's preset experiments) give it the preset's own history:
+    # the same preset drawn from another seed (``presets.own_history``).
+    history: bool = False
 
     def parse_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}

@@ -35,7 +35,7 @@ import numpy as np
 from scheduling import api, presets, stats
 from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.loaders import parse_cluster, parse_trace
-from scheduling.model import Instance
+from scheduling.model import Instance, Job
 
 METRICS = (
     "completed",
@@ -117,16 +117,24 @@ def parse_windows(text: str, field: str = "--windows") -> int | list[tuple[int, 
     return out
 
 
-def preset_instance(preset: str, jobs: int | None, seed: int, size: float = 1.0) -> Instance:
-    """A preset's instance in memory (the files ``generate`` would write, parsed)."""
+def preset_instance(preset: str, jobs: int | None, seed: int, size: float = 1.0, history: bool = False) -> Instance:
+    """A preset's instance in memory (the files ``generate`` would write, parsed); with ``history``
+    also the preset's own history (``generate --history``: the preset from another seed)."""
     files = presets.build(preset, jobs=jobs, seed=seed, size=size)
     cluster = parse_cluster(files.cluster, "cluster.json")
     fmt = "json" if files.trace_name.endswith(".json") else "csv"
-    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt))
+    past: tuple[Job, ...] = ()
+    if history:
+        own = presets.own_history(preset, jobs=jobs, seed=seed, size=size)
+        past = parse_trace(own.trace, cluster, own.trace_name.replace("trace", "history"), fmt)
+    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt), history=past)
 
 
-def preset_cases(preset: str, jobs: int | None, seeds: Sequence[int], size: float = 1.0) -> list[Case]:
-    return [Case(f"seed={s}", s, None, preset_instance(preset, jobs, s, size)) for s in seeds]
+def preset_cases(
+    preset: str, jobs: int | None, seeds: Sequence[int], size: float = 1.0, history: bool = False
+) -> list[Case]:
+    """One case per seed; with ``history`` each instance carries the preset's own history."""
+    return [Case(f"seed={s}", s, None, preset_instance(preset, jobs, s, size, history)) for s in seeds]
 
 
 def instance_cases(instance: Instance, seeds: Sequence[int]) -> list[Case]:
@@ -153,7 +161,7 @@ def window_cases(instance: Instance, windows: int | Sequence[tuple[int, int]], s
     cases = []
     for i, (start, end, chunk) in enumerate(spans):
         shifted = tuple(dataclasses.replace(j, arrival=j.arrival - start) for j in chunk)
-        inst = Instance(instance.cluster, shifted)
+        inst = Instance(instance.cluster, shifted, history=instance.history)  # (a separate past: kept whole)
         for s in seeds:
             key = f"window={i}" if len(seeds) == 1 else f"window={i} seed={s}"
             cases.append(Case(key, s, f"{start}:{end}", inst))

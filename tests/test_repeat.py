@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduling import api, provenance, repeat
+from scheduling import api, presets, provenance, repeat
 from scheduling.cli import main
 from scheduling.errors import InputError
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
@@ -104,6 +104,28 @@ def test_a_preset_repetition_refuses_a_history_it_would_not_use(tmp_path, capsys
     args = ["compare", "--preset", "demo", "--seeds", "0-1", "--algorithms", "fifo", "--history", str(history)]
     assert main([*args, "--out", str(tmp_path / "rep")]) == 2
     assert "--history" in capsys.readouterr().err
+
+
+def test_a_preset_repetition_gives_the_predictors_the_presets_own_history(tmp_path, capsys):
+    """compare --preset: asrpt's predictor learns from the preset drawn from seed + the history
+    offset (generate --history), per seed; an instance for fifo alone carries no history."""
+    out = tmp_path / "rep"
+    args = ["compare", "--preset", "asrpt", "--jobs", "10", "--size", "0.04", "--seeds", "2-3"]
+    assert main([*args, "--algorithms", "asrpt,fifo", "--out", str(out)]) == 0
+    for seed in (2, 3):
+        report = json.loads((out / "results" / f"asrpt_seed{seed}.json").read_text())["prediction"]
+        assert report["history_jobs"] == 10
+    assert "no history" not in capsys.readouterr().err
+    assert repeat.preset_cases("asrpt", 10, [2], 0.04)[0].instance.history == ()
+    with_history = repeat.preset_cases("asrpt", 10, [2], 0.04, history=True)[0].instance
+    assert [j.job_id for j in with_history.history] == [
+        j.job_id for j in repeat.preset_instance("asrpt", 10, 2 + presets.HISTORY_SEED_OFFSET, 0.04).jobs
+    ]
+
+
+def test_windows_of_a_trace_keep_its_history(files):
+    inst = api.load_instance(*files, history=files[1])
+    assert inst.history and all(c.instance.history == inst.history for c in repeat.window_cases(inst, 2, [0]))
 
 
 def test_compare_over_windows_pairs_algorithms_on_each_window(files, tmp_path, capsys):

@@ -263,6 +263,41 @@ def test_a_preset_creates_an_experiment_from_its_generated_files(client):
     assert [(r.algorithm, r.seed) for r in exp.runs.all()] == [("srtf", 1)]
 
 
+def test_a_preset_gives_the_algorithms_that_learn_from_past_jobs_its_own_history(
+    client, django_capture_on_commit_callbacks
+):
+    """asrpt's predictor learns from the preset's own history (generate --history: the preset from
+    another seed), in each repetition from its trace seed's; the zip export holds that history."""
+    import io
+    import zipfile
+
+    from scheduling import presets
+    from webapp.repetitions import preset_history
+
+    data = {"source": "preset", "preset": "asrpt", "jobs": "10", "size": "0.04", "algorithms": ["asrpt", "fifo"]}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(NEW, {**data, "seed": "0", "repeat": "seeds", "repeat_seeds": "2-3"})
+    assert response.status_code == 302, response.context["form"].errors
+    exp = Experiment.objects.get()
+    runs = list(exp.runs.order_by("trace_seed", "algorithm"))
+    assert [(r.algorithm, r.trace_seed, r.status) for r in runs] == [
+        ("asrpt", 2, "done"), ("fifo", 2, "done"), ("asrpt", 3, "done"), ("fifo", 3, "done"),
+    ]  # fmt: skip
+    errors = set()
+    for r in runs:
+        doc = services.load_result(r)
+        if r.algorithm == "fifo":
+            assert "prediction" not in doc  # (fifo reads no history: none is built for it)
+            continue
+        assert doc["prediction"]["history_jobs"] == 10
+        errors.add(doc["prediction"]["mean_abs_error"])
+    assert len(errors) == 2  # each trace seed's own trace and history
+    name, text = preset_history(exp, 3)
+    assert text == presets.own_history("asrpt", jobs=10, seed=3, size=0.04).trace and name.startswith("history.")
+    exported = zipfile.ZipFile(io.BytesIO(client.get(reverse("experiment-export", args=[exp.pk])).content))
+    assert exported.read(f"inputs/raw/{name}").decode() == preset_history(exp)[1]
+
+
 @pytest.mark.parametrize(
     "field, value, message",
     [

@@ -139,6 +139,18 @@ def repetition_name(repetition: Mapping[str, Any], index: int | None) -> str:
     return f"repetition {index + 1}"
 
 
+def preset_history(exp: Experiment, trace_seed: int | None = None) -> tuple[str, str]:
+    """(name, text) of a preset experiment's own history for its trace of ``trace_seed`` (None: the
+    experiment's seed): the preset with the experiment's options drawn from seed +
+    ``presets.HISTORY_SEED_OFFSET``, the file ``generate --history`` writes. It is given to the
+    algorithms that learn from a history (``AlgorithmSpec.history``: A-SRPT's predictors)."""
+    options = dict(exp.preset_options)
+    if trace_seed is not None:
+        options["seed"] = trace_seed
+    files = presets.own_history(exp.preset, **options)
+    return files.trace_name.replace("trace", "history"), files.trace
+
+
 def repetition_inputs(exp: Experiment, trace_seed: int) -> tuple[str, str, str]:
     """(cluster text, trace name, trace text) of a preset experiment's repetition with ``trace_seed``:
     the preset built again with the experiment's options (jobs, size, offered load) and that seed

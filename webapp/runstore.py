@@ -20,10 +20,11 @@ from django.db.models import F
 from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
+from scheduling import registry
 from scheduling.errors import InputError
 from webapp.chartindex import chart_index, chart_index_name
-from webapp.models import Run
-from webapp.repetitions import repetition_inputs
+from webapp.models import Experiment, Run
+from webapp.repetitions import preset_history, repetition_inputs
 from workers.runs import RunInput, TransientStoreError
 
 ERROR_CHARS = 4000  # a failure message longer than this is cut (the validator lists at most 5 problems)
@@ -128,11 +129,21 @@ class DjangoRunStore:
             except InputError as exc:  # the form built the preset with one seed only
                 self.fail(run_id, f"preset {exp.preset} with trace seed {run.trace_seed}: {exc}")
                 return None
+        history_name = history_text = None
+        if exp.source == Experiment.Source.PRESET and registry.get(run.algorithm).history:
+            # The preset's own history (generate --history) for an algorithm that learns from one.
+            try:
+                history_name, history_text = preset_history(exp, run.trace_seed)
+            except InputError as exc:
+                self.fail(run_id, f"preset {exp.preset}: its history: {exc}")
+                return None
         return RunInput(
             cluster_name=exp.cluster_name,
             cluster_text=cluster_text,
             trace_name=trace_name,
             trace_text=trace_text,
+            history_name=history_name,
+            history_text=history_text,
             algorithm=run.algorithm,
             params=run.params,
             seed=run.seed,

@@ -698,6 +698,10 @@ def placements_csv(doc: Mapping[str, Any]) -> str:
 RAW_INPUTS_NOTE = """These are the input files exactly as they were uploaded (or generated), so that the
 experiment can be run again with the command line (python -m scheduling simulate ...).
 
+A preset experiment with algorithms that learn from past jobs (A-SRPT and its baselines) also
+has the preset's own history (history.csv or .json: the same preset from another seed), given
+to those algorithms as simulate --history gives it.
+
 They are NOT escaped for spreadsheets: a cell beginning with =, +, -, @ may run as a formula if
 you open a CSV here in Excel or LibreOffice. Import it as text instead. The CSV files under runs/
 are written by the app and are escaped (such cells start with a ').
@@ -712,6 +716,9 @@ def experiment_zip(exp: Experiment) -> bytes:
         z.writestr("inputs/raw/README.txt", RAW_INPUTS_NOTE)
         z.writestr(f"inputs/raw/{_safe(exp.cluster_name)}", exp.cluster_text)
         z.writestr(f"inputs/raw/{_safe(exp.trace_name)}", exp.trace_text)
+        if exp.source == Experiment.Source.PRESET and any(registry.get(r.algorithm).history for r in exp.runs.all()):
+            history_name, history_text = repetitions.preset_history(exp)
+            z.writestr(f"inputs/raw/{_safe(history_name)}", history_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
         if exp.repetition:
             z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))

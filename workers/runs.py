@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from scheduling import loaders, repeat
-from scheduling.model import Instance
+from scheduling.model import Instance, Job
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,10 @@ class RunInput:
     # scheduling.repeat.window_cases takes them) and the number of the window this run sees.
     windows: int | Sequence[Sequence[int]] | None = None
     window: int | None = None
+    # A separate trace of past jobs that the algorithm may learn from (Instance.history), same
+    # format rules as the trace: a preset experiment's own history (presets.own_history).
+    history_name: str | None = None
+    history_text: str | None = None
 
 
 class TransientStoreError(Exception):
@@ -72,17 +76,23 @@ def load_instance(
     *,
     windows: int | Sequence[Sequence[int]] | None = None,
     window: int | None = None,
+    history: tuple[str, str] | None = None,
 ) -> Instance:
     """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault.
     ``checkpoint`` is called between the files and every few rows of the trace, and may raise to
     stop the load (``loaders.parse_trace``). ``windows``, ``window``: keep only window number
     ``window`` of the trace cut as ``scheduling.repeat.window_cases`` cuts it (K windows of equal job
-    counts, or arrival-slot ranges), its arrivals shifted to start at slot 0."""
+    counts, or arrival-slot ranges), its arrivals shifted to start at slot 0. ``history``: (name,
+    text) of a separate trace of past jobs (``Instance.history``), read against the same cluster."""
     cluster = loaders.parse_cluster(cluster_text, cluster_name)
     if checkpoint is not None:
         checkpoint()
     jobs = loaders.parse_trace(trace_text, cluster, trace_name, trace_format(trace_name), checkpoint)
-    instance = Instance(cluster, jobs)
+    past: tuple[Job, ...] = ()
+    if history is not None:
+        name, text = history
+        past = loaders.parse_trace(text, cluster, name, trace_format(name), checkpoint)
+    instance = Instance(cluster, jobs, history=past)
     if windows is None or window is None:
         return instance
     spec = windows if isinstance(windows, int) else [(int(a), int(b)) for a, b in windows]

@@ -161,6 +161,7 @@ def simulate_run(run_id: int) -> str:
                 control.check,
                 windows=job.windows,
                 window=job.window,
+                history=(job.history_name, job.history_text) if job.history_text is not None else None,
             )
             control.check()
             result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)

@@ -177,6 +177,15 @@ HISTORY_SEED_OFFSET = 1_000_003
 past period of the same setting that shares no draw with the evaluated trace's seed range."""
 
 
+def own_history(
+    name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0, load: float | None = None
+) -> PresetFiles:
+    """The preset's own history for the instance ``build`` makes with these arguments: the same
+    preset drawn from ``seed + HISTORY_SEED_OFFSET`` (its trace is the history; its cluster is the
+    evaluated trace's, as the arguments are the same)."""
+    return build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
+
+
 def generate(
     name: str,
     jobs: int | None,
@@ -199,7 +208,7 @@ def generate(
     stale.unlink(missing_ok=True)
     if not history:
         return [cluster, trace]
-    past = build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
+    past = own_history(name, jobs, seed, size, load)
     # The history runs on the evaluated trace's cluster: its jobs must fit it (checked on load).
     path = out / files.trace_name.replace("trace", "history")
     path.write_text(past.trace, encoding="utf-8")

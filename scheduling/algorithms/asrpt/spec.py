@@ -128,6 +128,7 @@ register(
         ),
         needs=(STAGE_JOBS,),
         kind="paper",
+        history=True,
     )
 )
 
@@ -171,5 +172,6 @@ for _name, _key, _backfill, _summary in _BASELINES:
             ),
             needs=(STAGE_JOBS,),
             kind="baseline",
+            history=True,
         )
     )

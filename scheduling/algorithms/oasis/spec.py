@@ -60,6 +60,7 @@ register(
         name="oasis",
         kind="paper",
         prices=True,
+        history=True,  # bounds=history
         summary="OASiS: admit a job iff its utility beats its priced resources; per-slot worker/PS scaling.",
         semantics=(
             "At each arrival (Alg. 1) the job's best schedule is computed by Alg. 2: every completion "
