@@ -298,6 +298,53 @@ def test_a_preset_gives_the_algorithms_that_learn_from_past_jobs_its_own_history
     assert exported.read(f"inputs/raw/{name}").decode() == preset_history(exp)[1]
 
 
+def test_an_uploaded_history_reaches_the_predictors_joins_the_library_and_is_exported(
+    client, user, django_capture_on_commit_callbacks
+):
+    """A history of past jobs uploaded with the trace: asrpt's predictor is fitted on it (fifo is
+    given none), it joins the datasets, the zip export and a rerun keep it; from the library, it
+    may be chosen as the history of another experiment but not of its own trace."""
+    import io
+    import zipfile
+
+    from scheduling import presets
+    from webapp.models import Dataset
+
+    now = presets.build("asrpt", jobs=10, seed=1, size=0.04)
+    past = presets.own_history("asrpt", jobs=10, seed=1, size=0.04)
+    history = SimpleUploadedFile("past.json", past.trace.encode())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client, now.cluster, now.trace, now.trace_name, ("asrpt", "fifo"), history_file=history)
+    assert response.status_code == 302, response.context["form"].errors
+    exp = Experiment.objects.get()
+    assert (exp.history_name, exp.history_text) == ("past.json", past.trace)
+    docs = {r.algorithm: services.load_result(r) for r in exp.runs.all()}
+    assert docs["asrpt"]["prediction"]["history_jobs"] == 10 and "prediction" not in docs["fifo"]
+    exported = zipfile.ZipFile(io.BytesIO(client.get(reverse("experiment-export", args=[exp.pk])).content))
+    assert exported.read("inputs/raw/past.json").decode() == past.trace
+    assert json.loads(exported.read("experiment.json"))["history_name"] == "past.json"
+    again = services.rerun(exp, user)
+    assert (again.history_name, again.history_text) == ("past.json", past.trace)
+    stored = Dataset.objects.get(name="past.json", owner=user)
+    trace = Dataset.objects.get(name=now.trace_name, owner=user)
+    cluster = Dataset.objects.get(name="cluster.json", owner=user)
+    data = {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk, "algorithms": ["asrpt"]}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(NEW, {**data, "history_dataset": stored.pk, "seed": "0"})
+    assert response.status_code == 302, response.context["form"].errors
+    chosen = Experiment.objects.order_by("-pk").first()
+    assert chosen.history_text == past.trace
+    assert services.load_result(chosen.runs.get())["prediction"]["history_jobs"] == 10
+    response = client.post(NEW, {**data, "history_dataset": trace.pk, "seed": "0"})
+    assert "another trace than the one evaluated" in " ".join(field_errors(response, "history_dataset"))
+
+
+def test_a_bad_history_file_is_refused_on_its_field_and_nothing_is_stored(client, tiny_cluster, tiny_trace):
+    bad = SimpleUploadedFile("past.csv", b"job_id,arrival,gpus,duration\np1,0,2,600\np2,x,1,60\n")
+    response = upload(client, tiny_cluster, tiny_trace, history_file=bad)
+    assert_refused(response, "history_file", "past.csv", "line 3")
+
+
 @pytest.mark.parametrize(
     "field, value, message",
     [

@@ -444,10 +444,13 @@ def remember_uploads(user: Any, form: Any) -> None:
     inputs = form.inputs
     if inputs is None or inputs.source != "upload" or not getattr(user, "pk", None):
         return
-    for kind, name, text in (
+    files = [
         (Dataset.Kind.CLUSTER, inputs.cluster_name, inputs.cluster_text),
         (Dataset.Kind.TRACE, inputs.trace_name, inputs.trace_text),
-    ):
+    ]
+    if inputs.history_text:
+        files.append((Dataset.Kind.TRACE, inputs.history_name, inputs.history_text))
+    for kind, name, text in files:
         size = len(text.encode("utf-8"))
         # The size narrows the rows whose text the database compares: an edited file of the same
         # size is new content and is kept.

@@ -21,7 +21,7 @@ from django.core.files.uploadedfile import UploadedFile
 
 from scheduling import bounds, loaders, presets, registry
 from scheduling.errors import InputError
-from scheduling.model import Instance
+from scheduling.model import Cluster, Instance, Job
 from webapp import quotas, repetitions, tracechecks
 from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
@@ -93,6 +93,12 @@ def param_field(param: registry.Param, absent_flag: Any = False) -> forms.Field:
     return forms.CharField(**common)
 
 
+HISTORY_HELP = (
+    "Optional: a trace of past jobs (same format) for the algorithms that learn from one (A-SRPT and "
+    "its baselines, OASiS bounds=history), as simulate --history gives it; never the evaluated trace"
+)
+
+
 class ExperimentForm(forms.Form):
     source = forms.ChoiceField(
         choices=[
@@ -113,8 +119,14 @@ class ExperimentForm(forms.Form):
     trace_file = forms.FileField(
         required=False, allow_empty_file=True, label="Job trace", help_text="CSV, or JSON when the name ends in .json"
     )
+    history_file = forms.FileField(
+        required=False, allow_empty_file=True, label="History of past jobs", help_text=HISTORY_HELP
+    )
     cluster_dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False, label="Cluster spec")
     trace_dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False, label="Trace")
+    history_dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.none(), required=False, label="History of past jobs", help_text=HISTORY_HELP
+    )
     preset = forms.ChoiceField(required=False, initial="demo")
     # The preset checks jobs and size itself; the web form only caps the work one request may do.
     jobs = forms.IntegerField(required=False, max_value=MAX_PRESET_JOBS, help_text="Blank: the preset's default")
@@ -191,6 +203,7 @@ class ExperimentForm(forms.Form):
 
         labelled(self.fields["cluster_dataset"], mine.filter(kind=Dataset.Kind.CLUSTER))
         labelled(self.fields["trace_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
+        labelled(self.fields["history_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         self.specs = registry.all_specs()
         names = sorted({p.name for spec in self.specs.values() for p in spec.params if p.type in (int, float)})
         self.fields["sweep_param"].choices = [("", "—"), *((n, n) for n in names)]
@@ -345,6 +358,19 @@ class ExperimentForm(forms.Form):
         if cluster_ds is None or trace_ds is None:
             return None
         inputs = Inputs(Experiment.Source.LIBRARY, cluster_ds.name, cluster_ds.text, trace_ds.name, trace_ds.text)
+        history_ds: Dataset | None = data.get("history_dataset")
+        if history_ds is not None:
+            if history_ds.pk == trace_ds.pk:
+                self.add_error("history_dataset", "The history must be another trace than the one evaluated.")
+                return None
+            try:
+                cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
+            except InputError as exc:
+                self.add_error("cluster_dataset", str(exc))
+                return None
+            if self._history(cluster, history_ds.name, history_ds.text, "history_dataset") is None:
+                return None
+            inputs = dataclasses.replace(inputs, history_name=history_ds.name, history_text=history_ds.text)
         check = tracechecks.stored(trace_ds, cluster_ds)
         if check is not None:  # checked before (on upload or on its page): not loaded again
             if check.status == TraceCheck.Status.FAILED:
@@ -365,6 +391,18 @@ class ExperimentForm(forms.Form):
             return None
         return inputs, Instance(parsed, jobs)
 
+    def _history(self, cluster: Cluster, name: str, text: str, field: str) -> tuple[Job, ...] | None:
+        """The history's jobs, read against the cluster as the trace is; None with a form error on
+        ``field`` (file, line, job and field at fault)."""
+        if message := too_many_rows(text, name):
+            self.add_error(field, message)
+            return None
+        try:
+            return loaders.parse_trace(text, cluster, name, trace_format(name), parse_deadline(name))
+        except InputError as exc:
+            self.add_error(field, str(exc))
+            return None
+
     def _uploaded_inputs(self) -> tuple[Inputs, Instance] | None:
         cluster = self._read_upload("cluster_file", "cluster.json")
         trace = self._read_upload("trace_file", "trace.csv")
@@ -384,7 +422,14 @@ class ExperimentForm(forms.Form):
             self.add_error("trace_file", str(exc))
             return None
         inputs = Inputs(Experiment.Source.UPLOAD, cluster[0], cluster[1], trace[0], trace[1])
-        return inputs, Instance(parsed, jobs)
+        past: tuple[Job, ...] = ()
+        if self.cleaned_data.get("history_file") is not None:
+            history = self._read_upload("history_file", "history.csv")
+            found = None if history is None else self._history(parsed, history[0], history[1], "history_file")
+            if history is None or found is None:
+                return None
+            inputs, past = dataclasses.replace(inputs, history_name=history[0], history_text=history[1]), found
+        return inputs, Instance(parsed, jobs, history=past)
 
     def _read_upload(self, field: str, default_name: str) -> tuple[str, str] | None:
         """(file name, text) of an uploaded file, or None with a form error on ``field``."""

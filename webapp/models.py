@@ -108,6 +108,11 @@ class Experiment(models.Model):
     cluster_text = models.TextField()  # cluster spec, JSON
     trace_name = models.CharField(max_length=255)  # its extension selects CSV or JSON
     trace_text = models.TextField()
+    # A separate trace of past jobs for the algorithms that learn from one (AlgorithmSpec.history;
+    # simulate --history): uploaded or from the library with the trace; blank: none (a preset
+    # experiment gives those algorithms the preset's own history instead, repetitions.preset_history).
+    history_name = models.CharField(max_length=255, blank=True)
+    history_text = models.TextField(blank=True)
     seed = models.PositiveBigIntegerField(default=0)  # frozen with the inputs: a rerun reproduces the runs
     # Set while runs wait for the broker (it was unreachable at submission); cleared once all are sent.
     pending_dispatch = models.BooleanField(default=False)

@@ -130,7 +130,9 @@ class DjangoRunStore:
                 self.fail(run_id, f"preset {exp.preset} with trace seed {run.trace_seed}: {exc}")
                 return None
         history_name = history_text = None
-        if exp.source == Experiment.Source.PRESET and registry.get(run.algorithm).history:
+        if exp.history_text and registry.get(run.algorithm).history:  # given with the trace
+            history_name, history_text = exp.history_name, exp.history_text
+        elif exp.source == Experiment.Source.PRESET and registry.get(run.algorithm).history:
             # The preset's own history (generate --history) for an algorithm that learns from one.
             try:
                 history_name, history_text = preset_history(exp, run.trace_seed)

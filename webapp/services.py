@@ -62,6 +62,8 @@ class Inputs:
     trace_text: str
     preset: str = ""
     preset_options: Mapping[str, Any] = field(default_factory=dict)
+    history_name: str = ""  # a separate trace of past jobs (Experiment.history_text); "": none
+    history_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,8 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             cluster_text=inputs.cluster_text,
             trace_name=inputs.trace_name,
             trace_text=inputs.trace_text,
+            history_name=inputs.history_name,
+            history_text=inputs.history_text,
             seed=sub.seed,
         )
         runs = Run.objects.bulk_create(
@@ -349,7 +353,7 @@ def rerun(exp: Experiment, owner: Any) -> Experiment:
         name=f"{exp.name} (rerun)",
         inputs=Inputs(
             exp.source, exp.cluster_name, exp.cluster_text, exp.trace_name, exp.trace_text, exp.preset,
-            exp.preset_options,
+            exp.preset_options, exp.history_name, exp.history_text,
         ),
         runs=[(r.algorithm, r.params) for r in exp.runs.all() if r.repetition in (None, 0)],
         seed=exp.seed,
@@ -698,9 +702,10 @@ def placements_csv(doc: Mapping[str, Any]) -> str:
 RAW_INPUTS_NOTE = """These are the input files exactly as they were uploaded (or generated), so that the
 experiment can be run again with the command line (python -m scheduling simulate ...).
 
-A preset experiment with algorithms that learn from past jobs (A-SRPT and its baselines) also
-has the preset's own history (history.csv or .json: the same preset from another seed), given
-to those algorithms as simulate --history gives it.
+The history of past jobs given with the trace, if any, is here too; a preset experiment with
+algorithms that learn from past jobs (A-SRPT and its baselines) has the preset's own history
+(history.csv or .json: the same preset from another seed). Either is given to those algorithms
+as simulate --history gives it.
 
 They are NOT escaped for spreadsheets: a cell beginning with =, +, -, @ may run as a formula if
 you open a CSV here in Excel or LibreOffice. Import it as text instead. The CSV files under runs/
@@ -716,7 +721,9 @@ def experiment_zip(exp: Experiment) -> bytes:
         z.writestr("inputs/raw/README.txt", RAW_INPUTS_NOTE)
         z.writestr(f"inputs/raw/{_safe(exp.cluster_name)}", exp.cluster_text)
         z.writestr(f"inputs/raw/{_safe(exp.trace_name)}", exp.trace_text)
-        if exp.source == Experiment.Source.PRESET and any(registry.get(r.algorithm).history for r in exp.runs.all()):
+        if exp.history_text:
+            z.writestr(f"inputs/raw/{_safe(exp.history_name)}", exp.history_text)
+        elif exp.source == Experiment.Source.PRESET and any(registry.get(r.algorithm).history for r in exp.runs.all()):
             history_name, history_text = repetitions.preset_history(exp)
             z.writestr(f"inputs/raw/{_safe(history_name)}", history_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
@@ -751,6 +758,7 @@ def describe(exp: Experiment) -> dict[str, Any]:
         "preset_options": exp.preset_options or None,
         "cluster_name": exp.cluster_name,
         "trace_name": exp.trace_name,
+        "history_name": exp.history_name or None,
         "seed": exp.seed,
         **{k: v for k, v in status(exp).items() if k not in ("experiment", "name", "kind")},
     }
