@@ -526,6 +526,7 @@ def _compare_repeated(
         with _writing(args.out):
             results.write(doc, args.out / "results" / name)
         print(f"{row.case.key} {row.label}: " + _metric_text(row.metrics), file=sys.stderr, flush=True)
+        _print_notes(f"{row.case.key} {row.label}", doc)
 
     rows = repeat.run(
         cases, [(n, n, params[n]) for n in names], args.horizon, progress=keep, restart_seconds=args.restart_seconds

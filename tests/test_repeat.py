@@ -123,6 +123,17 @@ def test_a_preset_repetition_gives_the_predictors_the_presets_own_history(tmp_pa
     ]
 
 
+def test_a_repeated_compare_notes_a_predictor_without_a_history(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["generate", "--preset", "asrpt", "--jobs", "8", "--size", "0.04", "--out", str(tmp_path / "in")]) == 0
+    trace = next((tmp_path / "in").glob("trace.*"))
+    args = ["compare", "--cluster", str(tmp_path / "in" / "cluster.json"), "--trace", str(trace), "--seeds", "0-1"]
+    capsys.readouterr()
+    assert main([*args, "--algorithms", "spjf,fifo", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "seed=0 spjf: note: the random-forest predictor had no history" in err and "fifo: note" not in err
+
+
 def test_windows_of_a_trace_keep_its_history(files):
     inst = api.load_instance(*files, history=files[1])
     assert inst.history and all(c.instance.history == inst.history for c in repeat.window_cases(inst, 2, [0]))
