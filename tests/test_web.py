@@ -318,6 +318,8 @@ def test_an_uploaded_history_reaches_the_predictors_joins_the_library_and_is_exp
     assert response.status_code == 302, response.context["form"].errors
     exp = Experiment.objects.get()
     assert (exp.history_name, exp.history_text) == ("past.json", past.trace)
+    page = client.get(reverse("experiment", args=[exp.pk]) + "?tab=inputs").content.decode()
+    assert "history <code>past.json</code>" in page and 'id="history"' in page
     docs = {r.algorithm: services.load_result(r) for r in exp.runs.all()}
     assert docs["asrpt"]["prediction"]["history_jobs"] == 10 and "prediction" not in docs["fifo"]
     exported = zipfile.ZipFile(io.BytesIO(client.get(reverse("experiment-export", args=[exp.pk])).content))

@@ -633,6 +633,8 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     elif tab == "inputs":
         ctx["cluster_preview"] = preview(exp.cluster_text)
         ctx["trace_preview"] = preview(exp.trace_text)
+        if exp.history_text:
+            ctx["history_preview"] = preview(exp.history_text)
     return ctx
 
 
