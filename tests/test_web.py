@@ -341,6 +341,24 @@ def test_an_uploaded_history_reaches_the_predictors_joins_the_library_and_is_exp
     assert "another trace than the one evaluated" in " ".join(field_errors(response, "history_dataset"))
 
 
+def test_the_page_notes_a_fitted_predictor_run_without_a_history(client, django_capture_on_commit_callbacks):
+    """An uploaded trace without a history: asrpt (random forest) predicted 0 for every job, and the
+    experiment page says so; with predictor=perfect (no fitting) or with a history it does not."""
+    from scheduling import presets
+
+    now = presets.build("asrpt", jobs=8, seed=1, size=0.04)
+    past = SimpleUploadedFile("past.json", presets.own_history("asrpt", jobs=8, seed=1, size=0.04).trace.encode())
+    note = "no history of past jobs was given with the trace"
+    for extra, expected in (({}, True), ({"history_file": past}, False), ({"asrpt__predictor": "perfect"}, False)):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = upload(client, now.cluster, now.trace, now.trace_name, ("asrpt", "fifo"), **extra)
+        assert response.status_code == 302, response.context["form"].errors
+        exp = Experiment.objects.order_by("-pk").first()
+        page = client.get(reverse("experiment", args=[exp.pk])).content.decode()
+        assert (note in page) == expected, extra
+        assert ("asrpt: " + note in page) == expected  # fifo learns from nothing: not named
+
+
 def test_a_bad_history_file_is_refused_on_its_field_and_nothing_is_stored(client, tiny_cluster, tiny_trace):
     bad = SimpleUploadedFile("past.csv", b"job_id,arrival,gpus,duration\np1,0,2,600\np2,x,1,60\n")
     response = upload(client, tiny_cluster, tiny_trace, history_file=bad)

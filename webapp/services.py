@@ -575,6 +575,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "metric_columns": charts.METRIC_COLUMNS,
         "done_runs": [(r.pk, labels[r.pk]) for r in done],
         "version_note": version_note(done),
+        "history_notes": history_notes(exp, runs),
         "figures": [],
     }
     ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
@@ -636,6 +637,32 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         if exp.history_text:
             ctx["history_preview"] = preview(exp.history_text)
     return ctx
+
+
+def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:
+    """Notes for runs whose fitted predictor had no history to learn from: an uploaded or library
+    trace given without a history (a preset experiment gives its own). Such a predictor predicts
+    0 iterations for every job (docs/algorithms-asrpt.md), which the page says rather than leave a
+    comparison with the baselines to look like a result of the algorithm."""
+    if exp.history_text or exp.source == Experiment.Source.PRESET:
+        return []
+    from scheduling.algorithms.asrpt.predictors import FITTED
+
+    alone = [
+        name
+        for name in dict.fromkeys(r.algorithm for r in runs)
+        if name in registry.all_specs()
+        and registry.get(name).history
+        and any(r.params.get("predictor") in FITTED for r in runs if r.algorithm == name)
+    ]
+    if not alone:
+        return []
+    return [
+        f"{', '.join(alone)}: no history of past jobs was given with the trace, so the fitted predictor "
+        "predicted 0 iterations for every job and predicted work told no two jobs apart. Create the "
+        "experiment again with a history file (past jobs of the same cluster) to compare them as the "
+        "paper does."
+    ]
 
 
 def same_variants(runs: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
