@@ -359,6 +359,14 @@ def test_the_page_notes_a_fitted_predictor_run_without_a_history(client, django_
         assert ("asrpt: " + note in page) == expected  # fifo learns from nothing: not named
 
 
+def test_the_form_says_which_algorithms_learn_from_a_history(client):
+    page = client.get(NEW).content.decode()
+    learners = re.findall(r'data-algorithm="([^"]+)">(?:(?!data-algorithm=).)*?learns-history', page, re.S)
+    assert learners == [name for name, spec in registry.all_specs().items() if spec.history]
+    assert {"asrpt", "spjf", "oasis"} <= set(learners) and "fifo" not in learners
+    assert 'name="history_file"' in page and 'name="history_dataset"' in page
+
+
 def test_a_bad_history_file_is_refused_on_its_field_and_nothing_is_stored(client, tiny_cluster, tiny_trace):
     bad = SimpleUploadedFile("past.csv", b"job_id,arrival,gpus,duration\np1,0,2,600\np2,x,1,60\n")
     response = upload(client, tiny_cluster, tiny_trace, history_file=bad)
