@@ -112,6 +112,23 @@ def test_an_instance_the_algorithm_does_not_support_ends_failed_with_the_reason(
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("inline_tasks")
+@pytest.mark.parametrize("source", ["upload", "preset"])
+def test_a_run_of_an_algorithm_no_longer_registered_ends_failed(tiny_cluster, tiny_trace, source):
+    """Claiming the run asks the registry whether the algorithm learns from a history: a name it
+    does not know must not leave the run running (the simulation fails it with the registry's message)."""
+    exp = Experiment.objects.create(
+        name="t", source=source, preset="demo" if source == "preset" else "", preset_options={"jobs": 3},
+        cluster_text=tiny_cluster, trace_name="trace.csv", trace_text=tiny_trace, history_name="h.csv",
+        history_text=tiny_trace if source == "upload" else "",
+    )  # fmt: skip
+    run = Run.objects.create(experiment=exp, algorithm="retired", params={}, seed=0)
+    assert simulate_run(run.pk) == "failed"
+    run.refresh_from_db()
+    assert run.status == "failed" and "unknown algorithm 'retired'" in run.error
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
 def test_a_crashing_algorithm_ends_failed_and_the_exception_propagates(tiny_cluster, tiny_trace, monkeypatch):
     def explode(instance, params, rng):
         raise ZeroDivisionError("a bug in the algorithm")

@@ -29,7 +29,8 @@ class RunInput:
     windows: int | Sequence[Sequence[int]] | None = None
     window: int | None = None
     # A separate trace of past jobs that the algorithm may learn from (Instance.history), same
-    # format rules as the trace: a preset experiment's own history (presets.own_history).
+    # format rules as the trace: the one given with the experiment's trace, or a preset
+    # experiment's own (presets.own_history); None for an algorithm that learns from none.
     history_name: str | None = None
     history_text: str | None = None
 
