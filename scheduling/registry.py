@@ -196,6 +196,15 @@ def get(name: str) -> AlgorithmSpec:
     return REGISTRY[name]
 
 
+def learns_from_history(name: str) -> bool:
+    """Whether algorithm ``name`` learns from a history (``AlgorithmSpec.history``); False for a name
+    that is not registered (a stored run of an algorithm since removed)."""
+    try:
+        return get(name).history
+    except InputError:
+        return False
+
+
 def all_specs() -> dict[str, AlgorithmSpec]:
     """Every entry, in the order of the modules that declare them (scheduling.algorithms.MODULES),
     each module's in the order it registers them: the same whichever module was imported first

@@ -125,6 +125,7 @@ def test_a_run_of_an_algorithm_no_longer_registered_ends_failed(tiny_cluster, ti
     assert simulate_run(run.pk) == "failed"
     run.refresh_from_db()
     assert run.status == "failed" and "unknown algorithm 'retired'" in run.error
+    assert services.experiment_zip(exp) and services.history_notes(exp, [run]) == []  # the pages still open
 
 
 @pytest.mark.django_db

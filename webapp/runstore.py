@@ -111,15 +111,6 @@ def _delete(*names: str) -> None:
             default_storage.delete(name)
 
 
-def _learns_from_history(algorithm: str) -> bool:
-    """Whether the run's algorithm learns from a history (False for a name no longer registered:
-    the simulation then fails with the registry's message, as any run of it does)."""
-    try:
-        return registry.get(algorithm).history
-    except InputError:
-        return False
-
-
 class DjangoRunStore:
     @transient
     def claim(self, run_id: int) -> RunInput | None:
@@ -139,7 +130,9 @@ class DjangoRunStore:
                 self.fail(run_id, f"preset {exp.preset} with trace seed {run.trace_seed}: {exc}")
                 return None
         history_name = history_text = None
-        learns = _learns_from_history(run.algorithm)
+        # (an algorithm no longer registered learns from none: its simulation fails with the
+        # registry's message, as any run of it does)
+        learns = registry.learns_from_history(run.algorithm)
         if exp.history_text and learns:  # given with the trace
             history_name, history_text = exp.history_name, exp.history_text
         elif exp.source == Experiment.Source.PRESET and learns:

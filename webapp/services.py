@@ -651,8 +651,7 @@ def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:
     alone = [
         name
         for name in dict.fromkeys(r.algorithm for r in runs)
-        if name in registry.all_specs()
-        and registry.get(name).history
+        if registry.learns_from_history(name)
         and any(r.params.get("predictor") in FITTED for r in runs if r.algorithm == name)
     ]
     if not alone:
@@ -752,7 +751,9 @@ def experiment_zip(exp: Experiment) -> bytes:
         z.writestr(f"inputs/raw/{_safe(exp.trace_name)}", exp.trace_text)
         if exp.history_text:
             z.writestr(f"inputs/raw/{_safe(exp.history_name)}", exp.history_text)
-        elif exp.source == Experiment.Source.PRESET and any(registry.get(r.algorithm).history for r in exp.runs.all()):
+        elif exp.source == Experiment.Source.PRESET and any(
+            registry.learns_from_history(r.algorithm) for r in exp.runs.all()
+        ):
             history_name, history_text = repetitions.preset_history(exp)
             z.writestr(f"inputs/raw/{_safe(history_name)}", history_text)
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
