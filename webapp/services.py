@@ -754,8 +754,11 @@ def experiment_zip(exp: Experiment) -> bytes:
         elif exp.source == Experiment.Source.PRESET and any(
             registry.learns_from_history(r.algorithm) for r in exp.runs.all()
         ):
-            history_name, history_text = repetitions.preset_history(exp)
-            z.writestr(f"inputs/raw/{_safe(history_name)}", history_text)
+            try:
+                history_name, history_text = repetitions.preset_history(exp)
+                z.writestr(f"inputs/raw/{_safe(history_name)}", history_text)
+            except InputError:  # a preset this version no longer builds with these options: no history file
+                pass
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
         if exp.repetition:
             z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))
