@@ -60,6 +60,28 @@ def test_the_api_refuses_bad_input_with_field_errors_and_stores_nothing(token, t
     assert Experiment.objects.count() == 0
 
 
+def test_the_api_takes_a_history_of_past_jobs_and_names_its_errors(
+    token, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    bad = SimpleUploadedFile("past.csv", b"job_id,arrival\nj1,abc\n")
+    response = api.post("/api/experiments/", upload_data(tiny_cluster, tiny_trace, history_file=bad))
+    assert response.status_code == 400
+    assert response.json()["fields"]["history_file"] == [
+        "past.csv, line 2, job 'j1', field 'arrival': 'abc' is not a number"
+    ]
+    assert Experiment.objects.count() == 0
+    past = SimpleUploadedFile("past.csv", tiny_trace.encode())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/experiments/", upload_data(tiny_cluster, tiny_trace, history_file=past))
+    assert response.status_code == 201, response.content
+    exp = Experiment.objects.get()
+    assert (exp.history_name, exp.history_text) == ("past.csv", tiny_trace)
+
+
 def test_the_api_refuses_a_trace_written_in_other_slots_than_the_cluster(token, tiny_cluster):
     from django.test import Client
 
