@@ -508,7 +508,7 @@ def _compare_repeated(
     seeds = repeat.parse_seeds(args.seeds) if args.seeds is not None else [args.seed]
     if args.preset is not None:
         # The preset's own history (the preset from another seed) for algorithms that learn from one.
-        history = any(registry.get(name).history for name in names)
+        history = any(registry.learns_from_history(name) for name in names)
         size = 1.0 if args.size is None else args.size
         cases = repeat.preset_cases(args.preset, args.jobs, seeds, size, history)
     else:

@@ -126,7 +126,7 @@ def preset_instance(preset: str, jobs: int | None, seed: int, size: float = 1.0,
     past: tuple[Job, ...] = ()
     if history:
         own = presets.own_history(preset, jobs=jobs, seed=seed, size=size)
-        past = parse_trace(own.trace, cluster, own.trace_name.replace("trace", "history"), fmt)
+        past = parse_trace(own.trace, cluster, own.trace_name, fmt)
     return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, fmt), history=past)
 
 

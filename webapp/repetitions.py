@@ -142,13 +142,24 @@ def repetition_name(repetition: Mapping[str, Any], index: int | None) -> str:
 def preset_history(exp: Experiment, trace_seed: int | None = None) -> tuple[str, str]:
     """(name, text) of a preset experiment's own history for its trace of ``trace_seed`` (None: the
     experiment's seed): the preset with the experiment's options drawn from seed +
-    ``presets.HISTORY_SEED_OFFSET``, the file ``generate --history`` writes. It is given to the
-    algorithms that learn from a history (``AlgorithmSpec.history``: A-SRPT's predictors)."""
+    ``presets.HISTORY_SEED_OFFSET``, the file ``generate --history`` writes."""
     options = dict(exp.preset_options)
     if trace_seed is not None:
         options["seed"] = trace_seed
     files = presets.own_history(exp.preset, **options)
-    return files.trace_name.replace("trace", "history"), files.trace
+    return files.trace_name, files.trace
+
+
+def history_of(exp: Experiment, trace_seed: int | None = None) -> tuple[str, str] | None:
+    """(name, text) of the history the experiment gives the algorithms that learn from one
+    (``AlgorithmSpec.history``): the one given with its trace, or a preset experiment's own
+    (``preset_history``, for ``trace_seed``); None if it has none. InputError if the preset no
+    longer builds with the experiment's options."""
+    if exp.history_text:
+        return exp.history_name, exp.history_text
+    if exp.source == Experiment.Source.PRESET:
+        return preset_history(exp, trace_seed)
+    return None
 
 
 def repetition_inputs(exp: Experiment, trace_seed: int) -> tuple[str, str, str]:

@@ -23,8 +23,8 @@ from django.utils import timezone
 from scheduling import registry
 from scheduling.errors import InputError
 from webapp.chartindex import chart_index, chart_index_name
-from webapp.models import Experiment, Run
-from webapp.repetitions import preset_history, repetition_inputs
+from webapp.models import Run
+from webapp.repetitions import history_of, repetition_inputs
 from workers.runs import RunInput, TransientStoreError
 
 ERROR_CHARS = 4000  # a failure message longer than this is cut (the validator lists at most 5 problems)
@@ -129,19 +129,16 @@ class DjangoRunStore:
             except InputError as exc:  # the form built the preset with one seed only
                 self.fail(run_id, f"preset {exp.preset} with trace seed {run.trace_seed}: {exc}")
                 return None
-        history_name = history_text = None
+        history = None
         # (an algorithm no longer registered learns from none: its simulation fails with the
         # registry's message, as any run of it does)
-        learns = registry.learns_from_history(run.algorithm)
-        if exp.history_text and learns:  # given with the trace
-            history_name, history_text = exp.history_name, exp.history_text
-        elif exp.source == Experiment.Source.PRESET and learns:
-            # The preset's own history (generate --history) for an algorithm that learns from one.
+        if registry.learns_from_history(run.algorithm):
             try:
-                history_name, history_text = preset_history(exp, run.trace_seed)
+                history = history_of(exp, run.trace_seed)
             except InputError as exc:
                 self.fail(run_id, f"preset {exp.preset}: its history: {exc}")
                 return None
+        history_name, history_text = history if history is not None else (None, None)
         return RunInput(
             cluster_name=exp.cluster_name,
             cluster_text=cluster_text,

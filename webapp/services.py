@@ -749,16 +749,13 @@ def experiment_zip(exp: Experiment) -> bytes:
         z.writestr("inputs/raw/README.txt", RAW_INPUTS_NOTE)
         z.writestr(f"inputs/raw/{_safe(exp.cluster_name)}", exp.cluster_text)
         z.writestr(f"inputs/raw/{_safe(exp.trace_name)}", exp.trace_text)
-        if exp.history_text:
-            z.writestr(f"inputs/raw/{_safe(exp.history_name)}", exp.history_text)
-        elif exp.source == Experiment.Source.PRESET and any(
-            registry.learns_from_history(r.algorithm) for r in exp.runs.all()
-        ):
+        if exp.history_text or any(registry.learns_from_history(r.algorithm) for r in exp.runs.all()):
             try:
-                history_name, history_text = repetitions.preset_history(exp)
-                z.writestr(f"inputs/raw/{_safe(history_name)}", history_text)
+                history = repetitions.history_of(exp)
             except InputError:  # a preset this version no longer builds with these options: no history file
-                pass
+                history = None
+            if history is not None:
+                z.writestr(f"inputs/raw/{_safe(history[0])}", history[1])
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
         if exp.repetition:
             z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))

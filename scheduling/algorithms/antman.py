@@ -130,9 +130,9 @@ class _Changes:
     def __init__(self, owner: AntMan, view: View) -> None:
         self.owner = owner
         # The active jobs in arrival order (the engine's order) with their GPUs, for the
-        # classification pass; and each one's job, arrival and rank in that order.
+        # classification pass; and each one's job and rank in that order.
         self.gpus: dict[str, float] = {}
-        self.info: dict[str, tuple[Job, int]] = {}
+        self.jobs: dict[str, Job] = {}
         self.rank: dict[str, int] = {}
         self.added = 0
         self.unstarted: set[str] = set()  # active jobs that never held resources (start is None)
@@ -157,7 +157,7 @@ class _Changes:
         job_id = job.job_id
         g = self.gpus[job_id] = self.owner.job_gpus(job)
         self.gpu_counts[g] = self.gpu_counts.get(g, 0) + 1
-        self.info[job_id] = (job, job.arrival)
+        self.jobs[job_id] = job
         cfg = self.owner.configs[job_id]  # its shape and workers, fixed for its lifetime
         self.need[job_id] = (job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers)
         self.rank[job_id] = self.added
@@ -197,12 +197,12 @@ class _Changes:
 
     def decide(self, view: View) -> Decision:
         owner = self.owner
-        gpus, info, unstarted, waiting = self.gpus, self.info, self.unstarted, self.waiting
+        gpus, jobs, unstarted, waiting = self.gpus, self.jobs, self.unstarted, self.waiting
         for job_id in view.completed:  # (absent if this state was made at this event, from view.jobs)
             g = gpus.pop(job_id, None)
             if g is not None:
                 r = self.rank.pop(job_id)
-                del info[job_id], self.ids[r], self.need[job_id]
+                del jobs[job_id], self.ids[r], self.need[job_id]
                 self._forget_gpus(g)
                 of = self.fresh if job_id in unstarted else self.started
                 del of[bisect_left(of, r)]
@@ -218,7 +218,7 @@ class _Changes:
         # quota left, every later job is opportunistic: the pass stops there (float addition is
         # monotone).
         ids, fresh = self.ids, self.fresh
-        recent = bisect_right(fresh, starving, key=lambda r: info[ids[r]][1])
+        recent = bisect_right(fresh, starving, key=lambda r: jobs[ids[r]].arrival)
         guaranteed: list[str] = []
         used = 0.0
         smallest = min(self.gpu_counts, default=0.0)
@@ -236,7 +236,7 @@ class _Changes:
         # unstarved, so it waits less than max_wait, and the first has the earliest limit).
         first_g = _first_in(guaranteed, waiting, 0, len(guaranteed))
         first_never = _first_in(guaranteed, unstarted, first_g, len(guaranteed))  # (never-started jobs wait)
-        wake = info[guaranteed[first_never]][1] + max_wait if first_never < len(guaranteed) else None
+        wake = jobs[guaranteed[first_never]].arrival + max_wait if first_never < len(guaranteed) else None
         # The suffix of the walk from its first waiting job (see the class docstring): the
         # guaranteed jobs from the first waiting one, then every opportunistic job; or, if no
         # guaranteed job waits, the opportunistic jobs from the first waiting one, those before it
@@ -272,7 +272,7 @@ class _Changes:
         """The walk over the suffix ``head`` (guaranteed jobs) + the opportunistic jobs from rank
         ``first_o`` on (none if None), filling ``changes``; returns how many of its opportunistic
         jobs run after it."""
-        owner, info, rank, need = self.owner, self.info, self.rank, self.need
+        owner, jobs, rank, need = self.owner, self.jobs, self.rank, self.need
         running = view.running()
 
         def where(job_id: str) -> tuple[int, int] | None:  # a running job's place in the suffix
@@ -290,17 +290,17 @@ class _Changes:
         ledger = view.committed_ledger()
         cluster = owner.cluster
         for _, job_id in placed_in:
-            job = info[job_id][0]
+            job = jobs[job_id]
             for a in running[job_id]:
                 ledger.release(a.server, demand_of(cluster, job, a.role, a.type) or {}, a.count)
         memo = FitMemo(ledger, owner.shapes)
-        configs, failed = owner.configs, memo.failed
+        configs = owner.configs
         runs = 0
 
         def visit(job_id: str, allocs: tuple[Allocation, ...] | None, part: int) -> None:
             """decide_full's step for one job: keep it, place it (a start or a move) or suspend it."""
             nonlocal runs
-            job = info[job_id][0]
+            job = jobs[job_id]
             if allocs is not None and keep(ledger, job, allocs):
                 runs += part
                 return
@@ -319,11 +319,8 @@ class _Changes:
         # job is passed over if its shape failed with as few workers (memo.place's own test).
         for job_id in head:
             allocs = running.get(job_id)
-            if allocs is None:
-                shape, workers = need[job_id]
-                failed_at = failed.get(shape)
-                if failed_at is not None and workers >= failed_at:
-                    continue
+            if allocs is None and memo.skips(*need[job_id]):
+                continue
             visit(job_id, allocs, 0)
         if first_o is None:
             return runs
@@ -342,11 +339,7 @@ class _Changes:
         heapify(heap)
         k = 0
         while True:
-            while heap:  # the next waiting job that could still fit
-                shape, workers = heap[0][1]
-                failed_at = failed.get(shape)
-                if failed_at is None or workers < failed_at:
-                    break
+            while heap and memo.skips(*heap[0][1]):  # to the next waiting job that could still fit
                 heappop(heap)
             if k < len(later) and (not heap or rank[later[k]] < heap[0][0]):
                 job_id = later[k]

@@ -239,9 +239,14 @@ class FitMemo:
         """Whether no job can fit any more, given the fewest workers waiting jobs need per shape."""
         return all(self.failed.get(shape, 1 << 30) <= n for shape, n in fewest.items())
 
+    def skips(self, shape: tuple[object, ...], workers: int) -> bool:
+        """Whether ``place`` passes over a job of this shape and worker count: the shape already
+        failed with as few workers."""
+        return workers >= self.failed.get(shape, 1 << 30)
+
     def place(self, job: Job, cfg: Config) -> tuple[Allocation, ...] | None:
         shape = self.shape(job, cfg)
-        if cfg.workers >= self.failed.get(shape, 1 << 30):
+        if self.skips(shape, cfg.workers):
             return None
         placed = place(self.ledger, job, cfg)
         if placed is None:

@@ -221,11 +221,11 @@ class _RigidQueues:
         self.queues: dict[str, dict[tuple[tuple[object, ...], int], list[int]]] = {}
         self.ids: dict[int, str] = {}  # rank -> waiting job
         self.rank: dict[str, int] = {}  # waiting job -> rank
+        self.need: dict[str, tuple[tuple[object, ...], int]] = {}  # waiting job -> (shape, workers)
         self.added = 0
         self.usage: dict[str, dict[str, float]] = defaultdict(dict)  # group -> running jobs' usage
         self.held: dict[str, dict[str, float]] = {}  # running job -> its usage
         self.running: dict[str, int] = defaultdict(int)  # group -> running jobs
-        self.counts: dict[tuple[object, ...], dict[int, int]] = {}  # shape -> workers -> waiting jobs
         arrived = {j.job_id for j in view.arrived}  # added by the first decide
         running = view.running()
         for jv in view.jobs:
@@ -236,19 +236,13 @@ class _RigidQueues:
             else:
                 self._wait(jv.job)
 
-    def _shape(self, job: Job) -> tuple[tuple[object, ...], int]:
-        cfg = self.owner.configs[job.job_id]
-        return job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers
-
     def _wait(self, job: Job) -> None:
-        need = self._shape(job)
+        cfg = self.owner.configs[job.job_id]  # its shape and workers, fixed for its lifetime
+        need = self.need[job.job_id] = (job_shape(self.owner.cluster, job, cfg, self.owner.shapes), cfg.workers)
         self.queues.setdefault(_group(job), {}).setdefault(need, []).append(self.added)  # (the largest rank)
         self.ids[self.added] = job.job_id
         self.rank[job.job_id] = self.added
         self.added += 1
-        shape, n = need
-        counts = self.counts.setdefault(shape, {})
-        counts[n] = counts.get(n, 0) + 1
 
     def _start(self, job: Job, allocs: tuple[Allocation, ...] | list[Allocation]) -> None:
         used = self.owner._usage(job, allocs)
@@ -270,15 +264,18 @@ class _RigidQueues:
         owner = self.owner
         ledger = view.committed_ledger()
         memo = FitMemo(ledger, owner.shapes)
-        fewest = {shape: min(c) for shape, c in self.counts.items() if c}
-        ids, rank, jobs, failed, configs = self.ids, self.rank, self.jobs, memo.failed, owner.configs
+        fewest: dict[tuple[object, ...], int] = {}  # shape -> the fewest workers a waiting job of it has
+        for lists in self.queues.values():
+            for shape, n in lists:
+                fewest[shape] = min(n, fewest.get(shape, n))
+        ids, rank, need, jobs, configs = self.ids, self.rank, self.need, self.jobs, owner.configs
 
         def next_of(lists: dict[tuple[tuple[object, ...], int], list[int]], after: int) -> int | None:
             """The group's earliest waiting job after rank ``after`` whose (shape, workers) has not
             failed (FitMemo.place's test): the next one the walk would try."""
             best = None
-            for (shape, workers), ranks in lists.items():
-                if workers >= failed.get(shape, 1 << 30):
+            for key, ranks in lists.items():
+                if memo.skips(*key):
                     continue
                 i = bisect_right(ranks, after)
                 if i < len(ranks) and (best is None or ranks[i] < best):
@@ -293,10 +290,9 @@ class _RigidQueues:
         changes: dict[str, tuple[Allocation, ...]] = {}
         while heap:
             share, _, job_id, group = heapq.heappop(heap)
-            job, cfg = jobs[job_id], configs[job_id]
-            shape, workers = job_shape(owner.cluster, job, cfg, owner.shapes), cfg.workers
-            if workers < failed.get(shape, 1 << 30):  # (it may have failed since it was pushed)
-                placed = memo.place(job, cfg)
+            job = jobs[job_id]
+            if not memo.skips(*need[job_id]):  # (it may have failed since it was pushed)
+                placed = memo.place(job, configs[job_id])
                 if placed is not None:
                     changes[job_id] = placed
                     self._start(job, placed)
@@ -307,21 +303,15 @@ class _RigidQueues:
             if nxt is not None:
                 head = jobs[ids[nxt]]
                 heapq.heappush(heap, (share, head.arrival, head.job_id, group))
-        for job_id in changes:
-            job = jobs[job_id]
-            need = self._shape(job)
-            group = _group(job)
-            ranks = self.queues[group][need]
-            r = rank.pop(job_id)
+        for job_id in changes:  # placed: they wait no more
+            group, key, r = _group(jobs[job_id]), need.pop(job_id), rank.pop(job_id)
+            lists = self.queues[group]
+            ranks = lists[key]
             del ranks[bisect_left(ranks, r)], ids[r]
             if not ranks:
-                del self.queues[group][need]
-                if not self.queues[group]:
+                del lists[key]
+                if not lists:
                     del self.queues[group]
-            shape, n = need
-            self.counts[shape][n] -= 1
-            if not self.counts[shape][n]:
-                del self.counts[shape][n]
         return Decision(changes=changes)
 
 

@@ -13,7 +13,7 @@ names, so ``scheduling.presets.<name>`` keeps working.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -181,9 +181,10 @@ def own_history(
     name: str, jobs: int | None = None, seed: int = 0, size: float = 1.0, load: float | None = None
 ) -> PresetFiles:
     """The preset's own history for the instance ``build`` makes with these arguments: the same
-    preset drawn from ``seed + HISTORY_SEED_OFFSET`` (its trace is the history; its cluster is the
-    evaluated trace's, as the arguments are the same)."""
-    return build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
+    preset drawn from ``seed + HISTORY_SEED_OFFSET``. Its trace is the history, named
+    ``history.csv`` (or ``.json``); its cluster is the evaluated trace's, as the arguments are the same."""
+    past = build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
+    return replace(past, trace_name=past.trace_name.replace("trace", "history"))
 
 
 def generate(
@@ -210,7 +211,7 @@ def generate(
         return [cluster, trace]
     past = own_history(name, jobs, seed, size, load)
     # The history runs on the evaluated trace's cluster: its jobs must fit it (checked on load).
-    path = out / files.trace_name.replace("trace", "history")
+    path = out / past.trace_name
     path.write_text(past.trace, encoding="utf-8")
     return [cluster, trace, path]
 
