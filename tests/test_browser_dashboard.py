@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from scheduling import registry
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
+from tests.test_browser import file_payload
 from tests.webhelpers import CHROMIUM_ARGS, sign_in
 from webapp import datasets, services
 from workers.tasks import simulate_run
@@ -172,3 +173,42 @@ def test_a_library_pair_shows_its_offered_load_with_a_warning_before_submit(brow
     note = page.locator("#preflight-load")
     expect(note).to_contain_text("Offered load")
     expect(note).to_contain_text("nearly idle")  # 40 Philly jobs on 20 nodes over 10 days
+
+
+def test_the_form_warns_before_submit_when_a_learner_has_no_history(browser, live_server):
+    """The same rule as the experiment page's note (services.history_notes): a checked algorithm or
+    "Also run" line whose predictor learns from a history, with an uploaded or library trace and no
+    history given."""
+    page = signed_in(browser, live_server)
+    page.goto(f"{live_server.url}/experiments/new/")
+    warning = page.locator("#history-warning")
+    page.check("input[name=source][value=upload]")
+    page.check("input[name=algorithms][value=fifo]")
+    expect(warning).to_be_hidden()  # fifo learns from nothing
+    page.check("input[name=algorithms][value=asrpt]")
+    expect(warning).to_be_visible()
+    expect(warning).to_contain_text("asrpt: no history of past jobs")
+    expect(warning).to_contain_text("Add a history file")
+    page.select_option("#id_asrpt__predictor", "perfect")  # reads the true iterations: needs no history
+    expect(warning).to_be_hidden()
+    page.select_option("#id_asrpt__predictor", "mean")
+    expect(warning).to_be_visible()
+    page.set_input_files("#id_history_file", file_payload("past.csv", "job_id,arrival,gpus,duration\np1,0,1,60\n"))
+    expect(warning).to_be_hidden()
+    page.set_input_files("#id_history_file", [])
+    expect(warning).to_be_visible()
+    page.check("input[name=source][value=preset]")  # a preset gives its own history
+    expect(warning).to_be_hidden()
+    page.check("input[name=source][value=library]")
+    page.check("input[name=algorithms][value=asrpt]")  # the demo preset cannot run it: unticked there
+    expect(warning).to_contain_text("Add a history trace from the library")
+
+    page.check("input[name=source][value=upload]")
+    page.uncheck("input[name=algorithms][value=asrpt]")
+    expect(warning).to_be_hidden()
+    page.fill("#id_extra_runs", "drf fixed=false\nspjf predictor=trace")
+    expect(warning).to_be_hidden()
+    page.fill("#id_extra_runs", "drf fixed=false\nspjf predictor=trace\nwcs-subtime")  # default: random-forest
+    expect(warning).to_contain_text("wcs-subtime: no history")
+    page.fill("#id_extra_runs", "spjf predictor=median\nwcs-subtime predictor=perfect")
+    expect(warning).to_contain_text("spjf: no history")

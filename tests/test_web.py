@@ -365,6 +365,11 @@ def test_the_form_says_which_algorithms_learn_from_a_history(client):
     assert learners == [name for name, spec in registry.all_specs().items() if spec.history]
     assert {"asrpt", "spjf", "oasis"} <= set(learners) and "fifo" not in learners
     assert 'name="history_file"' in page and 'name="history_dataset"' in page
+    # The form's script warns before submit from this list (tests/test_browser_dashboard.py).
+    data = json.loads(re.search(r'<script id="history-learners" type="application/json">(.*?)</script>', page).group(1))
+    assert set(data["learners"]) == {"asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime"}
+    assert data["learners"]["asrpt"] == {"field": "asrpt__predictor", "default": "random-forest"}
+    assert "random-forest" in data["fitted"] and "perfect" not in data["fitted"]
 
 
 def test_a_bad_history_file_is_refused_on_its_field_and_nothing_is_stored(client, tiny_cluster, tiny_trace):

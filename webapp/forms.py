@@ -230,6 +230,22 @@ class ExperimentForm(forms.Form):
             for name, spec in self.specs.items()
         ]
 
+    def history_learners(self) -> dict[str, Any]:
+        """For the form's script, which warns before submit that an uploaded or library trace without
+        a history leaves a fitted predictor nothing to learn from (the rule of
+        ``services.history_notes``): ``{"fitted": predictors that learn from the history,
+        "learners": {algorithm: {"field": its predictor field, "default": its default predictor}}}``."""
+        from scheduling.algorithms.asrpt.predictors import FITTED
+
+        learners = {
+            name: {"field": f"{name}{SEP}{param.name}", "default": param.default}
+            for name, spec in self.specs.items()
+            if spec.history
+            for param in spec.params
+            if param.name == "predictor"
+        }
+        return {"fitted": list(FITTED), "learners": learners}
+
     def preset_summaries(self) -> list[tuple[str, str, int]]:
         return [(p.name, p.summary, p.default_jobs) for p in presets.PRESETS.values()]
 

@@ -55,6 +55,50 @@
     apply();
   }
 
+  // Before submit: an uploaded or library trace without a history leaves the fitted predictors of
+  // the chosen learners (A-SRPT and its baselines) nothing to learn from: every prediction is 0.
+  // The same rule as the experiment page's note afterwards (webapp.services.history_notes).
+  const learnersData = document.getElementById("history-learners");
+  if (form && learnersData) {
+    const learning = JSON.parse(learnersData.textContent);
+    const warning = document.getElementById("history-warning");
+    const field = function (name) { return form.querySelector("[name='" + name + "']"); };
+    const fitted = function (predictor) { return learning.fitted.indexOf(predictor) >= 0; };
+    const warn = function () {
+      const source = form.querySelector("input[name=source]:checked");
+      const historyFile = field("history_file");
+      const historyDataset = field("history_dataset");
+      let given = true; // a preset gives its own history
+      if (source && source.value === "upload") given = Boolean(historyFile && historyFile.files && historyFile.files.length);
+      if (source && source.value === "library") given = Boolean(historyDataset && historyDataset.value);
+      const alone = [];
+      const add = function (name) { if (alone.indexOf(name) < 0) alone.push(name); };
+      Object.keys(learning.learners).forEach(function (name) {
+        const box = form.querySelector("input[name=algorithms][value='" + name + "']");
+        const predictor = field(learning.learners[name].field);
+        if (box && box.checked && fitted(predictor ? predictor.value : learning.learners[name].default)) add(name);
+      });
+      const extra = field("extra_runs");
+      (extra ? extra.value : "").split("\n").forEach(function (line) {
+        const words = line.trim().split(/\s+/);
+        const learner = learning.learners[words[0]];
+        if (!learner) return;
+        const named = words.slice(1).filter(function (w) { return w.indexOf("predictor=") === 0; });
+        if (fitted(named.length ? named[0].slice("predictor=".length) : learner.default)) add(words[0]);
+      });
+      const show = !given && alone.length > 0;
+      warning.hidden = !show;
+      warning.textContent = show
+        ? alone.join(", ") + ": no history of past jobs is given with this trace, so the fitted predictor will predict 0 " +
+          "iterations for every job and these runs will tell no two jobs apart. Add a history " +
+          (source.value === "upload" ? "file" : "trace from the library") + " above (past jobs of the same cluster)."
+        : "";
+    };
+    form.addEventListener("change", warn);
+    form.addEventListener("input", warn);
+    warn();
+  }
+
   if (form) {
     radioSections("source", "fieldset.source", "source");
     radioSections("mode", "fieldset.mode", "mode");
