@@ -111,28 +111,31 @@ class Drf:
                     waiting.append(jv)
             jobs = waiting
         # Start every job from nothing, then hand out one worker at a time to the lowest share.
-        held: dict[str, list[Allocation]] = {jv.job.job_id: [] for jv in jobs}
-        usage: dict[str, dict[str, float]] = {jv.job.job_id: {} for jv in jobs}
+        growing = {
+            jv.job.job_id: _Growing([a.server for a in current.get(jv.job.job_id, []) if a.role == "worker"])
+            for jv in jobs
+        }
         by_id = {jv.job.job_id: jv.job for jv in jobs}
         heap = [(0.0, jv.job.arrival, jv.job.job_id) for jv in jobs]
         heapq.heapify(heap)
         memo = FitMemo(ledger, self.shapes)  # first workers that did not fit, per shape, this decision
         full: set[tuple[tuple[str, float], ...]] = set()  # worker demands no server fits any more
+        full_servers: dict[tuple[tuple[str, float], ...], _Full] = {}  # per worker demand: servers full for it
         while heap:
             _, arrival, job_id = heapq.heappop(heap)
             job = by_id[job_id]
-            allocs = held[job_id]
-            step = self._grow(ledger, memo, full, job, self.configs[job_id], allocs, current.get(job_id, []))
+            grown = growing[job_id]
+            step = self._grow(ledger, memo, full, full_servers, job, self.configs[job_id], grown)
             if step is None:
                 continue  # cannot grow any further
-            allocs.extend(step)
-            _add(usage[job_id], self._usage(job, step))
-            if _workers(allocs) < job.max_workers():
-                heapq.heappush(heap, (self.share(usage[job_id]), arrival, job_id))
+            grown.add(step)
+            _add(grown.usage, self._usage(job, step))
+            if grown.workers < job.max_workers():
+                heapq.heappush(heap, (self.share(grown.usage), arrival, job_id))
         out = kept
-        for job_id, allocs in held.items():
+        for job_id, grown in growing.items():
             merged: dict[tuple[str, str, str], int] = {}
-            for a in allocs:
+            for a in grown.allocs:
                 merged[(a.server, a.role, a.type)] = merged.get((a.server, a.role, a.type), 0) + a.count
             out += [Allocation(job_id, s, r, t, n) for (s, r, t), n in merged.items()]
         return out
@@ -142,12 +145,13 @@ class Drf:
         ledger: Ledger,
         memo: FitMemo,
         full: set[tuple[tuple[str, float], ...]],
+        full_servers: dict[tuple[tuple[str, float], ...], _Full],
         job: Job,
         cfg: Config,
-        allocs: list[Allocation],
-        before: list[Allocation],
+        grown: _Growing,
     ) -> list[Allocation] | None:
         """Book one more worker (plus the PSs, for the first one); None if nothing fits."""
+        allocs = grown.allocs
         if not allocs:
             first = memo.place(job, Config(cfg.worker_type, 1, cfg.ps_type, cfg.ps))
             return list(first) if first is not None else None
@@ -156,23 +160,66 @@ class Drf:
         if key in full:  # the ledger only fills during a decision: still no room
             return None
         # Prefer servers the job already uses (now or before this event), then cluster order.
-        preferred = [a.server for a in allocs] + [a.server for a in before if a.role == "worker"]
-        order = list(dict.fromkeys(preferred)) + [s.id for s in self.cluster.servers]
+        preferred = dict.fromkeys([*grown.servers, *grown.before])
         reserve = reserves_ps_bandwidth(self.cluster, job)
         room = False
-        for server in dict.fromkeys(order):
+        # Servers found full for this demand stay full for the rest of the decision (the ledger only
+        # fills): each is tested once per decision and demand, not once per worker handed out.
+        known = full_servers.get(key)
+        if known is None:
+            known = full_servers[key] = _Full()
+        for server in preferred:
+            if server in known.servers:
+                continue
             if not ledger.fits(server, "worker", demand, 1):
+                known.servers.add(server)
                 continue
             room = True
-            worker = Allocation(job.job_id, server, "worker", cfg.worker_type, 1)
-            extra = self._more_ps(ledger, job, allocs, worker) if reserve else []
-            if extra is None:
+            step = self._one_worker(ledger, job, cfg, allocs, server, demand, reserve)
+            if step is not None:
+                return step
+        servers = self.cluster.servers
+        leading = True  # every server of this scan so far was full: the cursor moves past them
+        for i in range(known.cursor, len(servers)):
+            server = servers[i].id
+            if server in known.servers:
+                if leading:
+                    known.cursor = i + 1
                 continue
-            ledger.take(server, "worker", demand, 1)
-            return [worker, *extra]
+            if server in preferred:  # tried above, and it had room
+                leading = False
+                continue
+            if not ledger.fits(server, "worker", demand, 1):
+                known.servers.add(server)
+                if leading:
+                    known.cursor = i + 1
+                continue
+            leading = False
+            room = True
+            step = self._one_worker(ledger, job, cfg, allocs, server, demand, reserve)
+            if step is not None:
+                return step
         if not room:
             full.add(key)
         return None
+
+    def _one_worker(
+        self,
+        ledger: Ledger,
+        job: Job,
+        cfg: Config,
+        allocs: list[Allocation],
+        server: str,
+        demand: Amounts,
+        reserve: bool,
+    ) -> list[Allocation] | None:
+        """One more worker on ``server`` (where it fits), with the PSs it needs; None if they do not fit."""
+        worker = Allocation(job.job_id, server, "worker", cfg.worker_type, 1)
+        extra = self._more_ps(ledger, job, allocs, worker) if reserve else []
+        if extra is None:
+            return None
+        ledger.take(server, "worker", demand, 1)
+        return [worker, *extra]
 
     def _more_ps(
         self, ledger: Ledger, job: Job, allocs: list[Allocation], worker: Allocation
@@ -345,13 +392,38 @@ class _ElasticWaiting:
         return Decision(changes={job_id: tuple(allocs) for job_id, allocs in changes.items()})
 
 
+class _Full:
+    """The servers where one worker demand no longer fits, within one decision of Drf._elastic:
+    ``servers``, and ``cursor``, the cluster-order index before which every server is full."""
+
+    def __init__(self) -> None:
+        self.cursor = 0
+        self.servers: set[str] = set()
+
+
+class _Growing:
+    """One job's allocation as progressive filling builds it in a decision (``Drf._elastic``), with
+    what each step reads kept as it grows (recounting them per step made a decision quadratic in a
+    job's workers: thousands of one-worker steps per job on the edge-cloud paper's unlimited cloud)."""
+
+    def __init__(self, before: list[str]) -> None:
+        self.allocs: list[Allocation] = []  # every step's allocations, in booking order
+        self.servers: dict[str, None] = {}  # the servers of ``allocs``, in order of first use
+        self.before = before  # the servers of the job's workers before this event
+        self.workers = 0  # workers in ``allocs``
+        self.usage: dict[str, float] = {}  # resources of ``allocs`` (for the dominant share)
+
+    def add(self, step: list[Allocation]) -> None:
+        self.allocs.extend(step)
+        for a in step:
+            self.servers.setdefault(a.server)
+            if a.role == "worker":
+                self.workers += a.count
+
+
 def _add(into: dict[str, float], amounts: Amounts) -> None:
     for r, a in amounts.items():
         into[r] = into.get(r, 0.0) + a
-
-
-def _workers(allocs: list[Allocation]) -> int:
-    return sum(a.count for a in allocs if a.role == "worker")
 
 
 def _group(job: Job) -> str:
