@@ -206,7 +206,7 @@ def test_the_form_warns_before_submit_when_a_learner_has_no_history(browser, liv
     page.check("input[name=source][value=upload]")
     page.uncheck("input[name=algorithms][value=asrpt]")
     expect(warning).to_be_hidden()
-    page.fill("#id_extra_runs", "drf fixed=false\nspjf predictor=trace")
+    page.fill("#id_extra_runs", "drf fixed=false\nspjf predictor=trace\nconstructor\n")  # no learner named so
     expect(warning).to_be_hidden()
     page.fill("#id_extra_runs", "drf fixed=false\nspjf predictor=trace\nwcs-subtime")  # default: random-forest
     expect(warning).to_contain_text("wcs-subtime: no history")

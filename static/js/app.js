@@ -81,8 +81,8 @@
       const extra = field("extra_runs");
       (extra ? extra.value : "").split("\n").forEach(function (line) {
         const words = line.trim().split(/\s+/);
+        if (!Object.prototype.hasOwnProperty.call(learning.learners, words[0])) return;
         const learner = learning.learners[words[0]];
-        if (!learner) return;
         const named = words.slice(1).filter(function (w) { return w.indexOf("predictor=") === 0; });
         if (fitted(named.length ? named[0].slice("predictor=".length) : learner.default)) add(words[0]);
       });
