@@ -6,7 +6,11 @@ Pairs: their ``fifo`` / ours `fifo`, ``shortest`` / `srtf`, ``dlas-gpu`` / `tire
 Philly windows of 300, 600 and 5,000 jobs (bench/tiresias_common.py builds both inputs). Every
 command is a separate process timed from spawn to exit (wall), with its CPU time and peak RSS from
 wait4; rounds are interleaved (theirs then ours, then ours then theirs, ...) and the median of
-``--rounds`` is reported, with ratio = our wall / their wall (below 1: ours is faster). Each pair's
+``--rounds`` is reported, with ratio = our wall / their wall (below 1: ours is faster). The paired
+ratio is the median over rounds of (our wall / their wall) within a round, the two processes run back
+to back, with its 95% bootstrap CI (scheduling.stats.interval) and the rounds ours was faster: this
+machine's speed drifts over minutes (an empty interpreter 9-17 ms), which moves the ratio of medians
+between runs of the same code; the two runs of one round see the same state. Each pair's
 completions are also compared job by job (the largest difference, in slots).
 
 Both sides run from compiled bytecode, as an installed package does: before timing, this script
@@ -29,6 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # scheduling.stats, for the paired CI
 
 from tiresias_common import (
     OUR_PYTHON,
@@ -82,9 +87,11 @@ def main() -> int:
     print(f"ours at commit: {head.stdout.strip()[:100]}")
     print(
         "\n| window | jobs | theirs / ours | their wall (s) | our wall (s) | ratio ours/theirs | "
-        "their CPU (s) | our CPU (s) | their / our peak RSS (MiB) | max completion diff (slots) |"
+        "paired ratio [95% CI], rounds ours faster | their CPU (s) | our CPU (s) | their / our peak RSS (MiB) | "
+        "max completion diff (slots) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows: list[tuple[str, list[float], str]] = []  # (cells before the paired ratio, per-round ratios, cells after)
     with tempfile.TemporaryDirectory() as tmp:
         for w in (w for w in WINDOWS if w.name in args.windows.split(",")):
             inputs = build(w, Path(tmp) / w.name)
@@ -106,11 +113,21 @@ def main() -> int:
                 diff = max(abs(ours_done[j]["completion"] - v["completion"]) for j, v in theirs_done.items())
                 tw, tc, tm = (statistics.median(x[i] for x in theirs_runs) for i in range(3))
                 ow, oc, om = (statistics.median(x[i] for x in ours_runs) for i in range(3))
-                print(
-                    f"| {w.name} | {len(inputs.ids)} | {theirs_name} / {ours_name} | {tw:.2f} | {ow:.2f} | "
-                    f"{ow / tw:.2f} | {tc:.2f} | {oc:.2f} | {tm:.0f} / {om:.0f} | {diff} |",
-                    flush=True,
-                )
+                paired = [o[0] / t[0] for o, t in zip(ours_runs, theirs_runs, strict=True)]
+                pair = f"{theirs_name} / {ours_name}"
+                head = f"| {w.name} | {len(inputs.ids)} | {pair} | {tw:.2f} | {ow:.2f} | {ow / tw:.2f} | "
+                tail = f" | {tc:.2f} | {oc:.2f} | {tm:.0f} / {om:.0f} | {diff} |"
+                rows.append((head, paired, tail))
+                print(f"measured {w.name} {theirs_name} / {ours_name}", file=sys.stderr, flush=True)
+    # The CIs need NumPy and SciPy, imported only now: every timed process is forked from this one,
+    # and a child's peak RSS counts what it inherited before exec.
+    from scheduling.stats import interval
+
+    for head, paired, tail in rows:
+        ci = interval(paired, "median")
+        shown = f" [{ci.low:.2f}, {ci.high:.2f}]" if ci is not None else ""
+        faster = sum(1 for x in paired if x < 1)
+        print(f"{head}{statistics.median(paired):.2f}{shown}, {faster}/{len(paired)}{tail}")
     print(f"\nfinished; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
