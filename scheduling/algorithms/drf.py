@@ -129,7 +129,12 @@ class Drf:
             if step is None:
                 continue  # cannot grow any further
             grown.add(step)
-            _add(grown.usage, self._usage(job, step))
+            if len(step) == 1:  # one worker (of the job's one worker type): the same usage every time
+                if grown.unit is None:
+                    grown.unit = self._usage(job, step)
+                _add(grown.usage, grown.unit)
+            else:
+                _add(grown.usage, self._usage(job, step))
             if grown.workers < job.max_workers():
                 heapq.heappush(heap, (self.share(grown.usage), arrival, job_id))
         out = kept
@@ -155,13 +160,15 @@ class Drf:
         if not allocs:
             first = memo.place(job, Config(cfg.worker_type, 1, cfg.ps_type, cfg.ps))
             return list(first) if first is not None else None
-        demand = demand_of(self.cluster, job, "worker", cfg.worker_type) or {}
-        key = tuple(sorted(demand.items()))
+        if grown.demand is None:
+            grown.demand = demand_of(self.cluster, job, "worker", cfg.worker_type) or {}
+            grown.key = tuple(sorted(grown.demand.items()))
+            grown.reserve = reserves_ps_bandwidth(self.cluster, job)
+        demand, key, reserve = grown.demand, grown.key, grown.reserve
         if key in full:  # the ledger only fills during a decision: still no room
             return None
         # Prefer servers the job already uses (now or before this event), then cluster order.
         preferred = dict.fromkeys([*grown.servers, *grown.before])
-        reserve = reserves_ps_bandwidth(self.cluster, job)
         room = False
         # Servers found full for this demand stay full for the rest of the decision (the ledger only
         # fills): each is tested once per decision and demand, not once per worker handed out.
@@ -412,6 +419,11 @@ class _Growing:
         self.before = before  # the servers of the job's workers before this event
         self.workers = 0  # workers in ``allocs``
         self.usage: dict[str, float] = {}  # resources of ``allocs`` (for the dominant share)
+        self.unit: dict[str, float] | None = None  # resources of one worker, once a step added one alone
+        # The job's worker demand, its key and whether it reserves PS bandwidth, from its second step
+        self.demand: Amounts | None = None
+        self.key: tuple[tuple[str, float], ...] = ()
+        self.reserve = False
 
     def add(self, step: list[Allocation]) -> None:
         self.allocs.extend(step)
