@@ -56,6 +56,12 @@ def demand_of(cluster: Cluster, job: Job, role: str, type_id: str) -> Amounts | 
     return None
 
 
+def typed_demand(job: Job) -> bool:
+    """Whether ``demand_of`` gives ``job`` its types' demands, the same as for every such job: it has
+    no demand of its own and no pipeline stages (the job-specific branches above)."""
+    return job.worker_demand is None and job.ps_demand is None and not job.stages
+
+
 def gpus_of(cluster: Cluster, job: Job, allocs: Iterable[Allocation]) -> float:
     """GPUs an allocation of ``job`` holds (all roles)."""
     return sum(a.count * (demand_of(cluster, job, a.role, a.type) or {}).get("gpu", 0.0) for a in allocs)

@@ -26,6 +26,7 @@ from scheduling.speed import (
     rate,
     reservation_shortfall,
     reserves_ps_bandwidth,
+    typed_demand,
 )
 
 WORK_TOLERANCE = 1e-6
@@ -82,8 +83,8 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         return
     servers = {s.id: s for s in cluster.servers}
     by_job: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    # The demand of a role and type, for the jobs without demands of their own (most jobs): the
-    # cluster's worker or PS type, the same for every such job (speed.demand_of).
+    # The demand of a role and type for the jobs given their types' demands (most jobs; speed.typed_demand):
+    # the same for every such job.
     typed: dict[tuple[str, str], dict[str, float] | None] = {}
     for p in doc["placements"]:
         job = jobs.get(p["job_id"])
@@ -98,7 +99,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         role = p["role"]
         if not server.accepts(role):
             problems.append(f"{_where(p)}: a {role} on a {server.pool}-pool server")
-        if job.worker_demand is None and job.ps_demand is None and not job.stages:
+        if typed_demand(job):
             kind = (role, p["type"])
             if kind in typed:
                 demand = typed[kind]

@@ -374,19 +374,19 @@ class ExperimentForm(forms.Form):
         if cluster_ds is None or trace_ds is None:
             return None
         inputs = Inputs(Experiment.Source.LIBRARY, cluster_ds.name, cluster_ds.text, trace_ds.name, trace_ds.text)
+        parsed: Cluster | None = None  # read once, for the history or the trace, whichever needs it first
+        past: tuple[Job, ...] = ()
         history_ds: Dataset | None = data.get("history_dataset")
         if history_ds is not None:
             if history_ds.pk == trace_ds.pk:
                 self.add_error("history_dataset", "The history must be another trace than the one evaluated.")
                 return None
-            try:
-                cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
-            except InputError as exc:
-                self.add_error("cluster_dataset", str(exc))
+            parsed = self._library_cluster(cluster_ds)
+            name, text = history_ds.name, history_ds.text
+            found = None if parsed is None else self._history(parsed, name, text, "history_dataset")
+            if found is None:
                 return None
-            if self._history(cluster, history_ds.name, history_ds.text, "history_dataset") is None:
-                return None
-            inputs = dataclasses.replace(inputs, history_name=history_ds.name, history_text=history_ds.text)
+            inputs, past = dataclasses.replace(inputs, history_name=name, history_text=text), found
         check = tracechecks.stored(trace_ds, cluster_ds)
         if check is not None:  # checked before (on upload or on its page): not loaded again
             if check.status == TraceCheck.Status.FAILED:
@@ -394,18 +394,25 @@ class ExperimentForm(forms.Form):
                 return None
             if check.summary is not None:
                 return inputs, dict(check.summary["unsupported"])
-        try:
-            parsed = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
-        except InputError as exc:
-            self.add_error("cluster_dataset", str(exc))
-            return None
+        if parsed is None:
+            parsed = self._library_cluster(cluster_ds)
+            if parsed is None:
+                return None
         try:
             fmt = trace_format(trace_ds.name)
             jobs = loaders.parse_trace(trace_ds.text, parsed, trace_ds.name, fmt, parse_deadline(trace_ds.name))
         except InputError as exc:
             self.add_error("trace_dataset", str(exc))
             return None
-        return inputs, Instance(parsed, jobs)
+        return inputs, Instance(parsed, jobs, history=past)
+
+    def _library_cluster(self, cluster_ds: Dataset) -> Cluster | None:
+        """The library cluster spec, read; None with its error on ``cluster_dataset``."""
+        try:
+            return loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
+        except InputError as exc:
+            self.add_error("cluster_dataset", str(exc))
+            return None
 
     def _history(self, cluster: Cluster, name: str, text: str, field: str) -> tuple[Job, ...] | None:
         """The history's jobs, read against the cluster as the trace is; None with a form error on

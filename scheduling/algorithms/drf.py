@@ -119,13 +119,12 @@ class Drf:
         heap = [(0.0, jv.job.arrival, jv.job.job_id) for jv in jobs]
         heapq.heapify(heap)
         memo = FitMemo(ledger, self.shapes)  # first workers that did not fit, per shape, this decision
-        full: set[tuple[tuple[str, float], ...]] = set()  # worker demands no server fits any more
         full_servers: dict[tuple[tuple[str, float], ...], _Full] = {}  # per worker demand: servers full for it
         while heap:
             _, arrival, job_id = heapq.heappop(heap)
             job = by_id[job_id]
             grown = growing[job_id]
-            step = self._grow(ledger, memo, full, full_servers, job, self.configs[job_id], grown)
+            step = self._grow(ledger, memo, full_servers, job, self.configs[job_id], grown)
             if step is None:
                 continue  # cannot grow any further
             grown.add(step)
@@ -149,7 +148,6 @@ class Drf:
         self,
         ledger: Ledger,
         memo: FitMemo,
-        full: set[tuple[tuple[str, float], ...]],
         full_servers: dict[tuple[tuple[str, float], ...], _Full],
         job: Job,
         cfg: Config,
@@ -160,32 +158,27 @@ class Drf:
         if not allocs:
             first = memo.place(job, Config(cfg.worker_type, 1, cfg.ps_type, cfg.ps))
             return list(first) if first is not None else None
-        if grown.demand is None:
+        # Servers found full for this demand stay full for the rest of the decision (the ledger only
+        # fills): each is tested once per decision and demand, not once per worker handed out.
+        if grown.full is None:
             grown.demand = demand_of(self.cluster, job, "worker", cfg.worker_type) or {}
-            grown.key = tuple(sorted(grown.demand.items()))
             grown.reserve = reserves_ps_bandwidth(self.cluster, job)
-        demand, key, reserve = grown.demand, grown.key, grown.reserve
-        if key in full:  # the ledger only fills during a decision: still no room
+            grown.full = full_servers.setdefault(tuple(sorted(grown.demand.items())), _Full())
+        demand, known, reserve = grown.demand, grown.full, grown.reserve
+        servers = self.cluster.servers
+        if known.cursor == len(servers):  # every server is full for this demand: still no room
             return None
         # Prefer servers the job already uses (now or before this event), then cluster order.
         preferred = dict.fromkeys([*grown.servers, *grown.before])
-        room = False
-        # Servers found full for this demand stay full for the rest of the decision (the ledger only
-        # fills): each is tested once per decision and demand, not once per worker handed out.
-        known = full_servers.get(key)
-        if known is None:
-            known = full_servers[key] = _Full()
         for server in preferred:
             if server in known.servers:
                 continue
             if not ledger.fits(server, "worker", demand, 1):
                 known.servers.add(server)
                 continue
-            room = True
             step = self._one_worker(ledger, job, cfg, allocs, server, demand, reserve)
             if step is not None:
                 return step
-        servers = self.cluster.servers
         leading = True  # every server of this scan so far was full: the cursor moves past them
         for i in range(known.cursor, len(servers)):
             server = servers[i].id
@@ -202,13 +195,10 @@ class Drf:
                     known.cursor = i + 1
                 continue
             leading = False
-            room = True
             step = self._one_worker(ledger, job, cfg, allocs, server, demand, reserve)
             if step is not None:
                 return step
-        if not room:
-            full.add(key)
-        return None
+        return None  # (if no server had room, the cursor is now past them all)
 
     def _one_worker(
         self,
@@ -401,7 +391,8 @@ class _ElasticWaiting:
 
 class _Full:
     """The servers where one worker demand no longer fits, within one decision of Drf._elastic:
-    ``servers``, and ``cursor``, the cluster-order index before which every server is full."""
+    ``servers``, and ``cursor``, the cluster-order index before which every server is full (at the
+    end of the cluster: the demand fits nowhere any more)."""
 
     def __init__(self) -> None:
         self.cursor = 0
@@ -420,10 +411,11 @@ class _Growing:
         self.workers = 0  # workers in ``allocs``
         self.usage: dict[str, float] = {}  # resources of ``allocs`` (for the dominant share)
         self.unit: dict[str, float] | None = None  # resources of one worker, once a step added one alone
-        # The job's worker demand, its key and whether it reserves PS bandwidth, from its second step
-        self.demand: Amounts | None = None
-        self.key: tuple[tuple[str, float], ...] = ()
+        # From its second step: its worker demand, whether it reserves PS bandwidth, and where that
+        # demand is known not to fit (shared by the jobs of the same demand)
+        self.demand: Amounts = {}
         self.reserve = False
+        self.full: _Full | None = None
 
     def add(self, step: list[Allocation]) -> None:
         self.allocs.extend(step)
