@@ -50,10 +50,14 @@ def entry() -> NoReturn:
 
     The garbage collector is set for one command first (``collector.for_one_command``): what is
     imported so far is frozen (about 10% of a short run's CPU, bench/RESULTS-tiresias.md) and
-    collections are rarer (about a fifth of a long run's time, bench/RESULTS.md).
+    collections are rarer (about a fifth of a long run's time, bench/RESULTS.md); what the
+    command imported and built is frozen before the interpreter shuts down
+    (``collector.before_exit``).
     """
     collector.for_one_command()
-    sys.exit(main())
+    code = main()
+    collector.before_exit()
+    sys.exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

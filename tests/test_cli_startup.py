@@ -153,21 +153,31 @@ def test_a_lazily_named_factory_is_imported_when_the_algorithm_is_built():
     assert spec.make is make_oasis
 
 
-def test_the_process_entry_point_freezes_what_was_imported_before_running(monkeypatch):
-    """`python -m scheduling` moves the start-up objects out of the collector's generations."""
+def test_the_process_entry_point_freezes_what_was_imported_before_running_and_what_the_command_made(monkeypatch):
+    """`python -m scheduling` moves the start-up objects out of the collector's generations, and
+    before exit also what the command imported and built (the shutdown's collections skip them)."""
     import gc
 
     from scheduling import cli
 
     seen = []
-    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_freeze_count()) or 0)
+    made: list[list[int]] = []
+
+    def command() -> int:
+        seen.append(gc.get_freeze_count())
+        made.extend([i] for i in range(1_000))  # tracked objects the command leaves behind
+        return 0
+
+    monkeypatch.setattr(cli, "main", command)
     try:
         with pytest.raises(SystemExit) as exit_:
             cli.entry()
+        collected = {id(o) for o in gc.get_objects()}  # every generation but the frozen objects
     finally:
         gc.unfreeze()
     assert exit_.value.code == 0
     assert seen and seen[0] > 0
+    assert made and not any(id(o) in collected for o in made)
 
 
 def test_the_listing_order_does_not_depend_on_the_algorithm_asked_for_first():
