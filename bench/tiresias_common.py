@@ -137,6 +137,21 @@ def run_ours(inputs: Inputs, algorithm: str, params: tuple[str, ...], out: Path)
     }
 
 
+def prepare(checkout: Path) -> None:
+    """Byte-compile our ``scheduling/`` and the authors' ``simulator/`` before anything is timed (an
+    installed package runs from bytecode; see bench/tiresias_speed.py), then print the machine and
+    our commit."""
+    head = subprocess.run(["git", "log", "-1", "--format=%h %s"], check=False, cwd=ROOT, capture_output=True, text=True)
+    for compile_cmd in (
+        [OUR_PYTHON, "-m", "compileall", "-q", str(ROOT / "scheduling")],
+        [*python2(), "-m", "compileall", "-q", str(checkout / "simulator")],
+    ):
+        subprocess.run(compile_cmd, check=True, stdout=subprocess.DEVNULL)
+    print(f"machine: {machine()}")
+    print(f"bytecode: compiled before timing (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')})")
+    print(f"ours at commit: {head.stdout.strip()[:100]}")
+
+
 def machine() -> str:
     load = os.getloadavg()
     cpu = "unknown CPU"

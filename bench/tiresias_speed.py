@@ -36,14 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # scheduling.stats, for the paired CI
 
 from tiresias_common import (
-    OUR_PYTHON,
     ROOT,
     Window,
     authors_cmd,
     build,
-    machine,
     our_cmd,
-    python2,
+    prepare,
     run_authors,
     run_ours,
 )
@@ -76,15 +74,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--windows", default=",".join(w.name for w in WINDOWS))
     args = ap.parse_args()
-    head = subprocess.run(["git", "log", "-1", "--format=%h %s"], check=False, cwd=ROOT, capture_output=True, text=True)
-    for compile_cmd in (
-        [OUR_PYTHON, "-m", "compileall", "-q", str(ROOT / "scheduling")],
-        [*python2(), "-m", "compileall", "-q", str(args.checkout / "simulator")],
-    ):
-        subprocess.run(compile_cmd, check=True, stdout=subprocess.DEVNULL)
-    print(f"machine: {machine()}")
-    print(f"bytecode: compiled before timing (PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')})")
-    print(f"ours at commit: {head.stdout.strip()[:100]}")
+    prepare(args.checkout)
     print(
         "\n| window | jobs | theirs / ours | their wall (s) | our wall (s) | ratio ours/theirs | "
         "paired ratio [95% CI], rounds ours faster | their CPU (s) | our CPU (s) | their / our peak RSS (MiB) | "

@@ -41,6 +41,7 @@ CASES = [
     ("fifo", {}),
     ("fifo", {"backfill": "true"}),
     ("srtf", {}),
+    ("srtf", {"ties": "arrival"}),
     ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
     ("drf", {}),
 ]
@@ -265,6 +266,7 @@ GATED = [
     ("fifo", {}),
     ("fifo", {"backfill": "true"}),
     ("srtf", {}),
+    ("srtf", {"ties": "arrival"}),
     ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
 ]
 

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
-from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
+from scheduling.algorithms.priority import (
+    FixedConfigs,
+    ListScheduler,
+    PreviousOrder,
+    fifo_key,
+    remaining_time,
+    srtf_key,
+)
 from scheduling.engine import JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance
@@ -97,9 +104,14 @@ def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
 
 
 def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
-    key = srtf_key(remaining_time(instance))
     return ListScheduler(
-        instance, fixed_configs(instance, params, rng), key, preemptive=True, backfill=True, running_key="remaining"
+        instance,
+        fixed_configs(instance, params, rng),
+        srtf_key(remaining_time(instance)),
+        preemptive=True,
+        backfill=True,
+        running_key="remaining",
+        ties=PreviousOrder() if params["ties"] == "previous" else None,
     )
 
 
@@ -212,8 +224,12 @@ register(
         summary="Preemptive shortest remaining time first.",
         semantics=(
             "At every arrival and completion, jobs are ordered by remaining time (remaining work "
-            "divided by the rate of the job's fixed configuration when not co-located), ties by "
-            "arrival, then job id, and walked in that order with every running job still booked: a "
+            "divided by the rate of the job's fixed configuration when not co-located), ties in the "
+            "order of the previous decision (`ties=previous`, as the stable re-sort of the Tiresias "
+            "authors' loop: looking back from now, the first moment two tied jobs' histories differ "
+            "decides, a job that waited before one that ran before one not yet arrived; jobs arriving "
+            "now after the others, in trace order) or by arrival, then job id (`ties=arrival`), and "
+            "walked in that order with every running job still booked: a "
             "running job keeps its servers (never moved); a waiting job is placed with its fixed "
             "configuration (as in fifo) in free capacity; if it does not fit, the running jobs after "
             "it in that order are evicted one at a time, the longest remaining first, until it fits, "
@@ -227,7 +243,17 @@ register(
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,
         check=check_worker_range,
-        params=WORKER_PARAMS,
+        params=(
+            *WORKER_PARAMS,
+            Param(
+                "ties",
+                str,
+                "previous",
+                "Jobs of equal remaining time: previous: in the previous decision's order (the Tiresias "
+                "authors' stable re-sort); arrival: by arrival, then job id.",
+                choices=("previous", "arrival"),
+            ),
+        ),
     )
 )
 

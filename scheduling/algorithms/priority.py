@@ -81,6 +81,76 @@ SLACK = 1e-6
 by more than this (place() itself decides with the ledger's 1e-9 tolerance)."""
 
 
+class PreviousOrder:
+    """Ties of the sort key broken as a stable re-sort at every decision breaks them: in the order
+    of the previous decision, as the Tiresias authors' simulator does (it sorts its list of jobs in
+    place at every event with Python's stable ``sort``, new jobs appended in trace order;
+    SymbioticLab/Tiresias at 959f9b0, simulator/run_sim.py ``shortest_first_sim_jobs``, lines
+    642-667).
+
+    Under a key that falls by one per slot while a job runs and stays while it waits (srtf's
+    remaining time on rigid jobs), that order is a function of each job's history of starts and
+    stops, so it needs no list kept in order across decisions. Two jobs tied now had equal keys
+    back to the last moment where exactly one of them ran (or had not arrived yet); just before it,
+    the one that waited had the smaller key, and a job not yet arrived the largest. So, looking
+    back from now, the first moment their histories differ decides, in the order waiting < running
+    < not yet arrived (``tie``; docs/algorithms.md, srtf). Jobs arrived at this decision (not in the
+    list before it) come after every tied job that was; among themselves, in trace order.
+
+    ``record`` keeps per job the slots its state changed: its first decision, then each start and
+    stop. Where a running job's key falls at another speed (a restart period, co-location), the same
+    rule is applied to the history of waiting and running, which is then no longer exactly the
+    previous order.
+    """
+
+    def __init__(self) -> None:
+        self.t = 0  # the current decision's slot
+        self.changes: dict[str, list[int]] = {}  # job id -> first decision, then start, stop, ...
+        self._ties: dict[str, tuple[int, tuple[int, ...]]] = {}  # job id -> (len(changes), tie)
+
+    def record(self, job_id: str, t: int) -> None:
+        """The job arrives (first call), or starts or stops at slot ``t``."""
+        self.changes.setdefault(job_id, []).append(t)
+
+    def forget(self, job_id: str) -> None:
+        self.changes.pop(job_id, None)
+        self._ties.pop(job_id, None)
+
+    def running(self, job_id: str) -> bool:
+        return len(self.changes[job_id]) % 2 == 0
+
+    def tie(self, job_id: str, arrival: int) -> tuple[int, ...]:
+        """The key's tie-break components of an active job (compared after the key's own)."""
+        ch = self.changes[job_id]
+        if len(ch) == 1 and ch[0] == self.t:
+            return (2, arrival)  # not in the list before this decision: after every job that was
+        cached = self._ties.get(job_id)
+        if cached is not None and cached[0] == len(ch):
+            return cached[1]
+        # Back from now: a waiting segment since c sorts earlier the earlier c (the other job ran
+        # or had not arrived since); a running one since c sorts earlier the later c when a wait
+        # came before it (the other job still ran), after every such one when its start was the
+        # job's arrival (before it: not arrived); equal change slots: the segments before decide.
+        out: list[int] = [1] if len(ch) % 2 == 0 else [0]
+        i = len(ch) - 1
+        while True:
+            c = ch[i]
+            if i % 2 == 1:  # running since c (a start)
+                if i == 1 and ch[0] == c:
+                    out += (1, c, arrival)  # started at its arrival
+                    break
+                out += (0, -c)
+            elif i == 0:  # waiting since its arrival
+                out += (c, 1, arrival)
+                break
+            else:  # waiting since c (a stop), running before
+                out += (c, 0)
+            i -= 1
+        tie = tuple(out)
+        self._ties[job_id] = (len(ch), tie)
+        return tie
+
+
 def worker_gpus(cluster: Cluster, job: Job, cfg: Config) -> float:
     """GPUs the workers of ``cfg`` need: a job cannot fit while the servers accepting workers have
     fewer free GPUs than this."""
@@ -163,8 +233,12 @@ class ListScheduler:
         key_change: Callable[[JobView, float, int], int | None] | None = None,
         incremental: bool = True,
         ready: Mapping[str, int] | None = None,
+        ties: PreviousOrder | None = None,
     ) -> None:
         self.instance = instance
+        # Ties of ``key``: by (arrival, job id) when None; else the key is extended by
+        # ``ties.tie`` (the previous decision's order, PreviousOrder), then (arrival, job id).
+        self.ties = ties
         # Job id -> first slot the job may be scheduled (tiresias-l: once its data can be on the
         # nearest server); before it the walk does not see the job, and a decision wakes the run
         # then. None: from its arrival.
@@ -187,9 +261,23 @@ class ListScheduler:
         self._state: _Queues | None = None
 
     def decide(self, view: View) -> Decision:
+        ties = self.ties
+        if ties is not None:
+            ties.t = view.t
+            for job_id in view.completed:
+                ties.forget(job_id)
+            for job in view.arrived:
+                ties.record(job.job_id, view.t)
         if not self.incremental or not view.direct:
             self._state = None  # a wrapper filtered the jobs: only the full path sees that
-            return self.decide_full(view)
+            decision = self.decide_full(view)
+            if ties is not None:  # the starts and stops of this decision (_Queues records its own)
+                now = {a.job_id for a in decision.allocations}
+                for jv in view.jobs:
+                    job_id = jv.job.job_id
+                    if ties.running(job_id) != (job_id in now):
+                        ties.record(job_id, view.t)
+            return decision
         if self._state is None:
             self._state = _Queues(self, view)
         return self._state.decide(view)
@@ -278,14 +366,21 @@ class ListScheduler:
 
     def _key(self, jv: JobView) -> tuple[float, ...]:
         # The engine hands out the same JobView object until the job's state changes.
-        cached = self._keys.get(jv.job.job_id)
+        job = jv.job
+        cached = self._keys.get(job.job_id)
         if cached is None or cached[0] is not jv:
-            cached = (jv, self.key(jv, self.configs[jv.job.job_id]))
-            self._keys[jv.job.job_id] = cached
+            cached = (jv, self.key(jv, self.configs[job.job_id]))
+            self._keys[job.job_id] = cached
+        if self.ties is not None:  # may change without the view (a job's first decision ended)
+            return (*cached[1], *self.ties.tie(job.job_id, job.arrival))
         return cached[1]
 
     def entry(self, jv: JobView) -> Entry:
-        return (self.key(jv, self.configs[jv.job.job_id]), jv.job.arrival, jv.job.job_id)
+        job = jv.job
+        key = self.key(jv, self.configs[job.job_id])
+        if self.ties is not None:
+            key = (*key, *self.ties.tie(job.job_id, job.arrival))
+        return (key, job.arrival, job.job_id)
 
     def report(self) -> Mapping[str, Any]:
         return {}
@@ -473,7 +568,10 @@ class _Queues:
             changes = self._walk(view, running)
         else:
             changes = self._walk_in_order(view)
+        ties = self.owner.ties
         for job_id, allocs in changes.items():
+            if ties is not None and bool(allocs) != (job_id in running):
+                ties.record(job_id, t)  # started or stopped: its tie changes with its new entry
             if allocs and job_id not in running and not self.track:
                 self._remove_waiting(self.jobs[job_id])  # started (a non-preemptive walk only starts jobs)
             elif allocs and job_id not in running:
@@ -490,6 +588,8 @@ class _Queues:
                 self._add_running(view.job(job_id), allocs, t, self.pause)
             # else evicted and placed again where it was: same configuration, GPUs and key
         self.recheck = list(changes)
+        if ties is not None:  # their tie changes once their first decision is over (PreviousOrder)
+            self.recheck += (job.job_id for job in view.arrived if job.job_id not in changes)
         self.blocked = self.waiting[0] if self.blocks and self.waiting else None
         wake_at = self._next_change(t) if self.owner.wake_on_key_change else None
         if pending:
@@ -650,13 +750,15 @@ def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
 
 
 def srtf_key(cluster_rate: Callable[[Job, Config], float]) -> SortKey:
+    """Remaining time at the planned rate; ties are the scheduler's (arrival and job id, or
+    PreviousOrder)."""
     rates: dict[str, float] = {}  # a job's configuration is fixed, so is its planned rate
 
     def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
         r = rates.get(jv.job.job_id)
         if r is None:
             r = rates[jv.job.job_id] = cluster_rate(jv.job, cfg)
-        return (jv.remaining / r if r > 0 else math.inf, jv.job.arrival)
+        return (jv.remaining / r if r > 0 else math.inf,)
 
     return key
 

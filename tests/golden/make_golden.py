@@ -82,8 +82,10 @@ def fingerprint(doc: dict[str, Any]) -> dict[str, Any]:
 
 # Parameter sets beside the defaults whose code paths the defaults do not reach, run wherever the
 # algorithm supports the instance: "drf fixed=false" re-divides every elastic job's workers at every
-# event (Drf._elastic from nothing), recorded before that path's own speed-up.
-VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (("drf", {"fixed": "false"}),)
+# event (Drf._elastic from nothing), recorded before that path's own speed-up; "srtf ties=arrival"
+# is srtf's tie rule before `ties=previous` became the default (its fingerprints are those srtf had
+# then; the default's changed on rigid-40-s12 only, docs/algorithms.md).
+VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (("drf", {"fixed": "false"}), ("srtf", {"ties": "arrival"}))
 
 
 def cases() -> Iterator[tuple[str, str, Instance]]:
