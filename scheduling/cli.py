@@ -1,7 +1,8 @@
 """Command line: ``python -m scheduling COMMAND`` (DESIGN section 4).
 
 Exit codes: 0 success; 1 an invalid schedule (``check``) or an internal error; 2 bad input or an
-instance the algorithm does not support, with a message naming the file, line/field and problem.
+instance the algorithm does not support, with a message naming the file, line/field and problem;
+141 the reader of standard output went away (``... | head``), without a traceback.
 
 ``simulate`` and ``compare`` show a progress bar with the estimated time left on stderr while each
 algorithm simulates, only when stderr is a terminal (scheduling.progress measures it; the bar is
@@ -45,6 +46,9 @@ SUMMARY_METRICS = (
 )
 
 
+BROKEN_PIPE = 141  # 128 + SIGPIPE: the exit code of a tool whose output reader went away
+
+
 def entry() -> NoReturn:
     """``python -m scheduling``: run the command line and exit with its code.
 
@@ -55,7 +59,17 @@ def entry() -> NoReturn:
     (``collector.before_exit``).
     """
     collector.for_one_command()
-    code = main()
+    try:
+        code = main()
+        sys.stdout.flush()  # a reader gone shows here, not in the interpreter's last flush
+    except BrokenPipeError:
+        # The reader of the output went away (``... | head``): stop without a traceback, with the
+        # code of a process ended by SIGPIPE, as other command-line tools; what is still buffered
+        # goes to /dev/null so that the interpreter's last flush has nothing to complain about.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = BROKEN_PIPE
     collector.before_exit()
     sys.exit(code)
 

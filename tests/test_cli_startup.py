@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -209,3 +210,23 @@ def test_every_entry_belongs_to_a_declared_algorithm_module(name):
     from scheduling.algorithms import MODULES
 
     assert registry._home(registry.get(name)) in MODULES
+
+
+def test_a_reader_gone_from_standard_output_ends_the_command_without_a_traceback():
+    # The pipe's read end is closed before the command writes: every write fails (EPIPE), as when
+    # `head` has read what it wanted and exited.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "scheduling", "algorithms"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""
