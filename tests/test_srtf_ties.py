@@ -9,7 +9,7 @@ import random
 import pytest
 
 from scheduling import registry
-from scheduling.algorithms.priority import PreviousOrder
+from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance

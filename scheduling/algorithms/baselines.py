@@ -12,14 +12,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
-from scheduling.algorithms.priority import (
-    FixedConfigs,
-    ListScheduler,
-    PreviousOrder,
-    fifo_key,
-    remaining_time,
-    srtf_key,
-)
+from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
+from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance

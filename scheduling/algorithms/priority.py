@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
+from scheduling.algorithms.ties import PreviousOrder
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View, held_key
 from scheduling.model import Cluster, Instance, Job
@@ -79,76 +80,6 @@ UNCHANGED = Decision(changes=MappingProxyType({}))
 SLACK = 1e-6
 """Margin of the necessary GPU check before an eviction: it only skips a job that is short of GPUs
 by more than this (place() itself decides with the ledger's 1e-9 tolerance)."""
-
-
-class PreviousOrder:
-    """Ties of the sort key broken as a stable re-sort at every decision breaks them: in the order
-    of the previous decision, as the Tiresias authors' simulator does (it sorts its list of jobs in
-    place at every event with Python's stable ``sort``, new jobs appended in trace order;
-    SymbioticLab/Tiresias at 959f9b0, simulator/run_sim.py ``shortest_first_sim_jobs``, lines
-    642-667).
-
-    Under a key that falls by one per slot while a job runs and stays while it waits (srtf's
-    remaining time on rigid jobs), that order is a function of each job's history of starts and
-    stops, so it needs no list kept in order across decisions. Two jobs tied now had equal keys
-    back to the last moment where exactly one of them ran (or had not arrived yet); just before it,
-    the one that waited had the smaller key, and a job not yet arrived the largest. So, looking
-    back from now, the first moment their histories differ decides, in the order waiting < running
-    < not yet arrived (``tie``; docs/algorithms.md, srtf). Jobs arrived at this decision (not in the
-    list before it) come after every tied job that was; among themselves, in trace order.
-
-    ``record`` keeps per job the slots its state changed: its first decision, then each start and
-    stop. Where a running job's key falls at another speed (a restart period, co-location), the same
-    rule is applied to the history of waiting and running, which is then no longer exactly the
-    previous order.
-    """
-
-    def __init__(self) -> None:
-        self.t = 0  # the current decision's slot
-        self.changes: dict[str, list[int]] = {}  # job id -> first decision, then start, stop, ...
-        self._ties: dict[str, tuple[int, tuple[int, ...]]] = {}  # job id -> (len(changes), tie)
-
-    def record(self, job_id: str, t: int) -> None:
-        """The job arrives (first call), or starts or stops at slot ``t``."""
-        self.changes.setdefault(job_id, []).append(t)
-
-    def forget(self, job_id: str) -> None:
-        self.changes.pop(job_id, None)
-        self._ties.pop(job_id, None)
-
-    def running(self, job_id: str) -> bool:
-        return len(self.changes[job_id]) % 2 == 0
-
-    def tie(self, job_id: str, arrival: int) -> tuple[int, ...]:
-        """The key's tie-break components of an active job (compared after the key's own)."""
-        ch = self.changes[job_id]
-        if len(ch) == 1 and ch[0] == self.t:
-            return (2, arrival)  # not in the list before this decision: after every job that was
-        cached = self._ties.get(job_id)
-        if cached is not None and cached[0] == len(ch):
-            return cached[1]
-        # Back from now: a waiting segment since c sorts earlier the earlier c (the other job ran
-        # or had not arrived since); a running one since c sorts earlier the later c when a wait
-        # came before it (the other job still ran), after every such one when its start was the
-        # job's arrival (before it: not arrived); equal change slots: the segments before decide.
-        out: list[int] = [1] if len(ch) % 2 == 0 else [0]
-        i = len(ch) - 1
-        while True:
-            c = ch[i]
-            if i % 2 == 1:  # running since c (a start)
-                if i == 1 and ch[0] == c:
-                    out += (1, c, arrival)  # started at its arrival
-                    break
-                out += (0, -c)
-            elif i == 0:  # waiting since its arrival
-                out += (c, 1, arrival)
-                break
-            else:  # waiting since c (a stop), running before
-                out += (c, 0)
-            i -= 1
-        tie = tuple(out)
-        self._ties[job_id] = (len(ch), tie)
-        return tie
 
 
 def worker_gpus(cluster: Cluster, job: Job, cfg: Config) -> float:
