@@ -303,14 +303,14 @@ class ListScheduler:
             cached = (jv, self.key(jv, self.configs[job.job_id]))
             self._keys[job.job_id] = cached
         if self.ties is not None:  # may change without the view (a job's first decision ended)
-            return (*cached[1], *self.ties.tie(job.job_id, job.arrival))
+            return cached[1] + self.ties.tie(job.job_id, job.arrival)
         return cached[1]
 
     def entry(self, jv: JobView) -> Entry:
         job = jv.job
         key = self.key(jv, self.configs[job.job_id])
         if self.ties is not None:
-            key = (*key, *self.ties.tie(job.job_id, job.arrival))
+            key = key + self.ties.tie(job.job_id, job.arrival)
         return (key, job.arrival, job.job_id)
 
     def report(self) -> Mapping[str, Any]:

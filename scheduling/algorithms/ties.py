@@ -28,11 +28,12 @@ class PreviousOrder:
     def __init__(self) -> None:
         self.t = 0  # the current decision's slot
         self.changes: dict[str, list[int]] = {}  # job id -> first decision, then start, stop, ...
-        self._ties: dict[str, tuple[int, tuple[int, ...]]] = {}  # job id -> (len(changes), tie)
+        self._ties: dict[str, tuple[int, ...]] = {}  # job id -> its tie since its last change
 
     def record(self, job_id: str, t: int) -> None:
         """The job arrives (first call), or starts or stops at slot ``t``."""
         self.changes.setdefault(job_id, []).append(t)
+        self._ties.pop(job_id, None)
 
     def forget(self, job_id: str) -> None:
         self.changes.pop(job_id, None)
@@ -43,12 +44,12 @@ class PreviousOrder:
 
     def tie(self, job_id: str, arrival: int) -> tuple[int, ...]:
         """The key's tie-break components of an active job (compared after the key's own)."""
+        cached = self._ties.get(job_id)
+        if cached is not None:
+            return cached
         ch = self.changes[job_id]
         if len(ch) == 1 and ch[0] == self.t:
             return (2, arrival)  # not in the list before this decision: after every job that was
-        cached = self._ties.get(job_id)
-        if cached is not None and cached[0] == len(ch):
-            return cached[1]
         # Back from now: a waiting segment since c sorts earlier the earlier c (the other job ran
         # or had not arrived since); a running one since c sorts earlier the later c when a wait
         # came before it (the other job still ran), after every such one when its start was the
@@ -68,6 +69,5 @@ class PreviousOrder:
             else:  # waiting since c (a stop), running before
                 out += (c, 0)
             i -= 1
-        tie = tuple(out)
-        self._ties[job_id] = (len(ch), tie)
+        tie = self._ties[job_id] = tuple(out)
         return tie
