@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -66,8 +67,6 @@ def entry() -> NoReturn:
         # The reader of the output went away (``... | head``): stop without a traceback, with the
         # code of a process ended by SIGPIPE, as other command-line tools; what is still buffered
         # goes to /dev/null so that the interpreter's last flush has nothing to complain about.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = BROKEN_PIPE
     collector.before_exit()

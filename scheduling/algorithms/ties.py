@@ -40,14 +40,20 @@ class PreviousOrder:
         self._ties.pop(job_id, None)
 
     def running(self, job_id: str) -> bool:
-        return len(self.changes[job_id]) % 2 == 0
+        return len(self._history(job_id)) % 2 == 0
+
+    def _history(self, job_id: str) -> list[int]:
+        ch = self.changes.get(job_id)
+        if ch is None:  # first seen now (a view that showed it later than its arrival): a new job
+            ch = self.changes[job_id] = [self.t]
+        return ch
 
     def tie(self, job_id: str, arrival: int) -> tuple[int, ...]:
         """The key's tie-break components of an active job (compared after the key's own)."""
         cached = self._ties.get(job_id)
         if cached is not None:
             return cached
-        ch = self.changes[job_id]
+        ch = self._history(job_id)
         if len(ch) == 1 and ch[0] == self.t:
             return (2, arrival)  # not in the list before this decision: after every job that was
         # Back from now: a waiting segment since c sorts earlier the earlier c (the other job ran
