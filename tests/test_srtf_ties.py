@@ -11,21 +11,16 @@ import pytest
 from scheduling import registry
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import simulate
-from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance
+from tests import scenarios
 
 
 def instance(rows: list[tuple[str, int, int, int]], servers: int, gpus: int) -> Instance:
     """Rigid jobs (job_id, arrival slot, GPUs, duration slots) on ``servers`` x ``gpus`` GPUs, 60-s slots."""
-    cluster = cluster_from_dict(
-        {
-            "slot_seconds": 60,
-            "resources": ["gpu"],
-            "servers": [{"id": "n", "count": servers, "capacity": {"gpu": gpus}}],
-        }
-    )
-    lines = ["job_id,arrival,gpus,duration", *(f"{j},{a},{g},{60 * d}" for j, a, g, d in rows)]
-    return Instance(cluster, parse_trace("\n".join(lines) + "\n", cluster, "trace.csv", "csv"))
+    trace = "".join(f"{j},{a},{g},{60 * d}\n" for j, a, g, d in rows)
+    servers_spec = [{"id": "n", "count": servers, "capacity": {"gpu": gpus}}]
+    cluster = {"slot_seconds": 60, "resources": ["gpu"], "servers": servers_spec}
+    return scenarios.instance("job_id,arrival,gpus,duration\n" + trace, cluster)
 
 
 def run(inst: Instance, ties: str, incremental: bool = True) -> dict[str, tuple[int | None, int | None, int]]:
