@@ -26,17 +26,17 @@ start is free. The periods are reported as ``Run.restarts``.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, overload
 
+from scheduling import records
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
 from scheduling.model import Amounts, Cluster, Instance, Job
+from scheduling.records import field, record
 from scheduling.speed import Allocation, demand_of, rate
 
 EPS = 1e-9
@@ -49,7 +49,7 @@ def held_key(allocs: Iterable[Allocation]) -> frozenset[tuple[str, str, str, int
     return frozenset((a.server, a.role, a.type, a.count) for a in allocs)
 
 
-@dataclass(frozen=True)
+@record
 class JobView:
     """What an algorithm may know of an arrived, unfinished, non-rejected job at slot ``t``."""
 
@@ -99,7 +99,7 @@ class Lazy(Sequence[T]):
         return x in self._get()
 
 
-@dataclass(frozen=True)
+@record
 class View:
     """What an algorithm sees at slot ``t``. The engine builds ``jobs`` and ``allocations`` (every
     active job, every committed allocation) on first use; change-based algorithms use the cheaper
@@ -148,7 +148,7 @@ class View:
         return self.engine.job_view(self.engine.active[job_id])
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     """An algorithm's answer to a view: a complete allocation or changes, admissions, rejections."""
 
@@ -172,7 +172,7 @@ class Algorithm(Protocol):
 Booked = tuple[tuple[str, str, Amounts, int], ...]  # (server, role, per-instance demand, count)
 
 
-@dataclass
+@record(frozen=False)
 class _JobState:
     """The engine's bookkeeping of one job."""
 
@@ -199,7 +199,7 @@ class _JobState:
     view_t: int = -1
 
 
-@dataclass(frozen=True)
+@record
 class PlacementSegment:
     """``count`` instances of a role and type held by a job on a server over [start, end)."""
 
@@ -212,7 +212,7 @@ class PlacementSegment:
     end: int
 
 
-@dataclass(frozen=True)
+@record
 class ProgressSegment:
     """A job progressing at ``rate`` work units per slot over [start, end)."""
 
@@ -222,7 +222,7 @@ class ProgressSegment:
     rate: float
 
 
-@dataclass(frozen=True)
+@record
 class RestartPeriod:
     """Slots a job held its allocation without progress after a resume, move or resize."""
 
@@ -231,7 +231,7 @@ class RestartPeriod:
     end: int  # exclusive; shorter than the restart time if the allocation changed again or the run ended
 
 
-@dataclass(frozen=True)
+@record
 class JobRecord:
     """The outcome of one job (a row of the result's ``jobs``)."""
 
@@ -247,7 +247,7 @@ class JobRecord:
     preemptions: int
 
 
-@dataclass(frozen=True)
+@record
 class Run:
     """The raw outcome of one simulation, before metrics and serialisation."""
 
@@ -280,7 +280,7 @@ def simulate(
     ``restart_seconds`` overrides the cluster's ``restart_seconds`` (see the module docstring)."""
     seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
     engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds))
-    return dataclasses.replace(engine.run(algorithm), restart_seconds=float(seconds))
+    return records.replace(engine.run(algorithm), restart_seconds=float(seconds))
 
 
 class _Engine:

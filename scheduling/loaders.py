@@ -13,11 +13,11 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from scheduling import records
 from scheduling.bounds import (
     MAX_AMOUNT,
     MAX_RESTART_SECONDS,
@@ -44,6 +44,7 @@ from scheduling.model import (
     gbps_to_mb_per_slot,
 )
 from scheduling.plain_csv import PlainCsv
+from scheduling.records import record
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest cluster spec or trace file the CLI and the library read (a 150,000-job A-SRPT trace is
@@ -622,7 +623,7 @@ def _step(value: Any, field: str) -> float:
     return number(value, field, minimum=STEP_SECONDS[0], maximum=STEP_SECONDS[1])
 
 
-@dataclass(frozen=True)
+@record
 class ClusterNames:
     """The names a trace row is checked against, as sets built once per cluster: a row costs time
     in its own size, not in the cluster's (a trace of 10^5 rows against 10^5 servers)."""
@@ -642,7 +643,7 @@ class ClusterNames:
         )
 
 
-_KNOWN_COLUMNS = frozenset(Job.__dataclass_fields__) | {"priority", "decay", "target", "status", "slot_seconds"}
+_KNOWN_COLUMNS = frozenset(records.names(Job)) | {"priority", "decay", "target", "status", "slot_seconds"}
 
 
 def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames | None = None) -> Job:

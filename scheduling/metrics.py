@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from scheduling.engine import JobRecord
 from scheduling.model import Utility
+from scheduling.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Usage:
     """One placement segment reduced to what utilisation needs."""
 

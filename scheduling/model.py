@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from scheduling.records import field, record
 
 Amounts = Mapping[str, float]
 """Resource name -> amount, in the unit of that resource."""
@@ -37,7 +38,7 @@ def gbps_to_mb_per_slot(gbps: float, slot_seconds: float) -> float:
     return gbps * 125.0 * slot_seconds
 
 
-@dataclass(frozen=True)
+@record
 class Resource:
     """A resource every server may offer (docs/formats.md, cluster spec)."""
 
@@ -45,7 +46,7 @@ class Resource:
     unit: str = ""  # e.g. "GPU", "vCPU", "GB", "MB/slot"
 
 
-@dataclass(frozen=True)
+@record
 class Server:
     """One server (a cluster entry with ``count`` is expanded into that many)."""
 
@@ -64,7 +65,7 @@ class Server:
         return self.pool in ("any", role)
 
 
-@dataclass(frozen=True)
+@record
 class InstanceType:
     """A worker type or PS type (Zhou et al.: M worker types, P PS types)."""
 
@@ -73,7 +74,7 @@ class InstanceType:
     bandwidth: float = 0.0  # b_m (worker) or B_p (PS), MB per slot (from Gbps at load time)
 
 
-@dataclass(frozen=True)
+@record
 class Cluster:
     """The cluster spec as loaded: slot length, resources, servers, worker and PS types."""
 
@@ -111,7 +112,7 @@ class Cluster:
         return sum(s.capacity.get(resource, 0.0) for s in self.servers if not s.unlimited)
 
 
-@dataclass(frozen=True)
+@record
 class Utility:
     """Sigmoid utility of OASiS Sec. V-A: f(jct) = priority / (1 + exp(decay * (jct - target)))."""
 
@@ -126,7 +127,7 @@ class Utility:
         return self.priority / (1.0 + math.exp(x))
 
 
-@dataclass(frozen=True)
+@record
 class Stage:
     """One pipeline stage of an A-SRPT job (Sec. III)."""
 
@@ -138,7 +139,7 @@ class Stage:
     params: float = 0.0  # parameter size, MB
 
 
-@dataclass(frozen=True)
+@record
 class Job:
     """One training job of a trace, as loaded (docs/formats.md, job trace)."""
 
@@ -223,7 +224,7 @@ class Job:
         return float(self.ps_update.get(ps_type, self.ps_update.get("*", 0.0)))
 
 
-@dataclass(frozen=True)
+@record
 class Instance:
     """A cluster and a trace: what one simulation runs on."""
 

@@ -26,9 +26,9 @@ canonically: replicas in stage order fill the job's GPUs on its servers in clust
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from scheduling.model import Cluster, Stage
+from scheduling.records import record
 
 STAGE_TYPE_PREFIX = "stage"
 
@@ -51,7 +51,7 @@ def stage_index(type_id: str) -> int | None:
     return int(digits) - 1
 
 
-@dataclass(frozen=True)
+@record
 class Link:
     """What eqs. (5)-(6) need of a server."""
 

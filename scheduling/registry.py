@@ -14,13 +14,13 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from scheduling.engine import Algorithm
 from scheduling.errors import InputError, UnsupportedInstance
 from scheduling.lazy import LazyGenerator
 from scheduling.model import Instance
+from scheduling.records import field, record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 Factory = Callable[[Instance, Mapping[str, Any], "np.random.Generator"], Algorithm]
 
 
-@dataclass(frozen=True)
+@record
 class Param:
     """One parameter of an algorithm: type, default, range and help."""
 
@@ -91,7 +91,7 @@ class Param:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Feature:
     """A model feature an algorithm may need; ``missing`` says why an instance lacks it, or None."""
 
@@ -100,7 +100,7 @@ class Feature:
     missing: Callable[[Instance], str | None]
 
 
-@dataclass(frozen=True)
+@record
 class AlgorithmSpec:
     """An algorithm's registry entry: what it is, its parameters, what it needs, its factory."""
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scheduling import metrics, provenance
+from scheduling import metrics, provenance, records
 from scheduling.engine import JobRecord, Run
 from scheduling.model import Cluster, Instance
 from scheduling.speed import demand_of
@@ -79,7 +79,7 @@ def job_dict(r: JobRecord) -> dict[str, Any]:
 
 
 def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
-    return [JobRecord(**{k: j[k] for k in JobRecord.__dataclass_fields__}) for j in doc["jobs"]]
+    return [JobRecord(**{k: j[k] for k in records.names(JobRecord)}) for j in doc["jobs"]]
 
 
 def compute_metrics(

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from scheduling.model import RIGID_WORKER_TYPE, Amounts, Cluster, Job, frozen_amounts, gbps_to_mb_per_slot
 from scheduling.pipeline import alpha, counts_from_allocations, links, stage_index
+from scheduling.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Allocation:
     """``count`` instances of one role and type for one job on one server, for the current slot."""
 

@@ -99,6 +99,10 @@ def test_a_rigid_trace_on_a_small_cluster_runs_without_numpy(tmp_path: Path, alg
     modules = loaded_by(*argv)
     assert json.loads(out.read_text())["metrics"]["completed"] == 4
     assert "numpy" not in top_level(modules)
+    # the model's and the engine's classes are records (scheduling/records.py), not dataclasses:
+    # dataclasses' import (inspect, ast, dis, ...) and its code generation are not paid either
+    assert "dataclasses" not in modules
+    assert "inspect" not in modules
 
 
 # What only running an algorithm needs: the engine, the registry, the result document and its provenance.

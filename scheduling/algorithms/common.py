@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from scheduling.capacity import Ledger
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Job
+from scheduling.records import record
 from scheduling.speed import (
     Allocation,
     demand_of,
@@ -22,7 +22,7 @@ OWN_DEMAND_TYPE = "job"
 """Type id used for workers/PSs whose demand is the job's own (OASiS-style per-job demands)."""
 
 
-@dataclass(frozen=True)
+@record
 class Config:
     """How many workers and PSs of which type a job runs with."""
 

@@ -54,7 +54,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from scheduling.algorithms.common import FitMemo, keep
@@ -63,10 +62,11 @@ from scheduling.algorithms.tiresias_changes import ChangePath, total_gpus
 from scheduling.engine import Decision, View
 from scheduling.errors import ScheduleError
 from scheduling.model import Instance
+from scheduling.records import record
 from scheduling.speed import Allocation, demand_of
 
 
-@dataclass
+@record(frozen=False)
 class _Entry:
     """The simulator's per-job bookkeeping (its job dict's ``q_id``/``executed_time``/... fields)."""
 

@@ -1,0 +1,222 @@
+"""Record classes: the model's and the engine's value types, declared like dataclasses.
+
+``@record`` makes a class from its annotated fields as ``@dataclass(frozen=True)`` does (and
+``@record(frozen=False)`` as ``@dataclass``): the same ``__init__`` (positional or keyword arguments
+in field order, defaults, ``field(default_factory=...)``), ``repr``, ``==`` (same class and equal
+fields), ``hash`` (of the tuple of fields, frozen records only), ``__match_args__``, and a frozen
+record refuses assignment with ``dataclasses.FrozenInstanceError``. ``dataclasses.replace``,
+``fields`` and ``is_dataclass`` work on records too.
+
+Why not ``dataclasses`` itself: every ``python -m scheduling`` process makes these classes, and
+``@dataclass`` generates six methods per class from source text at import (about 0.6 ms a class,
+15 ms for the 25 classes of a ``simulate`` run) and imports ``inspect``, ``ast``, ``dis`` and
+``tokenize`` (about 8 ms), a quarter of a 300-job run's whole process
+(bench/RESULTS-tiresias.md, "Records instead of dataclasses"). Here only ``__init__`` is
+generated, by the same kind of code ``@dataclass`` writes (so constructing a record costs what
+constructing the dataclass did); the other methods are shared and read each class's field list.
+``dataclasses`` is imported only if something asks for ``__dataclass_fields__`` (``replace``,
+``fields``): the field objects are then made once per class, by ``dataclasses`` from the same
+declaration. tests/test_records.py compares every record class with the dataclass of the same
+declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any, TypeVar, dataclass_transform, overload
+
+_C = TypeVar("_C", bound=type)
+
+_FIELDS = "__record_fields__"  # (name, ...) in declaration order
+
+
+class _Spec:
+    """What ``field(...)`` declares (the subset of ``dataclasses.field`` the records use)."""
+
+    __slots__ = ("compare", "default", "default_factory", "repr")
+
+    def __init__(self, default: Any, default_factory: Any, repr: bool, compare: bool) -> None:
+        self.default = default
+        self.default_factory = default_factory
+        self.repr = repr
+        self.compare = compare
+
+
+_MISSING: Any = object()
+
+
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] | Any = _MISSING,
+    repr: bool = True,
+    compare: bool = True,
+) -> Any:
+    """As ``dataclasses.field``: a default or a default factory, and whether the field is part of
+    ``repr`` and of ``==``/``hash``."""
+    if default is not _MISSING and default_factory is not _MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return _Spec(default, default_factory, repr, compare)
+
+
+def names(cls: type) -> tuple[str, ...]:
+    """The field names of a record class, in declaration order."""
+    fields: tuple[str, ...] = getattr(cls, _FIELDS)
+    return fields
+
+
+_R = TypeVar("_R")
+
+
+def replace(obj: _R, /, **changes: Any) -> _R:
+    """A copy of the record ``obj`` with ``changes``, as ``dataclasses.replace`` (which works too,
+    but imports ``dataclasses``)."""
+    values = {name: getattr(obj, name) for name in names(type(obj)) if name not in changes}
+    return type(obj)(**values, **changes)
+
+
+@overload
+def record(cls: _C, /) -> _C: ...
+@overload
+def record(*, frozen: bool = True) -> Callable[[_C], _C]: ...
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def record(cls: Any = None, /, *, frozen: bool = True) -> Any:
+    """Make ``cls`` a record (frozen unless ``frozen=False``); see the module docstring."""
+    if cls is None:
+        return lambda c: _make(c, frozen)
+    return _make(cls, frozen)
+
+
+def _make(cls: Any, frozen: bool) -> Any:
+    # the class's own annotations (inspect.get_annotations would import inspect, which this avoids)
+    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+    specs: dict[str, _Spec] = {}
+    for name, annotation in annotations.items():
+        if "ClassVar" in str(annotation):
+            continue
+        value = cls.__dict__.get(name, _MISSING)
+        spec = value if isinstance(value, _Spec) else _Spec(value, _MISSING, True, True)
+        if spec.default is _MISSING and isinstance(value, _Spec) and name in cls.__dict__:
+            delattr(cls, name)  # a factory or a required field: no class attribute, as dataclass
+        elif isinstance(value, _Spec):
+            setattr(cls, name, spec.default)
+        specs[name] = spec
+    fields = tuple(specs)
+    _check_order(cls, specs)
+    cls.__init__ = _init(cls, specs, frozen)
+    setattr(cls, _FIELDS, fields)
+    cls.__match_args__ = fields  # type: ignore[misc]  # mypy: a special name, set here as dataclass does
+    shown = tuple(n for n, s in specs.items() if s.repr)
+    cls.__record_repr__ = tuple((f"{n}=", attrgetter(n)) for n in shown)
+    compared = [n for n, s in specs.items() if s.compare]
+    cls.__record_key__ = _key(compared)
+    cls.__repr__ = _repr
+    cls.__eq__ = _eq
+    cls.__hash__ = _hash if frozen else None  # as dataclass: eq without frozen is unhashable
+    if frozen:
+        cls.__setattr__ = _frozen_setattr
+        cls.__delattr__ = _frozen_delattr
+    cls.__dataclass_fields__ = _DataclassFields()
+    cls.__record_declaration__ = (annotations, dict(specs), frozen)
+    return cls
+
+
+def _check_order(cls: Any, specs: dict[str, _Spec]) -> None:
+    seen_default = False
+    for name, spec in specs.items():
+        has_default = spec.default is not _MISSING or spec.default_factory is not _MISSING
+        if seen_default and not has_default:
+            raise TypeError(f"non-default argument {name!r} follows default argument in {cls.__qualname__}")
+        seen_default = seen_default or has_default
+
+
+def _init(cls: Any, specs: dict[str, _Spec], frozen: bool) -> Any:
+    """``__init__`` generated as ``@dataclass`` does: named parameters, one assignment per field
+    (``object.__setattr__`` for frozen records), a factory called when its field is not given."""
+    params: list[str] = []
+    body: list[str] = []
+    namespace: dict[str, Any] = {"__record_set": object.__setattr__, "__record_missing": _MISSING}
+    for name, spec in specs.items():
+        if spec.default_factory is not _MISSING:
+            namespace[f"__record_factory_{name}"] = spec.default_factory
+            params.append(f"{name}=__record_missing")
+            value = f"__record_factory_{name}() if {name} is __record_missing else {name}"
+        else:
+            if spec.default is not _MISSING:
+                namespace[f"__record_default_{name}"] = spec.default
+                params.append(f"{name}=__record_default_{name}")
+            else:
+                params.append(name)
+            value = name
+        body.append(f"    __record_set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
+    if hasattr(cls, "__post_init__"):
+        body.append("    self.__post_init__()")
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
+    exec(source, namespace)
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    return init
+
+
+def _key(compared: list[str]) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of compared fields, as dataclass's ``==`` and ``hash`` build it."""
+    if len(compared) >= 2:
+        return attrgetter(*compared)
+    if compared:
+        one = attrgetter(compared[0])
+        return lambda self: (one(self),)
+    return lambda self: ()
+
+
+def _repr(self: Any) -> str:
+    parts = [f"{label}{get(self)!r}" for label, get in type(self).__record_repr__]
+    return f"{type(self).__qualname__}({', '.join(parts)})"
+
+
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        key = self.__class__.__record_key__
+        return key(self) == key(other)
+    return NotImplemented
+
+
+def _hash(self: Any) -> int:
+    return hash(self.__class__.__record_key__(self))
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    from dataclasses import FrozenInstanceError
+
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    from dataclasses import FrozenInstanceError
+
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+class _DataclassFields:
+    """``__dataclass_fields__`` of a record class, made by ``dataclasses`` from the record's
+    declaration the first time it is read (``dataclasses.replace``, ``fields``, ``is_dataclass``)
+    and then kept on the class."""
+
+    def __get__(self, instance: Any, owner: type) -> dict[str, Any]:
+        import dataclasses
+
+        annotations, specs, frozen = owner.__dict__["__record_declaration__"]
+        namespace: dict[str, Any] = {"__annotations__": dict(annotations)}
+        for name, spec in specs.items():
+            if name in annotations:
+                namespace[name] = dataclasses.field(
+                    **({"default": spec.default} if spec.default is not _MISSING else {}),
+                    **({"default_factory": spec.default_factory} if spec.default_factory is not _MISSING else {}),
+                    repr=spec.repr,
+                    compare=spec.compare,
+                )
+        twin: Any = dataclasses.dataclass(frozen=frozen)(type(owner.__name__, (), namespace))
+        fields: dict[str, Any] = twin.__dataclass_fields__
+        type.__setattr__(owner, "__dataclass_fields__", fields)
+        return fields

@@ -1,0 +1,171 @@
+"""Records (scheduling/records.py) behave as the dataclasses of the same declaration.
+
+Every record class of the package is compared with the twin that ``dataclasses.dataclass`` makes
+from its declaration: constructor signature, defaults and factories, ``repr``, ``==``, ``hash``,
+``__match_args__``, frozen assignment; and ``dataclasses.replace``/``fields``/``is_dataclass`` work
+on records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pickle
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from scheduling import records
+from scheduling.records import field, record
+
+# The modules whose classes are records (every `simulate` process loads them).
+MODULES = (
+    "scheduling.model",
+    "scheduling.engine",
+    "scheduling.registry",
+    "scheduling.speed",
+    "scheduling.metrics",
+    "scheduling.loaders",
+    "scheduling.pipeline",
+    "scheduling.algorithms.common",
+    "scheduling.algorithms.tiresias",
+)
+
+
+def record_classes() -> list[type]:
+    found = []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == name and "__record_fields__" in vars(value):
+                found.append(value)
+    return found
+
+
+CLASSES = record_classes()
+
+
+def twin(cls: type) -> Any:
+    """The dataclass of the same declaration as ``cls``."""
+    annotations, specs, frozen = cls.__dict__["__record_declaration__"]
+    namespace: dict[str, Any] = {"__annotations__": dict(annotations), "__qualname__": cls.__qualname__}
+    for name, spec in specs.items():
+        kwargs: dict[str, Any] = {"repr": spec.repr, "compare": spec.compare}
+        if spec.default is not records._MISSING:
+            kwargs["default"] = spec.default
+        if spec.default_factory is not records._MISSING:
+            kwargs["default_factory"] = spec.default_factory
+        namespace[name] = dataclasses.field(**kwargs)
+    return dataclasses.dataclass(frozen=frozen)(type(cls.__name__, (), namespace))
+
+
+def required_values(cls: type, salt: int) -> dict[str, Any]:
+    """A value for every field without a default (hashable, distinct per field and salt)."""
+    out = {}
+    for f in dataclasses.fields(twin(cls)):
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            out[f.name] = (f.name, salt)
+    return out
+
+
+def test_the_records_are_the_classes_a_run_makes():
+    names = {c.__qualname__ for c in CLASSES}
+    assert {"Job", "Cluster", "Server", "Allocation", "JobView", "View", "Decision", "JobRecord", "_JobState"} <= names
+    assert len(CLASSES) == 26
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__qualname__)
+def test_a_record_behaves_as_the_dataclass_of_its_declaration(cls: type):
+    dc = twin(cls)
+    params = inspect.signature(cls).parameters
+    dc_params = inspect.signature(dc).parameters
+    assert list(params) == list(dc_params)
+    for name, p in params.items():
+        expected = dc_params[name].default
+        if repr(expected) == "<factory>":  # a factory: called at construction, compared below
+            continue
+        assert p.default is expected or p.default == expected, name
+    assert cls.__match_args__ == dc.__match_args__
+
+    values = required_values(cls, 1)
+    a, b, other, d = cls(**values), cls(**values), cls(**required_values(cls, 2)), dc(**values)
+    assert repr(a) == repr(d)
+    for f in dataclasses.fields(dc):  # defaults and factories give the same values
+        assert getattr(a, f.name) == getattr(d, f.name), f.name
+    assert a == b and (a == d) is False  # equal fields, same class; another class
+    assert a != other or not values  # other required values (a class whose fields all have defaults: none)
+    assert list(map(repr, args_positional(cls, values))) == [repr(a)]  # positional arguments
+    frozen = cls.__dict__["__record_declaration__"][2]
+    if frozen:
+        try:
+            expected_hash = hash(d)
+        except TypeError:  # a field holds a mapping: the dataclass is unhashable too
+            with pytest.raises(TypeError):
+                hash(a)
+        else:
+            assert hash(a) == hash(b) == expected_hash
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            a.__setattr__(next(iter(values or {"x": 0})), 0)
+    else:
+        assert cls.__hash__ is None and dc.__hash__ is None
+    assert dataclasses.is_dataclass(cls) and tuple(f.name for f in dataclasses.fields(a)) == records.names(cls)
+    if any(isinstance(getattr(a, n), MappingProxyType) for n in records.names(cls)):
+        with pytest.raises(TypeError):  # as the dataclass: a read-only mapping does not pickle
+            pickle.dumps(a)
+    else:
+        assert pickle.loads(pickle.dumps(a)) == a
+
+
+def args_positional(cls: type, values: dict[str, Any]) -> list[Any]:
+    return [cls(*values.values())]
+
+
+def test_replace_makes_a_changed_copy_both_ways():
+    from scheduling.model import Job, Utility
+
+    job = Job("j1", 3, utility=Utility(2.0))
+    for replace in (records.replace, dataclasses.replace):
+        moved = replace(job, arrival=7)
+        assert (moved.job_id, moved.arrival, moved.utility) == ("j1", 7, Utility(2.0))
+        assert job.arrival == 3 and moved != job
+    with pytest.raises(TypeError):
+        records.replace(job, no_such_field=1)
+
+
+def test_factories_give_each_instance_its_own_value_and_a_given_value_wins():
+    @record(frozen=False)
+    class Box:
+        """A mutable record with a factory."""
+
+        items: list[int] = field(default_factory=list)
+        label: str = "x"
+
+    one, two = Box(), Box()
+    one.items.append(1)
+    assert two.items == [] and Box([5]).items == [5] and Box(label="y").label == "y"
+    assert "items" not in vars(Box)  # no class attribute for a factory field, as dataclass
+
+
+def test_repr_and_compare_can_leave_a_field_out():
+    @record
+    class Tagged:
+        """A field outside repr and ==."""
+
+        value: int
+        note: str = field(default="", repr=False, compare=False)
+
+    assert repr(Tagged(1, "a")) == "test_repr_and_compare_can_leave_a_field_out.<locals>.Tagged(value=1)"
+    assert Tagged(1, "a") == Tagged(1, "b") and hash(Tagged(1, "a")) == hash((1,))
+
+
+def test_a_field_without_default_after_one_with_is_refused():
+    with pytest.raises(TypeError, match="non-default argument 'b'"):
+
+        @record
+        class Bad:
+            """Out of order."""
+
+            a: int = 0
+            b: int
