@@ -15,15 +15,36 @@ the same digest). Cached while the instance lives.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import subprocess
+import select
+import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduling.model import Instance
+
+if TYPE_CHECKING:
+    from hashlib import sha256 as _builtin_sha256
+else:
+    try:  # CPython's own SHA-256 (same digests as hashlib's, whose import loads OpenSSL: about 3 ms)
+        from _sha256 import sha256 as _builtin_sha256
+    except ImportError:  # another Python, or a later CPython (_sha2)
+        from hashlib import sha256 as _builtin_sha256
+
+SMALL_TRACE = 2_000
+"""Up to this many jobs the input digests use CPython's own SHA-256 and a run does not import
+hashlib; OpenSSL's, about 4 x faster, pays for its import above (150,000 jobs: 39 ms against 157)."""
+
+
+def _sha256(jobs: int) -> Any:
+    if jobs <= SMALL_TRACE:
+        return _builtin_sha256()
+    import hashlib
+
+    return hashlib.sha256()
+
 
 PACKAGE = "mlsched"
 _SOURCE = Path(__file__).resolve().parent.parent
@@ -37,7 +58,8 @@ def code() -> dict[str, str | None]:
 
 
 _GIT_COMMANDS = (("rev-parse", "HEAD"), ("status", "--porcelain", "--untracked-files=no"))
-_STARTED: list[list[subprocess.Popen[str]]] = []  # the git commands, once prefetch() started them
+GIT_TIMEOUT = 10.0  # seconds for both commands together; a git that takes longer is killed
+_STARTED: list[list[tuple[int, int]]] = []  # the git commands (pid, read end of the output pipe)
 
 
 def prefetch() -> None:
@@ -48,26 +70,63 @@ def prefetch() -> None:
         _STARTED.append(_start_git())
 
 
-def _start_git() -> list[subprocess.Popen[str]]:
-    started: list[subprocess.Popen[str]] = []
-    try:
-        for args in _GIT_COMMANDS:
-            started.append(
-                subprocess.Popen(
-                    ["git", *args],
-                    cwd=_SOURCE,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    text=True,
-                )
+def _start_git() -> list[tuple[int, int]]:
+    """Start every git command with its standard output on a pipe; [] without git.
+
+    ``os.posix_spawnp``, not ``subprocess``: importing subprocess (with selectors, threading and
+    signal) took about 4 ms of every ``simulate`` process (bench/RESULTS-tiresias.md, "Records
+    instead of dataclasses")."""
+    started: list[tuple[int, int]] = []
+    for args in _GIT_COMMANDS:
+        read, write = os.pipe()  # both close on exec; the child's standard output is a copy
+        try:
+            pid = os.posix_spawnp(
+                "git",
+                ["git", "-C", str(_SOURCE), *args],
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, write, 1),
+                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                ],
             )
-    except OSError:  # no git
-        for proc in started:
-            proc.kill()
-            proc.wait()
-        return []
+        except OSError:  # no git
+            os.close(read)
+            for pid, fd in started:
+                _stop(pid, fd)
+            return []
+        finally:
+            os.close(write)
+        started.append((pid, read))
     return started
+
+
+def _stop(pid: int, read: int) -> None:
+    import signal  # only on this rare path
+
+    os.close(read)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+def _output(pid: int, read: int, deadline: float) -> str | None:
+    """The command's standard output if it exits with status 0 before ``deadline``; else None (a
+    command still running then is killed)."""
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([read], [], [], left)[0]:
+            _stop(pid, read)
+            return None
+        chunk = os.read(read, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return None
+    return b"".join(chunks).decode(errors="replace").strip()
 
 
 def _git_commit() -> str | None:
@@ -77,22 +136,10 @@ def _git_commit() -> str | None:
     started = _STARTED.pop() if _STARTED else _start_git()
     if len(started) != len(_GIT_COMMANDS):
         return None
-    outputs: list[str] = []
-    failed = False
-    for proc in started:
-        try:
-            out, _ = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            failed = True
-            continue
-        failed = failed or proc.returncode != 0
-        outputs.append(out.strip())
-    if failed:
-        return None
+    deadline = time.monotonic() + GIT_TIMEOUT
+    outputs = [_output(pid, read, deadline) for pid, read in started]
     head, status = outputs
-    if not head:
+    if not head or status is None:
         return None
     return f"{head}-dirty" if status else head
 
@@ -106,16 +153,22 @@ def inputs(instance: Instance) -> dict[str, str]:
     key = id(instance)
     cached = _DIGESTS.get(key)
     if cached is None or cached[0]() is not instance:
-        trace = hashlib.sha256()
+        trace = _sha256(len(instance.jobs))
         for job in instance.jobs:  # job by job: no string of the whole trace (150k jobs: ~100 MB)
             trace.update(repr(job).encode())
             trace.update(b"\n")
         digests = {
-            "cluster_sha256": hashlib.sha256(repr(instance.cluster).encode()).hexdigest(),
+            "cluster_sha256": _digest(repr(instance.cluster).encode(), len(instance.jobs)),
             "trace_sha256": trace.hexdigest(),
         }
         cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
     return dict(cached[1])
+
+
+def _digest(data: bytes, jobs: int) -> str:
+    h = _sha256(jobs)
+    h.update(data)
+    return str(h.hexdigest())
 
 
 def record(instance: Instance) -> dict[str, Any]:

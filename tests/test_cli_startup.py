@@ -103,6 +103,9 @@ def test_a_rigid_trace_on_a_small_cluster_runs_without_numpy(tmp_path: Path, alg
     # dataclasses' import (inspect, ast, dis, ...) and its code generation are not paid either
     assert "dataclasses" not in modules
     assert "inspect" not in modules
+    # nor subprocess (git runs by os.posix_spawnp), hashlib's OpenSSL (a small trace's digests use
+    # CPython's own SHA-256) or shutil (the help formatter reads the terminal width itself)
+    assert not modules & {"subprocess", "hashlib", "shutil"}
 
 
 # What only running an algorithm needs: the engine, the registry, the result document and its provenance.
@@ -143,6 +146,32 @@ def test_declaring_only_the_running_command_keeps_its_usage(command: str):
         return sub.choices[command].format_help()
 
     assert usage(_parser(command)) == usage(_parser())
+
+
+def test_the_help_is_laid_out_as_argparse_lays_it_out(monkeypatch: pytest.MonkeyPatch):
+    """The CLI's own formatter finds the width as shutil.get_terminal_size does (COLUMNS, else the
+    terminal's, else 80): the help is the same as with argparse's formatter, at every width."""
+    from scheduling import cli
+
+    def both() -> tuple[str, str]:
+        ours = cli._parser("simulate").format_help() + _command_help(cli._parser("simulate"), "simulate")
+        with monkeypatch.context() as m:
+            m.setattr(cli, "_HelpFormatter", argparse.HelpFormatter)
+            theirs = cli._parser("simulate").format_help() + _command_help(cli._parser("simulate"), "simulate")
+        return ours, theirs
+
+    lines = {}
+    for columns in ("50", "100", "x", "-3"):
+        monkeypatch.setenv("COLUMNS", columns)
+        ours, theirs = both()
+        assert ours == theirs, columns
+        lines[columns] = len(ours.splitlines())
+    assert lines["50"] > lines["x"] > lines["100"]  # the width took effect (80 without a valid COLUMNS)
+
+
+def _command_help(parser: argparse.ArgumentParser, command: str) -> str:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command].format_help()
 
 
 @pytest.mark.parametrize("name", sorted(registry.all_specs()))

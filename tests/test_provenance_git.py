@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,54 @@ def test_prefetch_starts_nothing_once_the_code_version_is_known(repo: Path):
     provenance.code()  # cached for the process
     provenance.prefetch()
     assert not provenance._STARTED
+
+
+def test_without_git_there_is_no_commit(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PATH", str(repo / "no-such-directory"))
+    assert provenance._start_git() == []
+    assert provenance._git_commit() is None
+
+
+def test_a_git_that_does_not_answer_is_stopped(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    fake = repo / "bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\nexec sleep 30\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    monkeypatch.setattr(provenance, "GIT_TIMEOUT", 0.3)
+    started = provenance._start_git()
+    assert len(started) == 2
+    provenance._STARTED.append(started)
+    t0 = time.monotonic()
+    assert provenance._git_commit() is None
+    assert time.monotonic() - t0 < 10
+    for pid, _ in started:  # killed and reaped: no child left
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+def test_a_failing_git_gives_no_commit(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    fake = repo / "bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\necho 0123abc\nexit 3\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    assert provenance._git_commit() is None
+
+
+def test_the_input_digests_are_sha256_of_the_loaded_instance_for_small_and_large_traces(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    import hashlib
+
+    from tests.scenarios import RIGID_TRACE, TINY_CLUSTER, instance
+
+    inst = instance(RIGID_TRACE, TINY_CLUSTER)
+    expected = {
+        "cluster_sha256": hashlib.sha256(repr(inst.cluster).encode()).hexdigest(),
+        "trace_sha256": hashlib.sha256(b"".join(repr(j).encode() + b"\n" for j in inst.jobs)).hexdigest(),
+    }
+    for small in (10**9, 0):  # CPython's own SHA-256, then OpenSSL's (hashlib)
+        monkeypatch.setattr(provenance, "SMALL_TRACE", small)
+        provenance._DIGESTS.clear()
+        assert provenance.inputs(inst) == expected
