@@ -9,7 +9,8 @@ process CPU time (``time.process_time``) taken between the steps:
 - "standard library": the standard-library modules the run imports (the list is taken from a full
   run of the same command in another process: ``runpy``, ``argparse``, ``dataclasses``, ...);
 - "our modules": importing ``scheduling`` (the CLI and what it imports, then the algorithm's
-  module), with, on its own line, the part spent generating the dataclasses' methods;
+  module), with, on its own line, the part spent making the record classes (scheduling/records.py;
+  the dataclasses' methods before 2026-11-27);
 - loading the cluster and trace, building the algorithm, the simulation, the code version (git),
   building the result document, validating it and writing it.
 
@@ -49,16 +50,16 @@ t = [c()]
 for name in sys.argv[5].split():
     __import__(name)
 t.append(c())
-import dataclasses
+from scheduling import records
 generating = []
-plain = dataclasses._process_class
+plain = records._make
 def timed(*args, **kwargs):
     t0 = c()
     try:
         return plain(*args, **kwargs)
     finally:
         generating.append(c() - t0)
-dataclasses._process_class = timed
+records._make = timed
 import scheduling.cli
 from pathlib import Path
 from scheduling import api, provenance, registry, results
@@ -139,7 +140,7 @@ def main() -> int:
                 for name, value in zip(NAMES, medians, strict=False):
                     print(f"| {name} | {1000 * value:.1f} | {100 * value / total:.0f}% |")
                     if name == "our modules":
-                        print(f"| (of which: generating dataclass methods) | {1000 * medians[-1]:.1f} | |")
+                        print(f"| (of which: making the record classes) | {1000 * medians[-1]:.1f} | |")
     print(f"\nfinished; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -15,8 +15,9 @@ interleaved round by round (the order rotates), medians reported:
 "budget" = their fifo minus our standard-library floor: what our own modules, loading the inputs,
 simulating, building and validating the result and writing it would have to fit in for a tie.
 
-Also probed: the time our process spends making its dataclasses (``@dataclass`` generates each
-class's methods from source at import: about 0.7 ms a class here).
+Also probed: the time our process spends making its classes (``@record``, scheduling/records.py,
+generates each class's ``__init__`` at import; until 2026-11-27 they were dataclasses, whose
+``@dataclass`` generated six methods per class: about 0.7 ms a class here).
 
 A lower bound for any version of our process that keeps its work (load, simulate, build, validate,
 write): the interpreter, plus the standard-library modules without those only ``dataclasses``
@@ -77,8 +78,9 @@ print(statistics.median(times), file=sys.stderr)
 
 
 CLASSES = """
-import sys, time, dataclasses
-process = dataclasses._process_class  # what @dataclass runs per class (generates its methods)
+import sys, time
+from scheduling import records
+process = records._make  # what @record runs per class (generates its __init__)
 spent = [0.0, 0]
 def timed(cls, *args, **kwargs):
     t = time.perf_counter()
@@ -87,7 +89,7 @@ def timed(cls, *args, **kwargs):
     finally:
         spent[0] += time.perf_counter() - t
         spent[1] += 1
-dataclasses._process_class = timed
+records._make = timed
 from scheduling.cli import main
 main(sys.argv[1:])
 print(spent[0], spent[1], file=sys.stderr)
@@ -95,7 +97,8 @@ print(spent[0], spent[1], file=sys.stderr)
 
 
 def dataclass_ms(cmd: list[str]) -> tuple[float, int]:
-    """Time ``cmd``'s process spends making its dataclasses (generating their methods), and how many."""
+    """Time ``cmd``'s process spends making its record classes (scheduling/records.py), and how many
+    (until 2026-11-27 the same classes were dataclasses, and this probed ``@dataclass``)."""
     proc = subprocess.run([OUR_PYTHON, "-c", CLASSES, *cmd[3:]], cwd=ROOT, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True, check=True)  # fmt: skip
     seconds, count = proc.stderr.strip().splitlines()[-1].split()
@@ -110,7 +113,7 @@ def only_for_dataclasses(stdlib: list[str]) -> set[str]:
         out = subprocess.run([OUR_PYTHON, "-c", probe], capture_output=True, text=True, check=True)
         return set(out.stdout.split())
 
-    brought = loaded("import dataclasses")
+    brought = loaded("import dataclasses") & set(stdlib)  # none since the records (scheduling/records.py)
     rest = [n for n in stdlib if n not in brought]
     return brought - loaded(f"import importlib\nfor n in {rest!r}: importlib.import_module(n)")
 
@@ -174,7 +177,7 @@ def main() -> int:
     warm_work = statistics.median(warm)
     print(f"| ours: simulate's work, warm in one process (medians of 5, {args.rounds} rounds) | {warm_work:.1f} | "
           f"{min(warm):.1f} |")  # fmt: skip
-    print(f"| ours: making the {classes} dataclasses of simulate (within its process, probed) | "
+    print(f"| ours: making the {classes} record classes of simulate (within its process, probed) | "
           f"{statistics.median(making):.1f} | {min(making):.1f} |")  # fmt: skip
     print(
         f"\nbudget for a tie: their fifo {theirs_ms:.1f} ms - our stdlib floor {floor:.1f} ms = "
