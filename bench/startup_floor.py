@@ -113,7 +113,9 @@ def only_for_dataclasses(stdlib: list[str]) -> set[str]:
         out = subprocess.run([OUR_PYTHON, "-c", probe], capture_output=True, text=True, check=True)
         return set(out.stdout.split())
 
-    brought = loaded("import dataclasses") & set(stdlib)  # none since the records (scheduling/records.py)
+    if "dataclasses" not in stdlib:  # since the records (scheduling/records.py)
+        return set()
+    brought = loaded("import dataclasses")
     rest = [n for n in stdlib if n not in brought]
     return brought - loaded(f"import importlib\nfor n in {rest!r}: importlib.import_module(n)")
 

@@ -97,10 +97,14 @@ def _make(cls: Any, frozen: bool) -> Any:
             continue
         value = cls.__dict__.get(name, _MISSING)
         spec = value if isinstance(value, _Spec) else _Spec(value, _MISSING, True, True)
-        if spec.default is _MISSING and isinstance(value, _Spec) and name in cls.__dict__:
-            delattr(cls, name)  # a factory or a required field: no class attribute, as dataclass
-        elif isinstance(value, _Spec):
-            setattr(cls, name, spec.default)
+        if spec.default is not _MISSING and spec.default.__class__.__hash__ is None:  # as dataclass
+            kind = type(spec.default)
+            raise ValueError(f"mutable default {kind} for field {name} is not allowed: use default_factory")
+        if isinstance(value, _Spec):  # the class attribute becomes the default, as with dataclass
+            if spec.default is _MISSING:
+                delattr(cls, name)  # a factory: no class attribute
+            else:
+                setattr(cls, name, spec.default)
         specs[name] = spec
     fields = tuple(specs)
     _check_order(cls, specs)

@@ -169,3 +169,13 @@ def test_a_field_without_default_after_one_with_is_refused():
 
             a: int = 0
             b: int
+
+
+def test_a_mutable_default_is_refused_as_dataclass_refuses_it():
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @record
+        class Shared:
+            """One list for every instance."""
+
+            items: list[int] = []  # noqa: RUF012
