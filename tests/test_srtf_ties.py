@@ -128,3 +128,37 @@ def test_the_tie_components_follow_the_history_back_from_now():
     assert ties.tie("c", 5) == (0, 5, 1, 5)  # waiting since its arrival at 5
     ties.record("a", 6)  # a stops at 6: waiting since 6 sorts after c, waiting since 5
     assert ties.tie("c", 5) < ties.tie("a", 0)
+
+
+def walked_tie(ch: list[int], arrival: int) -> tuple[int, ...]:
+    """The tie of a job with change slots ``ch`` (not new at this decision), walked back from now as
+    PreviousOrder's docstring states the rule: what its incremental form must equal."""
+    out = [1] if len(ch) % 2 == 0 else [0]
+    for i in range(len(ch) - 1, -1, -1):
+        c = ch[i]
+        if i % 2 == 1:  # running since c
+            if i == 1 and ch[0] == c:
+                return (*out, 1, c, arrival)
+            out += (0, -c)
+        elif i == 0:  # waiting since its arrival
+            return (*out, c, 1, arrival)
+        else:  # waiting since c
+            out += (c, 0)
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_tie_extended_at_each_change_equals_the_tie_walked_from_the_whole_history(seed):
+    rng = random.Random(seed)
+    ties = PreviousOrder()
+    arrival = rng.randrange(5)
+    ties.record("j", arrival)
+    t = arrival
+    for _ in range(rng.randrange(1, 60)):
+        t += rng.choice((0, 0, 1, 3))  # equal slots too: a start at the arrival, a stop and restart
+        ties.t = t + 1
+        if rng.random() < 0.7:  # asked between some changes only, so that several are added at once
+            assert ties.tie("j", arrival) == walked_tie(ties.changes["j"], arrival)
+        ties.record("j", t)
+    ties.t = t + 1
+    assert ties.tie("j", arrival) == walked_tie(ties.changes["j"], arrival)

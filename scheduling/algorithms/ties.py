@@ -29,6 +29,10 @@ class PreviousOrder:
         self.t = 0  # the current decision's slot
         self.changes: dict[str, list[int]] = {}  # job id -> first decision, then start, stop, ...
         self._ties: dict[str, tuple[int, ...]] = {}  # job id -> its tie since its last change
+        # job id -> (n, the tie's components for its first n changes): a change adds components in
+        # front of those of the changes before it, so a tie is extended, not walked again (a job
+        # preempted hundreds of times on a congested window has as many changes)
+        self._tails: dict[str, tuple[int, tuple[int, ...]]] = {}
 
     def record(self, job_id: str, t: int) -> None:
         """The job arrives (first call), or starts or stops at slot ``t``."""
@@ -38,6 +42,7 @@ class PreviousOrder:
     def forget(self, job_id: str) -> None:
         self.changes.pop(job_id, None)
         self._ties.pop(job_id, None)
+        self._tails.pop(job_id, None)
 
     def running(self, job_id: str) -> bool:
         return len(self._history(job_id)) % 2 == 0
@@ -56,24 +61,26 @@ class PreviousOrder:
         ch = self._history(job_id)
         if len(ch) == 1 and ch[0] == self.t:
             return (2, arrival)  # not in the list before this decision: after every job that was
-        # Back from now: a waiting segment since c sorts earlier the earlier c (the other job ran
-        # or had not arrived since); a running one since c sorts earlier the later c when a wait
-        # came before it (the other job still ran), after every such one when its start was the
-        # job's arrival (before it: not arrived); equal change slots: the segments before decide.
-        out: list[int] = [1] if len(ch) % 2 == 0 else [0]
-        i = len(ch) - 1
-        while True:
-            c = ch[i]
-            if i % 2 == 1:  # running since c (a start)
-                if i == 1 and ch[0] == c:
-                    out += (1, c, arrival)  # started at its arrival
-                    break
-                out += (0, -c)
-            elif i == 0:  # waiting since its arrival
-                out += (c, 1, arrival)
-                break
-            else:  # waiting since c (a stop), running before
-                out += (c, 0)
-            i -= 1
-        tie = self._ties[job_id] = tuple(out)
+        done, tail = self._tails.get(job_id, (0, ()))
+        for n in range(done + 1, len(ch) + 1):
+            tail = _components(ch, n, tail, arrival)
+        self._tails[job_id] = (len(ch), tail)
+        tie = self._ties[job_id] = (1 if len(ch) % 2 == 0 else 0, *tail)
         return tie
+
+
+def _components(ch: list[int], n: int, before: tuple[int, ...], arrival: int) -> tuple[int, ...]:
+    """The tie components of a job's first ``n`` changes, from ``before``, those of its first n - 1.
+
+    Back from now: a waiting segment since c sorts earlier the earlier c (the other job ran or had
+    not arrived since); a running one since c sorts earlier the later c when a wait came before it
+    (the other job still ran), after every such one when its start was the job's arrival (before
+    it: not arrived); equal change slots: the segments before decide."""
+    c = ch[n - 1]
+    if n == 1:  # waiting since its arrival
+        return (c, 1, arrival)
+    if n == 2 and ch[0] == c:  # running since its arrival: nothing before it counts
+        return (1, c, arrival)
+    if n % 2 == 0:  # running since c (a start)
+        return (0, -c, *before)
+    return (c, 0, *before)  # waiting since c (a stop), running before
