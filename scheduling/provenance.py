@@ -15,6 +15,7 @@ the same digest). Cached while the instance lives.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import select
 import time
@@ -77,6 +78,8 @@ def _start_git() -> list[tuple[int, int]]:
     signal) took about 4 ms of every ``simulate`` process (bench/RESULTS-tiresias.md, "Records
     instead of dataclasses")."""
     started: list[tuple[int, int]] = []
+    if not hasattr(os, "posix_spawnp"):  # not a POSIX system: no commit recorded
+        return started
     for args in _GIT_COMMANDS:
         read, write = os.pipe()  # both close on exec; the child's standard output is a copy
         try:
@@ -113,9 +116,11 @@ def _output(pid: int, read: int, deadline: float) -> str | None:
     """The command's standard output if it exits with status 0 before ``deadline``; else None (a
     command still running then is killed)."""
     chunks: list[bytes] = []
+    ready = select.poll()  # poll, not select: a long-lived worker may hold descriptors above 1023
+    ready.register(read, select.POLLIN)
     while True:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([read], [], [], left)[0]:
+        if left <= 0 or not ready.poll(math.ceil(left * 1000)):
             _stop(pid, read)
             return None
         chunk = os.read(read, 65536)

@@ -112,3 +112,26 @@ def test_the_input_digests_are_sha256_of_the_loaded_instance_for_small_and_large
         monkeypatch.setattr(provenance, "SMALL_TRACE", small)
         provenance._DIGESTS.clear()
         assert provenance.inputs(inst) == expected
+
+
+def test_the_commit_is_read_when_the_process_holds_over_a_thousand_descriptors(repo: Path):
+    """A long-lived worker may hold many descriptors: the git pipes then get numbers above
+    select()'s limit (1023), which poll() does not have."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the descriptor limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = []
+    try:
+        while not held or held[-1] < 1050:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        started = provenance._start_git()
+        assert min(fd for _, fd in started) > 1023
+        provenance._STARTED.append(started)
+        assert provenance._git_commit() == git(repo, "rev-parse", "HEAD")
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
