@@ -93,7 +93,7 @@ class Cluster:
     worker_types: tuple[InstanceType, ...] = ()
     ps_types: tuple[InstanceType, ...] = ()
     horizon: int | None = None  # T: slots the cluster runs for; None = until every job is done
-    network: Amounts = field(default_factory=lambda: frozen_amounts({}))  # free-form figures
+    network: Amounts = field(default_factory=no_amounts)  # free-form figures
     restart_seconds: float = 0.0  # time a job loses each time it restarts on another allocation (s)
 
     def resource_names(self) -> tuple[str, ...]:

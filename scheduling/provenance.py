@@ -40,11 +40,12 @@ hashlib; OpenSSL's, about 4 x faster, pays for its import above (150,000 jobs: 3
 
 
 def _sha256(jobs: int) -> Any:
+    """The SHA-256 constructor for an instance of ``jobs`` jobs (see SMALL_TRACE)."""
     if jobs <= SMALL_TRACE:
-        return _builtin_sha256()
+        return _builtin_sha256
     import hashlib
 
-    return hashlib.sha256()
+    return hashlib.sha256
 
 
 PACKAGE = "mlsched"
@@ -158,22 +159,17 @@ def inputs(instance: Instance) -> dict[str, str]:
     key = id(instance)
     cached = _DIGESTS.get(key)
     if cached is None or cached[0]() is not instance:
-        trace = _sha256(len(instance.jobs))
+        sha256 = _sha256(len(instance.jobs))
+        trace = sha256()
         for job in instance.jobs:  # job by job: no string of the whole trace (150k jobs: ~100 MB)
             trace.update(repr(job).encode())
             trace.update(b"\n")
         digests = {
-            "cluster_sha256": _digest(repr(instance.cluster).encode(), len(instance.jobs)),
+            "cluster_sha256": sha256(repr(instance.cluster).encode()).hexdigest(),
             "trace_sha256": trace.hexdigest(),
         }
         cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
     return dict(cached[1])
-
-
-def _digest(data: bytes, jobs: int) -> str:
-    h = _sha256(jobs)
-    h.update(data)
-    return str(h.hexdigest())
 
 
 def record(instance: Instance) -> dict[str, Any]:

@@ -28,8 +28,6 @@ from typing import Any, TypeVar, dataclass_transform, overload
 
 _C = TypeVar("_C", bound=type)
 
-_FIELDS = "__record_fields__"  # (name, ...) in declaration order
-
 
 class _Spec:
     """What ``field(...)`` declares (the subset of ``dataclasses.field`` the records use)."""
@@ -62,7 +60,7 @@ def field(
 
 def names(cls: type) -> tuple[str, ...]:
     """The field names of a record class, in declaration order."""
-    fields: tuple[str, ...] = getattr(cls, _FIELDS)
+    fields: tuple[str, ...] = cls.__record_fields__  # type: ignore[attr-defined]
     return fields
 
 
@@ -109,7 +107,7 @@ def _make(cls: Any, frozen: bool) -> Any:
     fields = tuple(specs)
     _check_order(cls, specs)
     cls.__init__ = _init(cls, specs, frozen)
-    setattr(cls, _FIELDS, fields)
+    cls.__record_fields__ = fields  # (name, ...) in declaration order
     cls.__match_args__ = fields  # type: ignore[misc]  # mypy: a special name, set here as dataclass does
     shown = tuple(n for n, s in specs.items() if s.repr)
     cls.__record_repr__ = tuple((f"{n}=", attrgetter(n)) for n in shown)
@@ -202,25 +200,29 @@ def _frozen_delattr(self: Any, name: str) -> None:
     raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
+def as_dataclass(cls: type) -> Any:
+    """The dataclass ``dataclasses`` makes from the record class's declaration (same fields,
+    defaults, factories, ``repr``/``compare`` flags and frozenness)."""
+    import dataclasses
+
+    annotations, specs, frozen = cls.__dict__["__record_declaration__"]
+    namespace: dict[str, Any] = {"__annotations__": dict(annotations), "__qualname__": cls.__qualname__}
+    for name, spec in specs.items():
+        kwargs: dict[str, Any] = {"repr": spec.repr, "compare": spec.compare}
+        if spec.default is not _MISSING:
+            kwargs["default"] = spec.default
+        if spec.default_factory is not _MISSING:
+            kwargs["default_factory"] = spec.default_factory
+        namespace[name] = dataclasses.field(**kwargs)
+    return dataclasses.dataclass(frozen=frozen)(type(cls.__name__, (), namespace))
+
+
 class _DataclassFields:
-    """``__dataclass_fields__`` of a record class, made by ``dataclasses`` from the record's
-    declaration the first time it is read (``dataclasses.replace``, ``fields``, ``is_dataclass``)
-    and then kept on the class."""
+    """``__dataclass_fields__`` of a record class: those of ``as_dataclass(cls)``, made the first
+    time they are read (``dataclasses.replace``, ``fields``, ``is_dataclass``) and then kept on the
+    class."""
 
     def __get__(self, instance: Any, owner: type) -> dict[str, Any]:
-        import dataclasses
-
-        annotations, specs, frozen = owner.__dict__["__record_declaration__"]
-        namespace: dict[str, Any] = {"__annotations__": dict(annotations)}
-        for name, spec in specs.items():
-            if name in annotations:
-                namespace[name] = dataclasses.field(
-                    **({"default": spec.default} if spec.default is not _MISSING else {}),
-                    **({"default_factory": spec.default_factory} if spec.default_factory is not _MISSING else {}),
-                    repr=spec.repr,
-                    compare=spec.compare,
-                )
-        twin: Any = dataclasses.dataclass(frozen=frozen)(type(owner.__name__, (), namespace))
-        fields: dict[str, Any] = twin.__dataclass_fields__
+        fields: dict[str, Any] = as_dataclass(owner).__dataclass_fields__
         type.__setattr__(owner, "__dataclass_fields__", fields)
         return fields

@@ -69,12 +69,17 @@ def test_without_git_there_is_no_commit(repo: Path, monkeypatch: pytest.MonkeyPa
     assert provenance._git_commit() is None
 
 
-def test_a_git_that_does_not_answer_is_stopped(repo: Path, monkeypatch: pytest.MonkeyPatch):
+def fake_git(repo: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """A ``git`` on PATH that runs the shell ``script``."""
     fake = repo / "bin"
     fake.mkdir()
-    (fake / "git").write_text("#!/bin/sh\nexec sleep 30\n")
+    (fake / "git").write_text(f"#!/bin/sh\n{script}\n")
     (fake / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+
+
+def test_a_git_that_does_not_answer_is_stopped(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    fake_git(repo, monkeypatch, "exec sleep 30")
     monkeypatch.setattr(provenance, "GIT_TIMEOUT", 0.3)
     started = provenance._start_git()
     assert len(started) == 2
@@ -88,11 +93,7 @@ def test_a_git_that_does_not_answer_is_stopped(repo: Path, monkeypatch: pytest.M
 
 
 def test_a_failing_git_gives_no_commit(repo: Path, monkeypatch: pytest.MonkeyPatch):
-    fake = repo / "bin"
-    fake.mkdir()
-    (fake / "git").write_text("#!/bin/sh\necho 0123abc\nexit 3\n")
-    (fake / "git").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    fake_git(repo, monkeypatch, "echo 0123abc\nexit 3")
     assert provenance._git_commit() is None
 
 

@@ -49,16 +49,7 @@ CLASSES = record_classes()
 
 def twin(cls: type) -> Any:
     """The dataclass of the same declaration as ``cls``."""
-    annotations, specs, frozen = cls.__dict__["__record_declaration__"]
-    namespace: dict[str, Any] = {"__annotations__": dict(annotations), "__qualname__": cls.__qualname__}
-    for name, spec in specs.items():
-        kwargs: dict[str, Any] = {"repr": spec.repr, "compare": spec.compare}
-        if spec.default is not records._MISSING:
-            kwargs["default"] = spec.default
-        if spec.default_factory is not records._MISSING:
-            kwargs["default_factory"] = spec.default_factory
-        namespace[name] = dataclasses.field(**kwargs)
-    return dataclasses.dataclass(frozen=frozen)(type(cls.__name__, (), namespace))
+    return records.as_dataclass(cls)
 
 
 def required_values(cls: type, salt: int) -> dict[str, Any]:
@@ -96,7 +87,7 @@ def test_a_record_behaves_as_the_dataclass_of_its_declaration(cls: type):
         assert getattr(a, f.name) == getattr(d, f.name), f.name
     assert a == b and (a == d) is False  # equal fields, same class; another class
     assert a != other or not values  # other required values (a class whose fields all have defaults: none)
-    assert list(map(repr, args_positional(cls, values))) == [repr(a)]  # positional arguments
+    assert repr(cls(*values.values())) == repr(a)  # positional arguments
     frozen = cls.__dict__["__record_declaration__"][2]
     if frozen:
         try:
@@ -116,10 +107,6 @@ def test_a_record_behaves_as_the_dataclass_of_its_declaration(cls: type):
             pickle.dumps(a)
     else:
         assert pickle.loads(pickle.dumps(a)) == a
-
-
-def args_positional(cls: type, values: dict[str, Any]) -> list[Any]:
-    return [cls(*values.values())]
 
 
 def test_replace_makes_a_changed_copy_both_ways():
