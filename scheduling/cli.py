@@ -226,6 +226,12 @@ def _declare_reproduce(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=cmd_reproduce)
 
 
+def _declare_adapt(p: argparse.ArgumentParser) -> None:
+    from scheduling import adapt
+
+    adapt.declare(p)
+
+
 def _declare_check(p: argparse.ArgumentParser) -> None:
     _instance_args(p)
     p.add_argument("--result", required=True, type=Path)
@@ -254,6 +260,12 @@ _COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], 
         _declare_reproduce,
     ),
     "check": ("validate a result file against its cluster and trace", None, _declare_check),
+    "adapt": (
+        "turn a rigid GPU cluster and trace into one paper's model (zhou-ps, zhou-allreduce, oasis, edge-cloud, asrpt)",
+        "Writes DIR/cluster.json, DIR/trace.json, DIR/history.json (with --history-fraction) and DIR/adapt.json "
+        "(every assumption, refused and changed job); docs/formats.md, Adapting.",
+        _declare_adapt,
+    ),
 }
 
 
