@@ -23,7 +23,9 @@ ALGORITHMS = ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subt
 def preset_instance(tmp_path_factory: pytest.TempPathFactory) -> Instance:
     out = tmp_path_factory.mktemp("asrpt")
     # with the preset's own history: asrpt's fitted predictors refuse an instance without one
-    cluster_path, trace_path, history_path = presets.generate("asrpt", jobs=60, seed=2, size=0.02, out=out, history=True)
+    cluster_path, trace_path, history_path = presets.generate(
+        "asrpt", jobs=60, seed=2, size=0.02, out=out, history=True
+    )
     return api.load_instance(cluster_path, trace_path, history_path)
 
 

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from scheduling.errors import InputError
-from scheduling.model import Cluster, Job
+from scheduling.model import Cluster, Instance, Job
 
 MODELS: dict[str, str] = {
     "zhou-ps": "Zhou et al. (TCC'23) Sec. 7, parameter-server jobs on typed workers and PSs",
     "zhou-allreduce": "Zhou et al. (TCC'23) Sec. 7, Ring-AllReduce jobs on typed workers",
     "oasis": "OASiS (INFOCOM'18) Sec. V-A: worker and PS server pools, horizon T, sigmoid utilities",
     "edge-cloud": "the edge-cloud paper Sec. V-A: edge servers with pre-deployed workers, an unlimited cloud",
-    "asrpt": "A-SRPT Sec. V-A-1-b: Philly jobs as stage graphs of Table I models (scheduling/algorithms/asrpt/philly.py)",
+    "asrpt": "A-SRPT Sec. V-A-1-b: Philly jobs as stage graphs of Table I models (algorithms/asrpt/philly.py)",
 }
 
 Adapter = Callable[[Cluster, Sequence[Job], int, str], Any]
@@ -52,8 +52,8 @@ def run(
     model: str, cluster_path: Path, trace_path: Path, out: Path, seed: int = 0, history_fraction: float | None = None
 ) -> list[Path]:
     """Adapt the instance and write the files; return their paths (InputError on bad input)."""
-    from scheduling import api
-    from scheduling.adapt.common import split, write
+    from scheduling.adapt.common import gpu_servers, split, write
+    from scheduling.loaders import load_cluster, load_trace
 
     if model not in MODELS:
         raise InputError(f"unknown model {model!r} (models: {', '.join(MODELS)})", field="--model")
@@ -61,7 +61,9 @@ def run(
         raise InputError(f"{history_fraction!r} must be between 0 and 1 (exclusive)", field="--history-fraction")
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", file=str(out), field="--out")
-    instance = api.load_instance(cluster_path, trace_path)
+    cluster = load_cluster(cluster_path)
+    gpu_servers(cluster, str(cluster_path))  # a GPU cluster, checked before the trace is read against it
+    instance = Instance(cluster, load_trace(trace_path, cluster))
     adapted = _adapter(model)(instance.cluster, instance.jobs, seed, str(cluster_path))
     n_history = 0 if history_fraction is None else math.floor(history_fraction * len(instance.jobs))
     history, evaluated = split(adapted.jobs, {j.job_id for j in instance.jobs[:n_history]})

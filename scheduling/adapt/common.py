@@ -84,7 +84,9 @@ def draw(seed: int, salt: str, key: str) -> np.random.Generator:
 def gpu_servers(cluster: Cluster, label: str) -> list[Server]:
     """The servers with GPUs that jobs can run on; InputError naming the cluster file if none."""
     if "gpu" not in cluster.resource_names():
-        raise InputError("the cluster declares no 'gpu' resource: adapt needs a GPU cluster", file=label, field="resources")
+        raise InputError(
+            "the cluster declares no 'gpu' resource: adapt needs a GPU cluster", file=label, field="resources"
+        )
     out = [s for s in cluster.servers if not s.unlimited and s.accepts("worker") and s.capacity.get("gpu", 0.0) >= 1]
     if not out:
         raise InputError("no server offers a whole GPU to workers", file=label, field="servers")
@@ -182,9 +184,7 @@ def number(x: float) -> int | float:
 # Splitting off the history and writing the files
 
 
-def split(
-    jobs: Sequence[dict[str, Any]], history_ids: set[str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def split(jobs: Sequence[dict[str, Any]], history_ids: set[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(history, evaluated): the adapted jobs of ``history_ids`` (the leading input jobs by arrival)
     and the others, each sorted by (arrival, job id) and shifted so that its first job arrives at 0."""
     ordered = sorted(jobs, key=lambda j: (j["arrival"], j["job_id"]))
@@ -280,8 +280,15 @@ def profile_for(job: Job, seed: int) -> Profile:
 def profile_assumption() -> Assumption:
     return Assumption(
         "model_profile",
-        {p.name: {"batch_seconds": p.batch_seconds, "minibatches": p.minibatches, "gradient_mb": p.gradient_mb,
-                  "update_seconds": p.update_seconds} for p in PROFILES},
+        {
+            p.name: {
+                "batch_seconds": p.batch_seconds,
+                "minibatches": p.minibatches,
+                "gradient_mb": p.gradient_mb,
+                "update_seconds": p.update_seconds,
+            }
+            for p in PROFILES
+        },
         "the job's model when it names a profile of the generic-gpu import (docs/formats.md, Imports), else one "
         "per group (else user, else job) drawn as that import draws it; times are V100 times",
     )

@@ -12,7 +12,6 @@ ceil(E_j B_j / n_j) (eq. (1), constraint (4a)) on an edge worker its recorded du
 
 from __future__ import annotations
 
-
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,7 +122,9 @@ def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str) -> Adapt
         row.update(epochs=epochs, minibatches=minibatches)
         rows.append(row)
     assumptions = [
-        Assumption("slot_seconds", doc["slot_seconds"], "one-hour slots (the edge-cloud preset's; at least the cluster's)"),
+        Assumption(
+            "slot_seconds", doc["slot_seconds"], "one-hour slots (the edge-cloud preset's; at least the cluster's)"
+        ),
         Assumption("edge_servers", "every GPU server, site edge", "edge servers with pre-deployed workers (Sec. III)"),
         Assumption("worker_slot", "the server's GPUs", "one pre-deployed unit worker per GPU"),
         Assumption("ps_slot", f"max(1, GPUs // {GPUS_PER_PS})", "pre-deployed unit PSs per edge server (not given)"),
@@ -145,13 +146,11 @@ def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str) -> Adapt
         Assumption(
             "epochs, minibatches",
             "ceil(E_j B_j / n_j) = recorded duration",
-            "B_j = the profile's mini-batches per chunk (fewer if B_j / n_j > 1 slot), E_j = floor(duration n_j / B_j), "
+            "B_j = the profile's mini-batches per chunk (fewer if B_j / n_j > 1 slot), "
+            "E_j = floor(duration n_j / B_j), "
             "n_j of eq. (1) on an edge worker (zeta_j = 0); in the cloud (zeta_j = 1) a chunk is faster, after the "
             "cloud's upload delay",
         ),
         Assumption("horizon", None, "none: T is large enough to complete all jobs (Sec. V-A)"),
     ]
     return Adapted(doc, rows, assumptions, refused)
-
-
-

@@ -42,7 +42,11 @@ PS_CPU = (1, 10)  # PS vCPUs
 PS_SERVER = {"cpu": 64, "bw": 50}  # a p2.16xlarge-shaped PS server (Sec. V-A's P2/G3 shapes), bw at [20, 50]'s top
 GBPS_PER_GPU = 5.0  # worker-server bandwidth per GPU: Sec. V-A's largest b_i, so bandwidth never strands a GPU
 PRIORITY = (1.0, 100.0)
-CLASSES = ((0.10, None), (0.55, (0.01, 1.0)), (0.35, (4.0, 6.0)))  # (share, decay range): insensitive/sensitive/critical
+CLASSES = (
+    (0.10, None),
+    (0.55, (0.01, 1.0)),
+    (0.35, (4.0, 6.0)),
+)  # (share, decay range): insensitive/sensitive/critical
 TARGET_SLACK = (1.0, 15.0)  # Sec. V-A's targets in [1, 15] slots, here slots beyond the ideal duration
 HORIZON_FACTOR = 1.5
 PAPER_T = 300  # "T = 100-300 time slots"; Figs. 3 and 6 use T = 300
@@ -61,9 +65,7 @@ def slot_seconds(cluster: Cluster, jobs: Sequence[Job]) -> float:
 
 def cluster_spec(cluster: Cluster, label: str, slot: float) -> dict[str, Any]:
     servers = gpu_servers(cluster, label)
-    entries = [
-        server_entry(s, {"gpu": gpus_of(s), "bw": GBPS_PER_GPU * gpus_of(s)}, pool="worker") for s in servers
-    ]
+    entries = [server_entry(s, {"gpu": gpus_of(s), "bw": GBPS_PER_GPU * gpus_of(s)}, pool="worker") for s in servers]
     entries += [{"id": f"ps-{k:04d}", "pool": "ps", "capacity": dict(PS_SERVER)} for k in range(len(servers))]
     return {
         "slot_seconds": number(slot),
@@ -145,7 +147,9 @@ def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str) -> Adapt
         Assumption("arch", "ps", "OASiS jobs are PS jobs (Sec. III)"),
         Assumption("chunks", "gpus", "N_i, the worker limit of constraint (3) = the job's GPUs"),
         Assumption("gpu_request", "gpus", "the fixed worker count of the fixed-configuration baselines"),
-        Assumption("worker_demand", {"gpu": 1, "bw": list(WORKER_BW)}, "one GPU per worker; b_i uniform in Sec. V-A's range"),
+        Assumption(
+            "worker_demand", {"gpu": 1, "bw": list(WORKER_BW)}, "one GPU per worker; b_i uniform in Sec. V-A's range"
+        ),
         Assumption("ps_demand", {"cpu": list(PS_CPU), "bw": list(PS_BW)}, "Sec. V-A's PS ranges, per job"),
         Assumption(
             "batch_time, gradient_mb",

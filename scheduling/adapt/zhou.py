@@ -11,6 +11,7 @@ servers, eq. (1) or (14)) the recorded one; w_j is drawn in Sec. 7's [200, 5000]
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -55,7 +56,25 @@ def model_resource(gpu_model: str) -> str:
     return "gpu-" + (re.sub(r"[^a-z0-9]+", "-", gpu_model.lower()).strip("-") or "gpu")
 
 
-def cluster_spec(cluster: Cluster, label: str, ps: bool) -> dict[str, Any]:
+def slot_seconds(cluster: Cluster, jobs: Sequence[Job], cells_per_slot: int) -> float:
+    """Whole hours, at least one (Sec. 7's slot), long enough that zhou's price table fits: A_online's
+    doubling round at slot t has length tau = the largest power of 2 <= t, and a sub-round keeps a
+    price per (resource, server, slot) of it, at most ``MAX_PRICE_CELLS``; the rounds reach the
+    latest recorded end (arrival + duration) at least, so that end is kept within the budget."""
+    from scheduling.algorithms.zhou.online import MAX_PRICE_CELLS
+
+    old = cluster.slot_seconds
+    latest = max(((j.arrival + (j.duration or 0)) * old for j in jobs), default=0.0)
+    hours = 1
+    while True:
+        slot = max(old, PAPER_SLOT_SECONDS * hours)
+        tau = 1 << max(0, math.ceil(latest / slot)).bit_length()  # the power of 2 above the latest end
+        if cells_per_slot * tau <= MAX_PRICE_CELLS or tau <= 2:
+            return slot
+        hours = max(hours + 1, math.ceil(hours * cells_per_slot * tau / MAX_PRICE_CELLS))
+
+
+def cluster_spec(cluster: Cluster, label: str, ps: bool, jobs: Sequence[Job]) -> dict[str, Any]:
     servers = gpu_servers(cluster, label)
     models = gpu_models(servers)
     typed = len(models) > 1  # one resource per GPU model keeps each type on its own servers
@@ -73,7 +92,7 @@ def cluster_spec(cluster: Cluster, label: str, ps: bool) -> dict[str, Any]:
         demand: dict[str, float] = {"gpu": 1, **({model_resource(m): 1} if typed else {}), "bw": WORKER_GBPS}
         worker_types.append({"id": type_id(m), "demand": demand, "bandwidth_gbps": WORKER_GBPS})
     doc: dict[str, Any] = {
-        "slot_seconds": number(max(cluster.slot_seconds, PAPER_SLOT_SECONDS)),
+        "slot_seconds": number(slot_seconds(cluster, jobs, len(resources) * len(entries))),
         "resources": resources,
         "servers": entries,
         "worker_types": worker_types,
@@ -86,10 +105,10 @@ def cluster_spec(cluster: Cluster, label: str, ps: bool) -> dict[str, Any]:
 def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str, arch: str) -> Adapted:
     """``arch``: "ps" (model zhou-ps) or "allreduce" (zhou-allreduce)."""
     ps = arch == "ps"
-    doc = cluster_spec(cluster, label, ps)
+    kept, refused = rigid_or_refused(jobs)
+    doc = cluster_spec(cluster, label, ps, kept)
     new = cluster_from_dict(doc)
     models = gpu_models(gpu_servers(cluster, label))
-    kept, refused = rigid_or_refused(jobs)
     rows = []
     for job in kept:
         assert job.gpus is not None
@@ -106,18 +125,27 @@ def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str, arch: st
         )
         probe = job_from_row(row, new)
         step = min(ideal_step(new, probe, type_id(m), job.gpus, "ps" if ps else None) for m in models)
-        epochs, minibatches = size_for(target_slots(job, cluster.slot_seconds, new.slot_seconds), step, profile.minibatches)
+        epochs, minibatches = size_for(
+            target_slots(job, cluster.slot_seconds, new.slot_seconds), step, profile.minibatches
+        )
         row.update(epochs=epochs, minibatches=minibatches)
         rows.append(row)
     assumptions = [
-        Assumption("slot_seconds", doc["slot_seconds"], "Zhou et al. Sec. 7: one-hour slots (at least the cluster's)"),
+        Assumption(
+            "slot_seconds",
+            doc["slot_seconds"],
+            "whole hours (Zhou et al. Sec. 7: one-hour slots; at least the cluster's), the fewest that keep zhou's "
+            "price table (resources x servers x the doubling round that reaches the latest recorded end) within "
+            "its 2,000,000 entries",
+        ),
         Assumption("arch", arch, f"model zhou-{'ps' if ps else 'allreduce'} (Sec. 3 PS, Sec. 6 Ring-AllReduce)"),
         Assumption("chunks", "gpus", "D_j = the job's GPUs: each worker trains one chunk (Zhou (2g))"),
         Assumption("gpu_request", "gpus", "the fixed worker count of the fixed-configuration baselines"),
         Assumption(
             "epochs, minibatches",
             "E_j K_j step = recorded duration",
-            "K_j = the profile's mini-batches per chunk (fewer if K step > 1 slot), E_j = floor(duration / (K_j step)); "
+            "K_j = the profile's mini-batches per chunk (fewer if K step > 1 slot), "
+            "E_j = floor(duration / (K_j step)); "
             "step = slots per mini-batch of one worker with D_j workers of the fastest type on the fewest servers "
             "(eq. (1) / (14), scheduling.speed)",
         ),
@@ -132,13 +160,17 @@ def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str, arch: st
     ]
     if ps:
         assumptions.append(
-            Assumption("ps_types", {"ps": {"bw": PS_GBPS}}, "one PS type: Sec. 7's smallest (ps-1, 5 Gbps), on any server")
+            Assumption(
+                "ps_types", {"ps": {"bw": PS_GBPS}}, "one PS type: Sec. 7's smallest (ps-1, 5 Gbps), on any server"
+            )
         )
         assumptions.append(Assumption("ps_update", "profile update_seconds", "U_j^p on the one PS type"))
     else:
         assumptions.append(Assumption("ps_update", "profile update_seconds", "U_j of eq. (14)"))
     if len(models) > 1:
         assumptions.append(
-            Assumption("gpu_model_resources", [model_resource(m) for m in models], "keep each worker type on its GPU model")
+            Assumption(
+                "gpu_model_resources", [model_resource(m) for m in models], "keep each worker type on its GPU model"
+            )
         )
     return Adapted(doc, rows, assumptions, refused)
