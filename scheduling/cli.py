@@ -209,6 +209,13 @@ def _declare_compare(p: argparse.ArgumentParser) -> None:
         metavar="K|START:END,...",
         help="repeat over K windows of --trace cut evenly by job count, or the given arrival-slot ranges",
     )
+    p.add_argument(
+        "--adapt",
+        default=None,
+        metavar="MODEL",
+        help="run every algorithm on the trace adapted to this paper's model (as `adapt`; DIR/adapted/)",
+    )
+    p.add_argument("--history-fraction", type=float, default=None, help="with --adapt: as `adapt --history-fraction`")
     p.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
     p.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     _restart_arg(p)
@@ -459,11 +466,13 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
             ("--trace", args.trace),
             ("--windows", args.windows),
             ("--history", args.history),
+            ("--adapt", args.adapt),
         )
         for flag, given in given_flags:
             if given is not None:
                 raise InputError(
-                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history", field=flag
+                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history, --adapt",
+                    field=flag,
                 )
         return None
     from scheduling import api
@@ -476,6 +485,12 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
         raise InputError(f"missing: give --cluster and --trace, or --preset (missing {', '.join(missing)})")
     if not _repeating(args) and args.reference is not None:
         raise InputError("a reference needs a repetition: add --seeds, --windows or --preset", field="--reference")
+    if args.adapt is not None:
+        from scheduling import adapt
+
+        return adapt.compare_instance(args)
+    if args.history_fraction is not None:
+        raise InputError("only with --adapt", field="--history-fraction")
     return api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
 
 

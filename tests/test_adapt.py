@@ -16,6 +16,7 @@ from scheduling.cli import main
 from scheduling.errors import InputError
 from scheduling.model import Instance, Job
 from scheduling.speed import Allocation, chunk_slots, rate
+from scheduling.validator import validate
 
 # ../shared/traces beside the project root (as contract_check.py reads it), else /work/shared/traces
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,3 +198,29 @@ def test_bad_input_exits_2_naming_the_file_and_field(inputs, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main([*base[:2], "dorm", *base[3:], "--cluster", str(rigid), "--trace", str(trace)])
     assert exc.value.code == 2
+
+
+def test_compare_adapt_runs_every_algorithm_on_the_same_adapted_instance(inputs, tmp_path):
+    cluster, trace = inputs["rigid"]
+    out = tmp_path / "cmp"
+    args = ["compare", "--cluster", str(cluster), "--trace", str(trace), "--adapt", "edge-cloud", "--seed", "4"]
+    assert main([*args, "--algorithms", "edge-cloud,fifo,srtf", "--out", str(out)]) == 0
+    adapted_files = sorted(p.name for p in (out / "adapted").iterdir())
+    assert adapted_files == ["adapt.json", "cluster.json", "trace.json"]
+    instance = load(out / "adapted")
+    digests = set()
+    for name in ("edge-cloud", "fifo", "srtf"):
+        doc = json.loads((out / f"{name}.json").read_text())
+        assert validate(instance, doc) == []
+        digests.add(json.dumps(doc["inputs"], sort_keys=True))
+    assert len(digests) == 1  # one instance for every algorithm, the baselines included
+
+
+def test_compare_adapt_refuses_a_history_file_and_a_history_fraction_needs_adapt(inputs, tmp_path, capsys):
+    cluster, trace = inputs["rigid"]
+    args = ["compare", "--cluster", str(cluster), "--trace", str(trace), "--algorithms", "fifo"]
+    out = ["--out", str(tmp_path / "o")]
+    assert main([*args, "--adapt", "asrpt", "--history", str(trace), *out]) == 2
+    assert "field '--history': not with --adapt" in capsys.readouterr().err
+    assert main([*args, "--history-fraction", "0.3", *out]) == 2
+    assert "field '--history-fraction': only with --adapt" in capsys.readouterr().err

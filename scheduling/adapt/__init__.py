@@ -114,6 +114,29 @@ def _check_loads(cluster: dict[str, Any], evaluated: list[dict[str, Any]], histo
             parse_trace(dumps(rows), c, name, "json")
 
 
+def compare_instance(args: argparse.Namespace) -> Instance:
+    """``compare --adapt M``: the one adapted instance every algorithm of the comparison runs, written
+    to ``DIR/adapted/`` (its adapt.json lists the assumptions) and loaded with its history."""
+    from scheduling import api
+
+    for flag, given in (
+        ("--history", args.history),
+        ("--windows", args.windows),
+        ("--convert-slots", args.convert_slots),
+    ):
+        if given:
+            raise InputError(
+                "not with --adapt (the history comes from --history-fraction; windows are not re-adapted yet)",
+                field=flag,
+            )
+    if args.adapt not in MODELS:
+        raise InputError(f"unknown model {args.adapt!r} (models: {', '.join(MODELS)})", field="--adapt")
+    folder = args.out / "adapted"
+    run(args.adapt, args.cluster, args.trace, folder, args.seed, args.history_fraction)
+    history = folder / "history.json"
+    return api.load_instance(folder / "cluster.json", folder / "trace.json", history if history.exists() else None)
+
+
 def declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, choices=list(MODELS))
     p.add_argument("--cluster", required=True, type=Path, help="a rigid GPU cluster spec (servers with gpu)")
