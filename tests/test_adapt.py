@@ -120,9 +120,12 @@ def test_the_same_seed_gives_the_same_files_byte_for_byte(inputs, tmp_path, mode
     assert (other / "trace.json").read_bytes() != (a / "trace.json").read_bytes()
 
 
+@pytest.mark.parametrize("where", ["rigid", "alibaba"])
 @pytest.mark.parametrize("model", MODELS)
-def test_the_papers_algorithm_and_fifo_run_the_adapted_instance_through_the_validator(inputs, tmp_path, model):
-    instance = load(adapted(tmp_path, model, *inputs["rigid"]))
+def test_the_papers_algorithm_and_fifo_run_the_adapted_instance_through_the_validator(inputs, tmp_path, model, where):
+    if where not in inputs:
+        pytest.skip(f"{NODES} not found")
+    instance = load(adapted(tmp_path, model, *inputs[where]))
     for name in (PAPER_ALGORITHM[model], "fifo"):
         doc = api.run(instance, name, seed=3)  # api.run validates the result
         assert doc["metrics"]["jobs"] == len(instance.jobs) and doc["metrics"]["completed"] > 0
@@ -174,6 +177,10 @@ def test_a_job_the_model_cannot_express_is_refused_with_its_id_and_reason(tmp_pa
     record = json.loads((out / "adapt.json").read_text())
     assert record["refused"] == [{"job_id": "e1", "reason": "not a rigid GPU job (adapt needs gpus and duration)"}]
     assert [j.job_id for j in load(out).jobs] == ["r1", "r2"]
+    only = tmp_path / "only-elastic.csv"
+    only.write_text("job_id,arrival\ne1,0\n")
+    with pytest.raises(InputError, match=r"no job is left to evaluate .* e1: not a rigid GPU job"):
+        adapted(tmp_path, "oasis", cluster, only, fraction=None)
 
 
 def test_bad_input_exits_2_naming_the_file_and_field(inputs, tmp_path, capsys):

@@ -68,8 +68,12 @@ def run(
     n_history = 0 if history_fraction is None else math.floor(history_fraction * len(instance.jobs))
     history, evaluated = split(adapted.jobs, {j.job_id for j in instance.jobs[:n_history]})
     if not evaluated:
+        refused = ", ".join(f"{r['job_id']}: {r['reason']}" for r in adapted.refused[:3])
         raise InputError(
-            f"no job is left to evaluate after the history fraction {history_fraction:g}", field="--history-fraction"
+            f"no job is left to evaluate ({len(history)} in the history, {len(adapted.refused)} refused"
+            + (f": {refused}" if refused else "")
+            + ")",
+            file=str(trace_path),
         )
     if adapted.finish is not None:
         adapted.finish(adapted.cluster, evaluated)

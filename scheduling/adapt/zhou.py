@@ -157,6 +157,11 @@ def adapt(cluster: Cluster, jobs: Sequence[Job], seed: int, label: str, arch: st
         Assumption("server_bw_gbps", {"8+ GPUs": 25, "fewer": 10}, "EC2 P3 shapes of Sec. 7 (p3.16xlarge, p3.8xlarge)"),
         Assumption("weight", list(WEIGHTS), "w_j uniform integer in Sec. 7's [200, 5000], drawn per job id"),
         Assumption("horizon", None, "none: the objective is every job's weighted completion time"),
+        Assumption(
+            "network.ps_bandwidth_reservation",
+            0,
+            "not declared: constraint (2i) does not bind (the zhou-ps preset declares it; docs/formats.md)",
+        ),
     ]
     if ps:
         assumptions.append(
