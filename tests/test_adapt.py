@@ -183,6 +183,15 @@ def test_a_job_the_model_cannot_express_is_refused_with_its_id_and_reason(tmp_pa
         adapted(tmp_path, "oasis", cluster, only, fraction=None)
 
 
+def test_the_clusters_restart_cost_is_kept(tmp_path):
+    cluster = tmp_path / "c.json"
+    cluster.write_text(json.dumps({**RIGID_CLUSTER, "restart_seconds": 90}))
+    trace = tmp_path / "t.csv"
+    trace.write_text("job_id,arrival,gpus,duration\nr1,0,2,3600\n")
+    for model in MODELS:
+        assert load(adapted(tmp_path, model, cluster, trace, fraction=None)).cluster.restart_seconds == 90, model
+
+
 def test_bad_input_exits_2_naming_the_file_and_field(inputs, tmp_path, capsys):
     _, trace = inputs["rigid"]
     cpu_only = tmp_path / "cpu.json"

@@ -75,6 +75,8 @@ def run(
             + ")",
             file=str(trace_path),
         )
+    if cluster.restart_seconds:  # a cost real clusters pay, charged to every algorithm alike (DESIGN section 9)
+        adapted.cluster["restart_seconds"] = cluster.restart_seconds
     if adapted.finish is not None:
         adapted.finish(adapted.cluster, evaluated)
     _check_loads(adapted.cluster, evaluated, history)
