@@ -581,7 +581,11 @@ def _compare_repeated(
         cases = repeat.preset_cases(args.preset, args.jobs, seeds, size, history)
     else:
         assert instance is not None
-        if args.windows is not None:
+        if args.windows is not None and args.adapt is not None:
+            from scheduling import adapt
+
+            cases = adapt.window_cases(args, instance, seeds)  # each window adapted on its own
+        elif args.windows is not None:
             cases = repeat.window_cases(instance, repeat.parse_windows(args.windows), seeds)
         else:
             cases = repeat.instance_cases(instance, seeds)

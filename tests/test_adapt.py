@@ -240,3 +240,15 @@ def test_compare_adapt_refuses_a_history_file_and_a_history_fraction_needs_adapt
     assert "field '--history': not with --adapt" in capsys.readouterr().err
     assert main([*args, "--history-fraction", "0.3", *out]) == 2
     assert "field '--history-fraction': only with --adapt" in capsys.readouterr().err
+
+
+def test_compare_adapt_over_windows_adapts_each_window_on_its_own_reseeded(inputs, tmp_path):
+    cluster, trace = inputs["rigid"]
+    out = tmp_path / "windows"
+    args = ["compare", "--cluster", str(cluster), "--trace", str(trace), "--adapt", "asrpt", "--history-fraction"]
+    assert main([*args, "0.3", "--windows", "2", "--seed", "7", "--algorithms", "asrpt,fifo", "--out", str(out)]) == 0
+    records = [json.loads((out / "adapted" / f"window-{i}" / "adapt.json").read_text()) for i in range(2)]
+    assert [r["seed"] for r in records] == [7, 8]
+    assert [r["jobs"]["input"] for r in records] == [15, 15] and all(r["jobs"]["history"] == 4 for r in records)
+    rows = (out / "runs.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * 2  # both algorithms on both windows: asrpt had each window's own history

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
+
+if TYPE_CHECKING:
+    from scheduling import repeat
 
 MODELS: dict[str, str] = {
     "zhou-ps": "Zhou et al. (TCC'23) Sec. 7, parameter-server jobs on typed workers and PSs",
@@ -48,47 +52,69 @@ def _adapter(model: str) -> Adapter:
     return asrpt.adapt
 
 
-def run(
-    model: str, cluster_path: Path, trace_path: Path, out: Path, seed: int = 0, history_fraction: float | None = None
-) -> list[Path]:
-    """Adapt the instance and write the files; return their paths (InputError on bad input)."""
-    from scheduling.adapt.common import gpu_servers, split, write
-    from scheduling.loaders import load_cluster, load_trace
+@dataclass
+class Files:
+    """What ``adapt`` writes: the cluster spec, the evaluated and history rows, the record."""
 
+    cluster: dict[str, Any]
+    evaluated: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    record: dict[str, Any]
+
+    def instance(self) -> Instance:
+        """The adapted instance, loaded as ``simulate`` would load the written files."""
+        from scheduling.adapt.common import dumps
+        from scheduling.loaders import cluster_from_dict, parse_trace
+
+        c = cluster_from_dict(self.cluster)
+        history = parse_trace(dumps(self.history), c, "history.json", "json") if self.history else ()
+        return Instance(c, parse_trace(dumps(self.evaluated), c, "trace.json", "json"), history=history)
+
+
+def _check(model: str, history_fraction: float | None) -> None:
     if model not in MODELS:
         raise InputError(f"unknown model {model!r} (models: {', '.join(MODELS)})", field="--model")
     if history_fraction is not None and not (math.isfinite(history_fraction) and 0 < history_fraction < 1):
         raise InputError(f"{history_fraction!r} must be between 0 and 1 (exclusive)", field="--history-fraction")
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", file=str(out), field="--out")
-    cluster = load_cluster(cluster_path)
-    gpu_servers(cluster, str(cluster_path))  # a GPU cluster, checked before the trace is read against it
-    instance = Instance(cluster, load_trace(trace_path, cluster))
-    adapted = _adapter(model)(instance.cluster, instance.jobs, seed, str(cluster_path))
-    n_history = 0 if history_fraction is None else math.floor(history_fraction * len(instance.jobs))
-    history, evaluated = split(adapted.jobs, {j.job_id for j in instance.jobs[:n_history]})
+
+
+def adapt_jobs(
+    model: str,
+    cluster: Cluster,
+    jobs: Sequence[Job],
+    seed: int,
+    history_fraction: float | None,
+    inputs: Mapping[str, str],
+) -> Files:
+    """``jobs`` (sorted by arrival, on ``cluster``) as ``model``; ``inputs`` names the input files."""
+    from scheduling.adapt.common import gpu_servers, split
+
+    _check(model, history_fraction)
+    label = inputs.get("cluster", "cluster.json")
+    gpu_servers(cluster, label)
+    adapted = _adapter(model)(cluster, jobs, seed, label)
+    n_history = 0 if history_fraction is None else math.floor(history_fraction * len(jobs))
+    history, evaluated = split(adapted.jobs, {j.job_id for j in jobs[:n_history]})
     if not evaluated:
         refused = ", ".join(f"{r['job_id']}: {r['reason']}" for r in adapted.refused[:3])
         raise InputError(
             f"no job is left to evaluate ({len(history)} in the history, {len(adapted.refused)} refused"
             + (f": {refused}" if refused else "")
             + ")",
-            file=str(trace_path),
+            file=inputs.get("trace"),
         )
     if cluster.restart_seconds:  # a cost real clusters pay, charged to every algorithm alike (DESIGN section 9)
         adapted.cluster["restart_seconds"] = cluster.restart_seconds
     if adapted.finish is not None:
         adapted.finish(adapted.cluster, evaluated)
-    _check_loads(adapted.cluster, evaluated, history)
-    slot = adapted.cluster["slot_seconds"]
     record = {
         "model": model,
         "paper": MODELS[model],
         "seed": seed,
-        "input": {"cluster": str(cluster_path), "trace": str(trace_path), "jobs": len(instance.jobs)},
+        "input": {**inputs, "jobs": len(jobs)},
         "history_fraction": history_fraction,
         "jobs": {
-            "input": len(instance.jobs),
+            "input": len(jobs),
             "evaluated": len(evaluated),
             "history": len(history),
             "refused": len(adapted.refused),
@@ -98,49 +124,90 @@ def run(
         "refused": adapted.refused,
         "changed": adapted.changed,
     }
-    written = [write(out, "cluster.json", adapted.cluster)]
-    written.append(write(out, "trace.json", {"slot_seconds": slot, "jobs": evaluated}))
+    files = Files(adapted.cluster, evaluated, history, record)
+    files.instance()  # the files must load together (an adapter bug is not the user's bad input)
+    return files
+
+
+def write_files(files: Files, out: Path) -> list[Path]:
+    from scheduling.adapt.common import write
+
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", file=str(out), field="--out")
+    slot = files.cluster["slot_seconds"]
+    for name in ("trace.csv", "history.csv"):  # another format's files from an earlier run would be read first
+        (out / name).unlink(missing_ok=True)
+    written = [write(out, "cluster.json", files.cluster)]
+    written.append(write(out, "trace.json", {"slot_seconds": slot, "jobs": files.evaluated}))
     stale = out / "history.json"
-    if history:
-        written.append(write(out, "history.json", {"slot_seconds": slot, "jobs": history}))
+    if files.history:
+        written.append(write(out, "history.json", {"slot_seconds": slot, "jobs": files.history}))
     elif stale.exists():  # a history from an earlier run into the same folder would be taken for this one's
         stale.unlink()
-    written.append(write(out, "adapt.json", record))
+    written.append(write(out, "adapt.json", files.record))
     return written
 
 
-def _check_loads(cluster: dict[str, Any], evaluated: list[dict[str, Any]], history: list[dict[str, Any]]) -> None:
-    """The files to be written must load together (an adapter bug is not the user's bad input)."""
-    from scheduling.adapt.common import dumps
-    from scheduling.loaders import cluster_from_dict, parse_trace
+def run(
+    model: str, cluster_path: Path, trace_path: Path, out: Path, seed: int = 0, history_fraction: float | None = None
+) -> list[Path]:
+    """Adapt the instance and write the files; return their paths (InputError on bad input)."""
+    from scheduling.adapt.common import gpu_servers
+    from scheduling.loaders import load_cluster, load_trace
 
-    c = cluster_from_dict(cluster)
-    for name, rows in (("trace.json", evaluated), ("history.json", history)):
-        if rows:
-            parse_trace(dumps(rows), c, name, "json")
+    _check(model, history_fraction)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", file=str(out), field="--out")
+    cluster = load_cluster(cluster_path)
+    gpu_servers(cluster, str(cluster_path))  # a GPU cluster, checked before the trace is read against it
+    jobs = load_trace(trace_path, cluster)
+    inputs = {"cluster": str(cluster_path), "trace": str(trace_path)}
+    return write_files(adapt_jobs(model, cluster, jobs, seed, history_fraction, inputs), out)
 
 
 def compare_instance(args: argparse.Namespace) -> Instance:
     """``compare --adapt M``: the one adapted instance every algorithm of the comparison runs, written
-    to ``DIR/adapted/`` (its adapt.json lists the assumptions) and loaded with its history."""
+    to ``DIR/adapted/`` (its adapt.json lists the assumptions) and loaded with its history. With
+    ``--windows``: the rigid instance, whose windows ``window_cases`` adapts one by one."""
     from scheduling import api
 
-    for flag, given in (
-        ("--history", args.history),
-        ("--windows", args.windows),
-        ("--convert-slots", args.convert_slots),
-    ):
+    for flag, given in (("--history", args.history), ("--convert-slots", args.convert_slots)):
         if given:
-            raise InputError(
-                "not with --adapt (the history comes from --history-fraction; windows are not re-adapted yet)",
-                field=flag,
-            )
+            raise InputError("not with --adapt (the history comes from --history-fraction)", field=flag)
     if args.adapt not in MODELS:
         raise InputError(f"unknown model {args.adapt!r} (models: {', '.join(MODELS)})", field="--adapt")
+    _check(args.adapt, args.history_fraction)
+    if args.windows is not None:
+        return api.load_instance(args.cluster, args.trace)
     folder = args.out / "adapted"
     run(args.adapt, args.cluster, args.trace, folder, args.seed, args.history_fraction)
     history = folder / "history.json"
     return api.load_instance(folder / "cluster.json", folder / "trace.json", history if history.exists() else None)
+
+
+def window_cases(args: argparse.Namespace, rigid: Instance, seeds: Sequence[int]) -> list[repeat.Case]:
+    """``compare --adapt M --windows ...``: the windows of the rigid trace (``repeat.window_cases``),
+    each adapted on its own with seed ``--seed`` + its index (re-seeded per window; the leading
+    ``--history-fraction`` of the window's jobs is its history), written to ``DIR/adapted/window-I/``."""
+    import dataclasses
+
+    from scheduling import repeat
+
+    cases = repeat.window_cases(rigid, repeat.parse_windows(args.windows), seeds)
+    adapted: dict[str, Instance] = {}
+    out = []
+    for case in cases:
+        assert case.window is not None
+        if case.window not in adapted:
+            i = len(adapted)
+            inputs = {"cluster": str(args.cluster), "trace": str(args.trace), "window": case.window}
+            files = adapt_jobs(
+                args.adapt, rigid.cluster, case.instance.jobs, args.seed + i, args.history_fraction, inputs
+            )
+            write_files(files, args.out / "adapted" / f"window-{i}")
+            adapted[case.window] = files.instance()
+        out.append(dataclasses.replace(case, instance=adapted[case.window]))
+    return out
 
 
 def declare(p: argparse.ArgumentParser) -> None:
