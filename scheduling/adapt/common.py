@@ -8,9 +8,10 @@ work) so that its *ideal duration* (every worker it asked for, of its fastest ty
 the cluster allows, by the engine's own speed model, ``scheduling.speed``) equals its recorded run
 time within one slot.
 
-Every draw comes from ``numpy.random.default_rng([seed, salt, sha256(key)])`` for a key that names
-what is drawn (a job id, a group, a server id), so a job's values do not depend on which other jobs
-are in the window or in the history, and the same seed gives the same files byte for byte.
+Every draw comes from ``numpy.random.default_rng([seed, sha256(what, key)])`` (``draw``), ``what``
+naming the quantity and ``key`` its owner (a job id, a group, a server id), so a job's values do not
+depend on which other jobs are in the window or in the history, and the same seed gives the same
+files byte for byte.
 """
 
 from __future__ import annotations
