@@ -151,6 +151,15 @@ def test_every_algorithm_that_supports_an_adapted_instance_passes_the_validator(
     assert doc["metrics"]["jobs"] == len(instance.jobs)
 
 
+def test_every_registered_algorithm_supports_some_adapted_model(small_instances):
+    supported = {
+        name
+        for name, spec in registry.all_specs().items()
+        if any(spec.unsupported(instance) is None for instance in small_instances.values())
+    }
+    assert supported == set(registry.all_specs())
+
+
 def test_the_paper_algorithm_supports_each_adapted_instance(small_instances):
     for model, instance in small_instances.items():
         assert registry.get(PAPER_ALGORITHM[model]).unsupported(instance) is None, model
