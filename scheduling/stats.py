@@ -403,7 +403,8 @@ def _counted_pair(
     ca = counts.get(alg, {}) if counts is not None else {}
     cb = counts.get(other, {}) if counts is not None else {}
     apart = [k for k in keys if k in ca and k in cb and ca[k][0] != cb[k][0]]
-    kept = [k for k in keys if k not in set(apart)]
+    left_out = set(apart)
+    kept = [k for k in keys if k not in left_out]
     p = paired([a[k] for k in kept], [b[k] for k in kept], **pkw)
     if not apart:
         return p
