@@ -3,7 +3,7 @@
     python2.7 bench/tiresias_run_fixed.py CHECKOUT/simulator/run_sim.py --scheme=yarn --schedule=shortest ...
 
 Their preemptive loops (``shortest``, ``dlas``) empty the cluster and place every job again at
-every event (run_sim.py lines 667-688). ``_Cluster.empty_infra`` (cluster.py lines 94-98) resets
+every event (run_sim.py lines 678-697). ``_Cluster.empty_infra`` (cluster.py lines 94-98) resets
 each node's GPUs and CPUs but not its memory (``node.init_node(num_gpu, num_cpu)`` passes no
 memory, so ``free_mem`` keeps its value), and each placement under ``--scheme=yarn`` takes memory
 again (switch.py lines 167, 92, 123), released only at completion. After about 50 placements on a

@@ -7,13 +7,13 @@ scheduler (priority.ListScheduler, ``placement=``) and Tiresias' walk take one b
   servers in cluster order (common.place). Under GPU counting (rigid one-GPU workers) it starts the
   jobs of the Tiresias simulator's ``--scheme=count``.
 * ``consolidated``: the Tiresias simulator's ``--scheme=yarn`` (SymbioticLab/Tiresias at 959f9b0,
-  simulator/switch.py ``ms_yarn_alloc_res`` lines 197-213, ``try_single_node_alloc`` 153-175,
+  simulator/switch.py ``ms_yarn_alloc_res`` lines 197-213, ``try_single_node_alloc`` 150-175,
   ``try_cross_node_alloc`` 46-147): a job of at most one server's workers goes on the first server
   with room for all of it, or waits; a larger job takes whole idle servers, the first in cluster
   order, and the first other server with room for the rest, or waits. Preemptive walks under it
   re-place every active job in priority order from an empty cluster at every decision, as the
   simulator's preemptive loops do (``CLUSTER.empty_infra()`` before the placement pass, run_sim.py
-  ``shortest_first_sim_jobs`` lines 667-688): a running job may move (free at restart time 0, as
+  ``shortest_first_sim_jobs`` lines 678-697): a running job may move (free at restart time 0, as
   there). docs/formats.md "Placement" has the details and what of the simulator is not modelled.
 * ``packed``: best-fit: the fullest server that holds the whole job (fewest free workers' places
   left, ties in cluster order); a job no server holds is spread over the emptiest servers first

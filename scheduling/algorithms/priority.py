@@ -322,7 +322,7 @@ class ListScheduler:
         """A repacking placement's preemptive walk: every active job in key order placed on the
         empty ``ledger``, running or not, skipping what does not fit (without backfill: stopping);
         a running job placed elsewhere moves, one not placed is suspended. The Tiresias
-        simulator's preemptive loops under ``--scheme=yarn`` (run_sim.py lines 667-688:
+        simulator's preemptive loops under ``--scheme=yarn`` (run_sim.py lines 678-697:
         ``CLUSTER.empty_infra()``, then ``try_get_job_res`` for each job in order)."""
         jobs.sort(key=self._key)
         memo = self.memo(ledger)

@@ -100,7 +100,7 @@ class Tiresias:
         self.configs = configs
         # Where a job goes (placement.py). The authors' dlas-gpu counts GPUs whatever --scheme says
         # (lines 1103-1118 use CLUSTER.free_gpu only); a repacking placement (consolidated) walks as
-        # their commented-out placement pass would (1160-1175): every job in walk order placed on
+        # their commented-out placement pass would (1169-1182): every job in walk order placed on
         # an empty cluster (the full path only).
         self.placement = placement_of(placement)
         check_placement(self.placement, instance.cluster, ((j, configs[j.job_id]) for j in instance.jobs))
