@@ -22,7 +22,7 @@ from scheduling.algorithms.ties import PreviousOrder
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View, held_key
 from scheduling.model import Cluster, Instance, Job
-from scheduling.speed import Allocation, demand_of, gpus_of
+from scheduling.speed import SPREAD_SLOWDOWN, Allocation, demand_of, gpus_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -377,7 +377,12 @@ class _Queues:
         self.cluster = view.cluster
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
         assert view.engine is not None
-        self.anchored = owner.running_key == "remaining" and all(j.rigid for j in owner.instance.jobs)
+        # (A rigid job spread over servers under network.spread_slowdown progresses more slowly.)
+        self.anchored = (
+            owner.running_key == "remaining"
+            and all(j.rigid for j in owner.instance.jobs)
+            and not view.cluster.network.get(SPREAD_SLOWDOWN, 0.0)
+        )
         self.pause = view.restart_slots() if self.anchored else 0  # restart time charged to a resume or move
         self.refresh = owner.running_key in ("decreasing", "remaining") and not self.anchored
         self.waiting: list[Entry] = []  # sorted; keys are exact (fixed while waiting)
