@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scheduling import api, registry
 from scheduling.algorithms.common import Config, FitMemo
@@ -17,6 +19,7 @@ from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Instance
 from scheduling.validator import validate
 from tests.scenarios import preset_instance
+from tests.test_properties import instances
 
 
 def gpu_cluster(*sizes: int) -> Cluster:
@@ -258,3 +261,16 @@ def test_consolidated_places_only_allocations_of_whole_jobs_on_one_server_when_t
             assert p["count"] == gpus[p["job_id"]]
         else:
             assert p["count"] == 8 or p["count"] == gpus[p["job_id"]] % 8
+
+
+@pytest.mark.parametrize("placement", ["consolidated", "packed"])
+@pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias"])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=instances(), seed=st.integers(0, 2**16))
+def test_every_placement_passes_the_validator_on_random_small_instances(placement, algorithm, inst, seed):
+    try:
+        doc = api.run(inst, algorithm, {"placement": placement}, seed=seed)  # ScheduleError if invalid
+    except UnsupportedInstance:
+        return  # a job with PSs, or one no empty cluster holds under this placement
+    assert validate(inst, doc) == []
+    assert all(j["completion"] is not None for j in doc["jobs"]), "every job fits, so every job completes"
