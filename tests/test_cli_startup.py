@@ -14,7 +14,7 @@ import pytest
 from scheduling import registry
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
-HEAVY = ("scipy", "sklearn", "pandas", "highspy", "tqdm", "jsonschema")
+HEAVY = ("scipy", "sklearn", "pandas", "tqdm", "jsonschema")
 # What only other commands use (generate, import, compare --seeds/--windows/--preset, reproduce):
 # `simulate` starts without them (scheduling/cli.py declares a command's arguments only when it runs).
 OTHER_COMMANDS_MODULES = (
