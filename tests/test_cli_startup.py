@@ -86,6 +86,8 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     # fifo's entry is in baselines, the first module the registry probes; the other algorithms'
     # modules (their entries included) stay unloaded.
     assert not modules & set(OTHER_BASELINE_MODULES)
+    # a built-in name is found without looking for plugins (importlib.metadata scans every package)
+    assert not modules & {"scheduling.plugins", "importlib.metadata"}
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])

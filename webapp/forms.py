@@ -19,7 +19,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from scheduling import bounds, loaders, presets, registry
+from scheduling import bounds, loaders, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
 from webapp import quotas, repetitions, tracechecks
@@ -205,6 +205,7 @@ class ExperimentForm(forms.Form):
         labelled(self.fields["trace_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         labelled(self.fields["history_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         self.specs = registry.all_specs()
+        self.plugin_problems = plugins.problems()  # plugins not loaded, shown above the algorithms
         names = sorted({p.name for spec in self.specs.values() for p in spec.params if p.type in (int, float)})
         self.fields["sweep_param"].choices = [("", "—"), *((n, n) for n in names)]
         self.fields["algorithms"].choices = [(name, name) for name in self.specs]
@@ -226,7 +227,12 @@ class ExperimentForm(forms.Form):
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
         boxes = {box.data["value"]: box for box in self["algorithms"]}
         return [
-            {"checkbox": boxes[name], "spec": spec, "params": [self[key] for key in self.param_fields[name]]}
+            {
+                "checkbox": boxes[name],
+                "spec": spec,
+                "params": [self[key] for key in self.param_fields[name]],
+                "plugin": registry.PLUGIN_OF.get(name),
+            }
             for name, spec in self.specs.items()
         ]
 
