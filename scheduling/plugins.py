@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 from scheduling import registry
@@ -31,6 +32,7 @@ from scheduling.registry import AlgorithmSpec
 GROUP = "mlsched.algorithms"
 ENV = "MLSCHED_PLUGINS"
 
+_lock = threading.RLock()
 _loaded: list[bool] = []  # [True] once load() ran in this process
 _problems: list[str] = []
 _modules: set[str] = set()  # the modules the loaded plugins are named by (forgotten by reset)
@@ -38,11 +40,12 @@ _modules: set[str] = set()  # the modules the loaded plugins are named by (forgo
 
 def load() -> None:
     """Load every plugin, once: those of ``MLSCHED_PLUGINS`` first, then the entry points."""
-    if _loaded:
-        return
-    _loaded.append(True)
-    for label, value, target in _plugins():
-        _load_one(label, value, target)
+    with _lock:  # two threads of a web process asking at once: one loads, the other waits
+        if _loaded:
+            return
+        _loaded.append(True)
+        for label, value, target in _plugins():
+            _load_one(label, value, target)
 
 
 def problems() -> tuple[str, ...]:
@@ -53,14 +56,15 @@ def problems() -> tuple[str, ...]:
 def reset() -> None:
     """Forget the plugins: remove their entries and problems, so that the next load() looks again
     (for tests, and a process whose ``MLSCHED_PLUGINS`` or installed packages changed)."""
-    for name in list(registry.PLUGIN_OF):
-        registry.REGISTRY.pop(name, None)
-        del registry.PLUGIN_OF[name]
-    for module in _modules:  # a module registers its entries when imported: import it afresh
-        sys.modules.pop(module, None)
-    _modules.clear()
-    _problems.clear()
-    _loaded.clear()
+    with _lock:
+        for name in list(registry.PLUGIN_OF):
+            registry.REGISTRY.pop(name, None)
+            del registry.PLUGIN_OF[name]
+        for module in _modules:  # a module registers its entries when imported: import it afresh
+            sys.modules.pop(module, None)
+        _modules.clear()
+        _problems.clear()
+        _loaded.clear()
 
 
 def _plugins() -> Iterator[tuple[str, str, Callable[[], object]]]:
@@ -91,8 +95,8 @@ def _load_one(label: str, value: str, target: Callable[[], object]) -> None:
                 registry.register(spec)
         elif not isinstance(loaded, type(sys)):
             raise TypeError(f"it names a {type(loaded).__name__}: name a module, an AlgorithmSpec or a list of them")
-        if set(registry.REGISTRY) == before and isinstance(loaded, type(sys)) and not imported:
-            raise ValueError("the module registered no algorithm (call scheduling.registry.register)")
+        if set(registry.REGISTRY) == before and not imported:
+            raise ValueError("it registers no algorithm (a module calls scheduling.registry.register)")
     except Exception as exc:  # a plugin's own error, whatever it is, leaves the others loaded
         for name in set(registry.REGISTRY) - before:
             del registry.REGISTRY[name]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from scheduling import plugins, registry
 from scheduling.cli import main
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
@@ -190,3 +191,40 @@ def test_a_built_in_run_never_looks_for_plugins(outside: Path):
     )
     assert proc.stderr.strip().splitlines()[-1] == "[]"
     assert "loaded" not in proc.stderr
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """A folder on sys.path for plugin modules; the plugins are looked for afresh, and forgotten after."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins.reset()
+    yield tmp_path
+    plugins.reset()
+
+
+def test_a_plugin_may_name_an_entry_or_a_list_of_entries_instead_of_registering_them(fresh, monkeypatch):
+    (fresh / "lab_entries.py").write_text(
+        "from scheduling.policy import list_algorithm\n"
+        "ONE = list_algorithm('lab-one', 'One.', lambda job, config: 0)\n"
+        "BOTH = [list_algorithm(f'lab-{n}', 'N.', lambda job, config: 0) for n in ('two', 'three')]\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv(plugins.ENV, "lab_entries:ONE,lab_entries:BOTH")
+    names = list(registry.all_specs())
+    assert names[-3:] == ["lab-one", "lab-two", "lab-three"]  # after the built-in ones, in load order
+    assert registry.PLUGIN_OF["lab-two"] == "lab_entries:BOTH from MLSCHED_PLUGINS"
+    assert "lab-one" not in registry.all_specs(plugins=False)
+    assert plugins.problems() == ()
+
+
+def test_a_plugin_that_names_something_else_or_registers_nothing_is_reported(fresh, monkeypatch):
+    (fresh / "lab_helper.py").write_text("def helper(job, config):\n    return 0\n", encoding="utf-8")
+    (fresh / "lab_idle.py").write_text("from scheduling.policy import list_algorithm\n", encoding="utf-8")
+    monkeypatch.setenv(plugins.ENV, "lab_helper:helper, lab_idle")
+    registry.all_specs()
+    assert plugins.problems() == (
+        "plugin lab_helper:helper from MLSCHED_PLUGINS is not loaded: TypeError: it names a function: "
+        "name a module, an AlgorithmSpec or a list of them",
+        "plugin lab_idle from MLSCHED_PLUGINS is not loaded: ValueError: it registers no algorithm "
+        "(a module calls scheduling.registry.register)",
+    )

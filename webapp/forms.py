@@ -562,7 +562,9 @@ def parse_run_line(line: str, specs: Mapping[str, registry.AlgorithmSpec]) -> tu
     name, *pairs = line.split()
     spec = specs.get(name)
     if spec is None:
-        raise InputError(f"unknown algorithm {name!r} (known: {', '.join(specs)})", field="algorithm")
+        raise InputError(
+            f"unknown algorithm {name!r} (known: {', '.join(specs)}; {registry.PLUGIN_HINT})", field="algorithm"
+        )
     raw: dict[str, str] = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
