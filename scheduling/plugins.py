@@ -25,6 +25,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from types import ModuleType
 
 from scheduling import registry
 from scheduling.registry import AlgorithmSpec
@@ -93,7 +94,7 @@ def _load_one(label: str, value: str, target: Callable[[], object]) -> None:
         elif isinstance(loaded, (list, tuple)) and all(isinstance(s, AlgorithmSpec) for s in loaded):
             for spec in loaded:
                 registry.register(spec)
-        elif not isinstance(loaded, type(sys)):
+        elif not isinstance(loaded, ModuleType):
             raise TypeError(f"it names a {type(loaded).__name__}: name a module, an AlgorithmSpec or a list of them")
         if set(registry.REGISTRY) == before and not imported:
             raise ValueError("it registers no algorithm (a module calls scheduling.registry.register)")
