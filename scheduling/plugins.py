@@ -15,16 +15,19 @@ reported (``problems()``, and a warning on the ``scheduling.plugins`` logger, wh
 prints on stderr), and the other plugins load all the same.
 
 The registry loads the plugins once per process, after every built-in algorithm, and only when a
-name is not built-in or every entry is listed (scheduling/registry.py): importlib.metadata's scan
-of the installed packages is not paid by a run of a built-in algorithm.
+name is not built-in or every entry is listed (scheduling/registry.py): a run of a built-in
+algorithm looks for none. And importlib.metadata (25-100 ms to import and scan) is imported only
+when an ``entry_points.txt`` on ``sys.path`` names the group (``_declared_somewhere``).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from types import ModuleType
 
 from scheduling import registry
@@ -68,18 +71,54 @@ def reset() -> None:
         _loaded.clear()
 
 
+def _declared_somewhere() -> bool:
+    """Whether a distribution on sys.path may declare an entry point of the group: a look at the
+    entry_points.txt files of the path's folders (a millisecond or two), so that importlib.metadata,
+    which takes 25-100 ms to import and scan, reads them only when one names the group. A zip file
+    on the path (it may hold distributions) counts as a yes: importlib.metadata looks inside."""
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:
+            return True
+        except OSError:  # not there (python311.zip usually is not), not readable
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")) or name == "EGG-INFO":
+                try:
+                    with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as f:
+                        if GROUP in f.read():
+                            return True
+                except OSError:  # no entry points, or an .egg-info file rather than a folder
+                    continue
+    return False
+
+
 def _plugins() -> Iterator[tuple[str, str, Callable[[], object]]]:
     """(label, import path, loader) of every plugin, in load order."""
-    from importlib.metadata import EntryPoint, entry_points
-
     for item in os.environ.get(ENV, "").split(","):
         value = item.strip()
         if value:
-            yield f"{value} from {ENV}", value, EntryPoint(value, value, ENV).load
+            yield f"{value} from {ENV}", value, partial(_import, value)
+    if not _declared_somewhere():
+        return
+    from importlib.metadata import entry_points
+
     for ep in entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
         source = f"{dist.name} {dist.version}" if dist is not None else "an installed package"
         yield f"{ep.value} from the entry point {ep.name!r} of {source}", ep.value, ep.load
+
+
+def _import(value: str) -> object:
+    """What an import path names, "module" or "module:attribute[.attribute]" (as an entry point's
+    load() reads it)."""
+    module, _, attributes = value.partition(":")
+    found: object = importlib.import_module(module.strip())
+    for attribute in filter(None, attributes.strip().split(".")):
+        found = getattr(found, attribute)
+    return found
 
 
 def _load_one(label: str, value: str, target: Callable[[], object]) -> None:

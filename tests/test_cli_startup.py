@@ -265,3 +265,12 @@ def test_a_reader_gone_from_standard_output_ends_the_command_without_a_traceback
         os.close(write_end)
     assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
+
+
+def test_the_listing_imports_importlib_metadata_only_when_a_package_declares_a_plugin():
+    # importlib.metadata takes 25-100 ms to import and scan: scheduling/plugins.py first looks at the
+    # entry_points.txt files on sys.path, and no installed package declares mlsched.algorithms here
+    # (tests/test_plugins_web.py installs one and sees it).
+    modules = loaded_by("algorithms")
+    assert "scheduling.plugins" in modules  # the plugins were looked for
+    assert "importlib.metadata" not in modules
