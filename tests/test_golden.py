@@ -9,6 +9,7 @@ deliberate, documented change of its semantics.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -40,8 +41,6 @@ def test_each_algorithm_keeps_its_cases_in_its_own_file():
 
 
 def load_one(path: Path) -> dict[str, object]:
-    import json
-
     return dict(json.loads(path.read_text(encoding="utf-8")))
 
 
@@ -83,3 +82,12 @@ def test_rerecording_one_algorithm_rewrites_only_its_file(tmp_path: Path):
 
     assert written == [folder / "fifo.json"]
     assert {path.name: path.read_bytes() for path in folder.glob("*.json")} == before
+
+
+def test_one_file_of_every_case_splits_into_the_algorithms_files_unchanged(tmp_path: Path):
+    single = tmp_path / "golden.json"
+    single.write_text(json.dumps(EXPECTED), encoding="utf-8")
+    make_golden.split(single, tmp_path / "split")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "split").glob("*.json")} == {
+        p.name: p.read_bytes() for p in GOLDEN.glob("*.json")
+    }

@@ -8,7 +8,9 @@ and a SHA-256 of the sorted placement and progress segments, so any change of sc
 ``python -m tests.golden.make_golden`` (from the project root) records only the cases not recorded
 yet (a new algorithm, a new instance) and leaves every recorded file byte for byte as it is.
 ``--rerecord NAME [NAME ...]`` records the named algorithms' cases again (their files only): do it
-only after a deliberate, documented change of that algorithm's semantics.
+only after a deliberate, documented change of that algorithm's semantics. ``--split GOLDEN_JSON``
+moves the cases of one file of every case (the former ``golden.json``, e.g. a branch's) into the
+algorithms' files, unchanged.
 """
 
 from __future__ import annotations
@@ -164,12 +166,31 @@ def record(folder: Path = GOLDEN, rerecord: Iterable[str] = ()) -> list[Path]:
     return written
 
 
+def split(single: Path, folder: Path = GOLDEN) -> list[Path]:
+    """Move the fingerprints of one file of every case (the former golden.json) into the
+    algorithms' files, unchanged; returns the files written."""
+    by_algorithm: dict[str, dict[str, Any]] = {}
+    for case, recorded in json.loads(single.read_text(encoding="utf-8")).items():
+        by_algorithm.setdefault(algorithm_of(case), {})[case] = recorded
+    folder.mkdir(parents=True, exist_ok=True)
+    for algorithm, recorded in by_algorithm.items():
+        path_of(algorithm, folder).write_text(dump(recorded), encoding="utf-8")
+    return [path_of(algorithm, folder) for algorithm in by_algorithm]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=RECORD, description="Record the golden cases not recorded yet.")
     parser.add_argument(
         "--rerecord", nargs="+", default=(), metavar="NAME", help="record these algorithms' cases again"
     )
+    parser.add_argument(
+        "--split", type=Path, metavar="GOLDEN_JSON", help="move the cases of one file (the former golden.json) here"
+    )
     args = parser.parse_args(argv)
+    if args.split is not None:
+        for path in split(args.split):
+            print(f"wrote {path}")
+        return
     written = record(GOLDEN, args.rerecord)
     for path in written:
         print(f"wrote {path}")
