@@ -337,6 +337,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
         return 0
     for name, spec in specs.items():
         print(f"{name:14} {spec.summary}")
+        if name in registry.PLUGIN_OF:
+            print(f"{'':14}   (plugin {registry.PLUGIN_OF[name]})")
         for p in spec.params:
             rng = (
                 ""

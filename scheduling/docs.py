@@ -38,7 +38,7 @@ def render() -> str:
     parts = [INTRO, "## Work rates (`scheduling/speed.py`)\n", inspect.cleandoc(speed.rate.__doc__ or "") + "\n"]
     parts.append("## Registered algorithms\n")
     parts.append("| name | kind | summary |\n|---|---|---|")
-    specs = registry.all_specs()
+    specs = registry.all_specs(plugins=False)  # the repository's own entries, whatever is installed
     parts += [f"| `{s.name}` | {s.kind} | {s.summary} |" for s in specs.values()]
     for s in specs.values():
         parts.append(f"\n### `{s.name}`\n")

@@ -519,7 +519,7 @@ def write(run: FigureRun, out: Path) -> list[Path]:
 def _plot(run: FigureRun, path: Path) -> bool:
     """Medians with 95% CI error bars per algorithm and point (Plotly); False if plotly is missing."""
     try:
-        import plotly.graph_objects as go  # type: ignore[import-untyped]
+        import plotly.graph_objects as go
     except ImportError:  # pragma: no cover - plotly is a pinned runtime dependency
         return False
     fig = run.figure

@@ -115,8 +115,9 @@ def page(exp: Experiment, runs: Sequence[Run], query: Mapping[str, str]) -> dict
     metrics = metrics_of(table)
     if not table or not metrics:
         return ctx
-    reference = query.get("reference") if query.get("reference") in table else next(iter(table))
-    metric = query.get("metric") if query.get("metric") in dict(metrics) else metrics[0][0]
+    asked_reference, asked_metric = query.get("reference", ""), query.get("metric", "")
+    reference = asked_reference if asked_reference in table else next(iter(table))
+    metric = asked_metric if asked_metric in dict(metrics) else metrics[0][0]
     reports = metric_reports(table, metrics, reference)
     ctx.update(
         rep_metrics=metrics,
