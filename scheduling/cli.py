@@ -45,6 +45,8 @@ SUMMARY_METRICS = (
     "makespan",
     "preemptions",
 )
+CENSORED_SUMMARY = ("avg_jct_censored", "total_jct_censored", "total_weighted_completion_censored")
+"""summary.csv's censored columns: an unfinished job counted at the end of its run (docs/formats.md)."""
 
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE: the exit code of a tool whose output reader went away
@@ -354,6 +356,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
         return 0
     for name, spec in specs.items():
         print(f"{name:14} {spec.summary}")
+        if name in registry.PLUGIN_OF:
+            print(f"{'':14}   (plugin {registry.PLUGIN_OF[name]})")
         for p in spec.params:
             rng = (
                 ""
@@ -535,14 +539,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
             continue
         with _writing(args.out):
             results.write(doc, args.out / f"{name}.json")
-        rows.append({"algorithm": name, **{k: doc["metrics"][k] for k in SUMMARY_METRICS}})
+        columns = (*SUMMARY_METRICS, "jobs", *CENSORED_SUMMARY)
+        rows.append({"algorithm": name, **{k: doc["metrics"].get(k) for k in columns}})
         _print_metrics(name, doc["metrics"])
         _print_notes(name, doc)
     with _writing(args.out), (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS])
+        writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS, "jobs", *CENSORED_SUMMARY])
         writer.writeheader()
         writer.writerows(rows)
+    if note := counts_note(rows):
+        print(note)
     return 0
+
+
+def counts_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What ``compare`` says when its runs completed different numbers of jobs: their metrics over
+    completed jobs only are not comparable (DESIGN section 9), the censored ones are."""
+    from scheduling import stats
+
+    if len({r["completed"] for r in rows}) < 2:
+        return ""
+    counts = ", ".join(f"{r['algorithm']} completed {r['completed']} of {r['jobs']}" for r in rows)
+    names = ", ".join(sorted(stats.COMPLETED_ONLY))
+    return (
+        f"not comparable: {counts}; {names} count completed jobs only. "
+        "The *_censored metrics count an unfinished job as completing at the end of its run (docs/formats.md)."
+    )
 
 
 @contextmanager

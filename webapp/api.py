@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from scheduling import registry
+from scheduling import plugins, registry
 from webapp import datasets, repetition_stats, services
 from webapp.forms import ExperimentForm
 from webapp.quotas import QuotaExceeded
@@ -130,11 +130,18 @@ def repetitions_csv(request: HttpRequest, pk: int) -> HttpResponse:
 
 @api_view(("GET",))
 def algorithms(request: HttpRequest) -> HttpResponse:
+    specs = registry.all_specs()
     return JsonResponse(
         {
             "algorithms": [
-                {"name": name, "summary": spec.summary, "params": [p.describe() for p in spec.params]}
-                for name, spec in registry.all_specs().items()
-            ]
+                {
+                    "name": name,
+                    "summary": spec.summary,
+                    "params": [p.describe() for p in spec.params],
+                    "plugin": registry.PLUGIN_OF.get(name),
+                }
+                for name, spec in specs.items()
+            ],
+            "plugin_problems": list(plugins.problems()),
         }
     )

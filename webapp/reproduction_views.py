@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_POST
@@ -51,7 +52,7 @@ def reproduction_experiment(request: HttpRequest, name: str) -> HttpResponse:
 
 @xframe_options_sameorigin  # the page shows figure.html in a sandboxed frame
 @require_GET
-def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponse:
+def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponseBase:
     path = reproductions.file_path(name, filename)
     if path is None:
         raise Http404("no such file")

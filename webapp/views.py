@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 from django.core.exceptions import BadRequest
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -295,7 +296,7 @@ def dataset_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     if not settings.MLSCHED_OPEN_SIGNUP:
         raise Http404("sign-up is closed: ask an operator for an account")
-    form = UserCreationForm(request.POST or None)
+    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -305,14 +306,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def account(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    assert isinstance(user, User)  # the login middleware lets no anonymous request reach this view
     new_key = None
     if request.method == "POST":
         if request.POST.get("revoke"):
-            ApiToken.objects.filter(pk=_posted_id(request, "revoke"), user=request.user).delete()
+            ApiToken.objects.filter(pk=_posted_id(request, "revoke"), user=user).delete()
             messages.info(request, "API token revoked.")
         else:
-            _, new_key = ApiToken.issue(request.user, request.POST.get("name", "")[:100])
-    tokens = ApiToken.objects.filter(user=request.user)
+            _, new_key = ApiToken.issue(user, request.POST.get("name", "")[:100])
+    tokens = ApiToken.objects.filter(user=user)
     return render(request, "webapp/account.html", {"tokens": tokens, "new_key": new_key})
 
 
