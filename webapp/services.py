@@ -39,8 +39,10 @@ from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
+from webapp.rigid import all_rigid, shown_params
 from webapp.runstore import decode_result
 from webapp.security import fit
+from webapp.timeleft import left_text, seconds_left
 from webapp.versions import version_note
 from workers import tasks
 
@@ -461,6 +463,8 @@ def status(exp: Experiment) -> dict[str, Any]:
     """The experiment page's (and the API's) polling payload."""
     runs = list(exp.runs.all())
     places = queue_positions(runs)
+    now = timezone.now()
+    left = {r.pk: seconds_left(r.progress, r.started, now) for r in runs if r.status == Run.Status.RUNNING}
     return {
         "experiment": exp.pk,
         "name": exp.name,
@@ -478,6 +482,8 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
+                "seconds_left": None if left.get(r.pk) is None else round(left[r.pk], 1),  # timeleft.py
+                "time_left": left_text(left.get(r.pk)),
                 "queue_position": places.get(r.pk),  # queued runs: 1 = next to start
                 "attempts": r.attempts,
                 "error": r.error,
@@ -558,12 +564,17 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
     places = queue_positions(runs)
+    now = timezone.now()
     for r in runs:
         r.queue_position = places.get(r.pk)  # type: ignore[attr-defined]
+        running = r.status == Run.Status.RUNNING
+        r.time_left = left_text(seconds_left(r.progress, r.started, now)) if running else ""  # type: ignore[attr-defined]
+    rigid = all_rigid(exp.trace_name, exp.trace_text)
     ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,
-        "run_rows": [(r, labels[r.pk]) for r in runs],
+        "run_rows": [(r, labels[r.pk], shown_params(r.params, rigid)[0]) for r in runs],
+        "hidden_params": sorted({k for r in runs for k in shown_params(r.params, rigid)[1]}),
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
@@ -615,6 +626,8 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
         ctx.update(run=run.pk, servers=index["servers"])
         ctx["figures"] = _figures("gantt", [figure])
+    elif tab == "time" and done and exp.repetition:
+        ctx["figures"] = _figures("time", repetition_bands(exp, done))
     elif tab == "time" and done:
         docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
         ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
@@ -637,6 +650,19 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         if exp.history_text:
             ctx["history_preview"] = preview(exp.history_text)
     return ctx
+
+
+def repetition_bands(exp: Experiment, done: Sequence[Run]) -> list[dict[str, Any]]:
+    """The Utilisation tab of a repeated experiment: a colour per variant, its repetitions as a band."""
+    from webapp.charts.bands import events_bands, utilization_bands
+
+    variants = run_labels(exp, done, repetition=False)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in done:
+        groups.setdefault(variants[r.pk], []).append(load_chart_doc(r))
+    pairs = list(groups.items())
+    slot_seconds = next((d.get("slot_seconds") for _, docs in pairs for d in docs if d.get("slot_seconds")), None)
+    return [*utilization_bands(pairs, slot_seconds), *events_bands(pairs, slot_seconds)]
 
 
 def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:

@@ -159,6 +159,8 @@
             badge.className = "badge " + run.status;
             const bar = row.querySelector("[data-progress]");
             if (bar) bar.value = run.progress;
+            const left = row.querySelector("[data-left]");
+            if (left) left.textContent = run.time_left || ""; // estimated as the CLI's bar does (webapp/timeleft.py)
             const place = row.querySelector("[data-queue]");
             if (place) place.textContent = run.queue_position ? "#" + run.queue_position + " in the queue" : "";
             const cancel = row.querySelector("form[data-cancel]");
