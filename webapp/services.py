@@ -140,9 +140,15 @@ def get_dataset(pk: int, user: Any) -> Dataset:
     return ds
 
 
+# The frozen input files of an experiment: megabytes for a production trace. Listing pages (the
+# experiment list, GET /api/experiments) never load them.
+INPUT_TEXTS = ("cluster_text", "trace_text", "history_text")
+
+
 def list_experiments(user: Any) -> list[Experiment]:
-    """The experiments ``user`` sees, each with ``run_badges`` (``labels.run_badges``)."""
-    experiments = list(visible_experiments(user).prefetch_related("runs"))
+    """The experiments ``user`` sees (their input texts not loaded), each with ``run_badges``
+    (``labels.run_badges``)."""
+    experiments = list(visible_experiments(user).defer(*INPUT_TEXTS).prefetch_related("runs"))
     for exp in experiments:
         exp.run_badges = run_badges(exp, list(exp.runs.all()))  # type: ignore[attr-defined]
     return experiments
