@@ -87,11 +87,11 @@ def test_a_reproduction_figure_is_drawn_in_the_page_framed_and_standalone(reprod
         figure_url,
     )
     framed = page.frame_locator("#framed")
-    expect(framed.locator(".plotly-graph-div .barlayer .point path")).to_have_count(2)
+    expect(framed.locator(".plotly-graph-div .barlayer .point path")).to_have_count(2, timeout=60_000)  # full plotly.js
 
     standalone = page.context.new_page()
     standalone.goto(figure_url)
-    expect(standalone.locator(".plotly-graph-div .barlayer .point path")).to_have_count(2)
+    expect(standalone.locator(".plotly-graph-div .barlayer .point path")).to_have_count(2, timeout=60_000)
     assert page.console_errors == [], page.console_errors
 
 
@@ -162,3 +162,51 @@ def test_a_share_link_made_on_the_gantt_tab_opens_on_the_gantt_tab(experiment, p
     guest.goto(link)
     expect(guest.locator("a.tab.active")).to_have_attribute("data-tab", "gantt")
     expect(guest.locator(".gantt.js-plotly-plot")).to_have_attribute("data-ready", "true")
+
+
+@pytest.fixture
+def large(transactional_db, user):
+    """A done comparison of fifo and srtf on 2,000 Philly-shaped rigid jobs (16 servers of 8 GPUs)."""
+    import json
+
+    import numpy as np
+
+    from webapp import services
+    from workers.tasks import simulate_run
+
+    rng = np.random.default_rng(7)
+    arrivals = np.sort(rng.integers(0, 4000, 2000))
+    rows = ["job_id,arrival,gpus,duration"] + [
+        f"j{i:04d},{t},{g},{60 * d}"
+        for i, (t, g, d) in enumerate(
+            zip(arrivals, rng.choice([1, 1, 1, 2, 4, 8], 2000), rng.integers(1, 40, 2000), strict=True)
+        )
+    ]
+    cluster = {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "n", "count": 16, "capacity": {"gpu": 8}}]}
+    inputs = services.Inputs("upload", "cluster.json", json.dumps(cluster), "trace.csv", "\n".join(rows) + "\n")
+    exp = services.create_experiment(services.Submission("2,000 jobs", inputs, [("fifo", {}), ("srtf", {})], 0), user)
+    for run in exp.runs.all():
+        if run.status != "done":
+            simulate_run(run.pk)
+    assert set(exp.runs.values_list("status", flat=True)) == {"done"}
+    return exp.pk, exp.runs.order_by("pk").first().pk
+
+
+def test_every_tab_of_a_2000_job_comparison_draws_its_charts(large, page, live_server):
+    exp_pk, run = large
+    expected = {"jct": 5, "gantt": 1, "time": 3}  # at least: metric bars, CDF, box, scatter; Gantt; utilisation, events
+    for tab in ("summary", "jct", "gantt", "time", "inputs"):
+        page.goto(f"{live_server.url}/experiments/{exp_pk}/?tab={tab}" + (f"&run={run}" if tab == "gantt" else ""))
+        charts = page.locator("[data-figure]")
+        if tab not in expected:
+            expect(page.locator(f"#tab-{tab}")).to_be_visible()
+            continue
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('[data-figure]')).every(d => d.dataset.ready === 'true')"
+        )
+        assert charts.count() >= expected[tab], (tab, charts.count())
+        for k in range(charts.count()):  # each drew traces (bars, lines, boxes, points, heat-map cells)
+            chart = charts.nth(k)
+            if chart.locator("g.trace, image").count() == 0:  # else it says why it has none
+                assert chart.locator(".annotation-text").text_content() == "no suspension in any run", (tab, k)
+    assert page.console_errors == [], page.console_errors

@@ -2,13 +2,14 @@
 // exported figure is the chart as shown (its zoom, its colours) redrawn by plotly.js off screen in a
 // paper style: white background, black axis lines, 14 px text, a fixed 960 px width (the height of
 // the chart on the page, at least 480 px), no buttons. SVG and PNG come from Plotly.toImage; the PDF
-// is one page holding the PNG at 3x (lossless: the pixels deflated with CompressionStream), sized
+// is one page holding the PNG at 3x, 2x when tall (lossless: the pixels deflated with CompressionStream), sized
 // so that it prints at the figure's size in points (docs/architecture.md, "Figure export").
 (function () {
   "use strict";
 
   const WIDTH = 960;
   const MIN_HEIGHT = 480;
+  const PDF_PIXELS = 8e6; // the PDF's image at 3x up to this many pixels, else at 2x (time, size)
   const FONT = { family: "Helvetica, Arial, sans-serif", size: 14, color: "#000000" };
 
   // The layout of a drawn chart in the paper style (a copy: the page's chart is untouched).
@@ -88,8 +89,8 @@
   };
 
   const pdf = function (div) {
-    const scale = 3;
     const height = paperLayout(div).height;
+    const scale = WIDTH * height * 9 <= PDF_PIXELS ? 3 : 2; // a tall Gantt at 2x: 192 dpi
     return image(div, "png", scale).then(function (url) {
       return new Promise(function (resolve, reject) {
         const img = new Image();
@@ -162,7 +163,7 @@
         button.disabled = true;
         blobOf(div, format).then(function (blob) {
           save(blob, fileName(div, format));
-          div.dataset["exported" + format.toUpperCase()] = String(Math.round(performance.now() - t0));
+          div.dataset["exported" + format.charAt(0).toUpperCase() + format.slice(1)] = String(Math.round(performance.now() - t0));
         }).catch(function (err) {
           bar.appendChild(document.createTextNode(" (" + format.toUpperCase() + " export failed: " + err + ")"));
         }).finally(function () { button.disabled = false; });
