@@ -3,6 +3,9 @@ the experiment list with 20 large experiments.
 
 Usage: nice .venv/bin/python bench/dashboard_tabs.py [--jobs 2000] [--loads 3] [--list 20]
 
+Server time per tab (Django test client): the first view with nothing cached, then the same view
+again (finished results' figures are cached: webapp/figurecache.py).
+
 Per tab (cold: a fresh browser context per load, as a first visit): the HTML response time and
 size, the time until the first chart is drawn (``data-ready`` set when ``Plotly.newPlot``
 resolves: the page is interactive there) and until every chart of the tab is drawn, read as
@@ -74,9 +77,29 @@ def exports(browser, url, cookie, path, selector):  # type: ignore[no-untyped-de
     return out
 
 
-def seconds(values):  # type: ignore[no-untyped-def]
+def median_s(values):  # type: ignore[no-untyped-def]
     """The median of ``values`` as "1.23 s", or "-" when the page had nothing to time."""
     return "-" if values[0] is None else f"{statistics.median(values):.2f} s"
+
+
+def server_times(user, base, run):  # type: ignore[no-untyped-def]
+    """Server time of each tab, first view (nothing cached) and the same view again (test client)."""
+    from django.core.cache import cache
+    from django.test import Client
+
+    cache.clear()
+    c = Client(HTTP_HOST="127.0.0.1")
+    c.force_login(user)
+    out = {}
+    for tab in TABS:
+        path = f"{base}?tab={tab}" + (f"&run={run}" if tab == "gantt" else "")
+        times = []
+        for _ in range(2):
+            t = time.perf_counter()
+            assert c.get(path).status_code == 200
+            times.append(time.perf_counter() - t)
+        out[tab] = times
+    return out
 
 
 def list_times(user, n):  # type: ignore[no-untyped-def]
@@ -121,6 +144,8 @@ def main() -> None:
     user = User.objects.create_user("bench", password="bench")
     exp = experiment(user, f"{a.jobs} jobs", *rigid_inputs(a.jobs, a.servers), a.algorithms.split(","))
     run = exp.runs.order_by("pk").first()
+    server_times(user, exp.get_absolute_url(), run.pk)  # warm-up: imports, first queries
+    served = server_times(user, exp.get_absolute_url(), run.pk)
     listed, size = list_times(user, a.list)
     cookie = session_cookie(user).split("=", 1)
     server, url = gunicorn(2, var / "gunicorn.log")
@@ -140,7 +165,7 @@ def main() -> None:
             for tab in TABS:
                 path = f"{base}?tab={tab}" + (f"&run={run.pk}" if tab == "gantt" else "")
                 rows = tab_times(browser, url, cookie, path, a.loads)
-                cells = [seconds([r[i] for r in rows]) for i in (0, 3, 4)]
+                cells = [median_s([r[i] for r in rows]) for i in (0, 3, 4)]
                 print(f"| {tab} | {cells[0]} | {rows[0][1] / 1024:.0f} KiB | {rows[0][2]} | {cells[1]} | {cells[2]} |",
                       flush=True)  # fmt: skip
             print("\n| export | SVG | PNG | PDF |")
@@ -157,6 +182,9 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    print("\nServer time per tab (test client): first view, then the same view again")
+    for tab, (first, again) in served.items():
+        print(f"- {tab}: {first:.3f} s, then {again:.3f} s")
     print(f"\nList pages with {a.list} experiments of {size / 1e6:.1f} MB of input texts (server time, median of 5):")
     for label, seconds in listed.items():
         print(f"- {label}: {seconds:.3f} s")

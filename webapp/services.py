@@ -33,7 +33,7 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import charts, quotas, repetition_stats, repetitions
+from webapp import charts, figurecache, quotas, repetition_stats, repetitions
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
@@ -608,35 +608,10 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     elif tab == "repetitions":
         ctx.update(repetition_stats.page(exp, runs, q))
         ctx["figures"] = _figures("rep", ctx.pop("rep_figures", []))
-    elif tab == "jct" and done:
-        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
-        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
-        a = _pick(q.get("a"), done, 0)
-        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
-        ctx.update(a=a.pk, b=b.pk)
-        ctx["figures"] = _figures(
-            "jct",
-            [
-                *charts.metric_bars(docs),
-                charts.jct_cdf(docs),
-                charts.jct_box(docs),
-                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
-                charts.timeliness(docs),
-            ],
-        )
-    elif tab == "gantt" and done:
-        run = _pick(q.get("run"), done, 0)
-        index = load_gantt_index(run)
-        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
-        job, server = q.get("job", ""), q.get("server", "")
-        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
-        ctx.update(run=run.pk, servers=index["servers"])
-        ctx["figures"] = _figures("gantt", [figure])
-    elif tab == "time" and done and exp.repetition:
-        ctx["figures"] = _figures("time", repetition_bands(exp, done))
-    elif tab == "time" and done:
-        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
-        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
+    elif tab in figurecache.TABS and done:
+        # Finished runs' results never change: the tab's figures are cached (webapp/figurecache.py).
+        key = figurecache.key(exp.pk, tab, q, done)
+        ctx.update(figurecache.cached(key, lambda: _result_tab(exp, tab, q, done, labels)))
     elif tab == "prices":
         # The runs of algorithms that write a price log (registry `prices`); only the chosen run's
         # result is opened (a result of 1,000 OASiS jobs is 8 MB of JSON, one of Philly's 82,247
@@ -655,6 +630,44 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         ctx["trace_preview"] = preview(exp.trace_text)
         if exp.history_text:
             ctx["history_preview"] = preview(exp.history_text)
+    return ctx
+
+
+def _result_tab(
+    exp: Experiment, tab: str, q: Mapping[str, str], done: Sequence[Run], labels: Mapping[int, str]
+) -> dict[str, Any]:
+    """What the JCT, Gantt and Utilisation tabs add to the page's context: their figures, and the
+    runs and window they show."""
+    ctx: dict[str, Any] = {}
+    if tab == "jct":
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
+        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
+        a = _pick(q.get("a"), done, 0)
+        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
+        ctx.update(a=a.pk, b=b.pk)
+        ctx["figures"] = _figures(
+            "jct",
+            [
+                *charts.metric_bars(docs),
+                charts.jct_cdf(docs),
+                charts.jct_box(docs),
+                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
+                charts.timeliness(docs),
+            ],
+        )
+    elif tab == "gantt":
+        run = _pick(q.get("run"), done, 0)
+        index = load_gantt_index(run)
+        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
+        job, server = q.get("job", ""), q.get("server", "")
+        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
+        ctx.update(run=run.pk, servers=index["servers"])
+        ctx["figures"] = _figures("gantt", [figure])
+    elif tab == "time" and exp.repetition:
+        ctx["figures"] = _figures("time", repetition_bands(exp, done))
+    elif tab == "time":
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
+        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
     return ctx
 
 
