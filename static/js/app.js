@@ -246,25 +246,17 @@
     });
   });
 
-  // Charts: each figure's JSON sits in a <script type="application/json"> beside its div. They are
-  // drawn one at a time in page order, the browser painting between two, so that the first chart
-  // is on screen and usable once it is drawn rather than once every chart of the tab is.
+  // Charts: each figure's JSON sits in a <script type="application/json"> beside its div.
   if (window.performance && performance.mark) performance.mark("charts-start"); // after plotly.js ran
   const config = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
-  const pending = Array.prototype.slice.call(document.querySelectorAll("[data-figure]"));
-  const drawNext = function () {
-    const div = pending.shift();
-    if (!div) return;
-    draw(div).then(function () { window.setTimeout(drawNext, 0); }, function () { window.setTimeout(drawNext, 0); });
-  };
-  const draw = function (div) {
+  document.querySelectorAll("[data-figure]").forEach(function (div) {
     const figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
     if (!window.Plotly) {
       div.textContent = "plotly.js is missing: run `python manage.py vendor_plotly`.";
       div.className += " error";
-      return Promise.resolve();
+      return;
     }
-    const drawn = window.Plotly.newPlot(div, figure.data, figure.layout, config).then(function () {
+    window.Plotly.newPlot(div, figure.data, figure.layout, config).then(function () {
       div.dataset.ready = "true"; // time-to-interactive marker (bench/dashboard_gantt.py)
       if (window.mlschedExport) window.mlschedExport(div); // SVG/PNG/PDF buttons (export.js)
     });
@@ -282,9 +274,7 @@
         window.history.replaceState(null, "", url);
       });
     }
-    return drawn;
-  };
-  drawNext();
+  });
 
   // Prices: the server x slot matrix at the decision chosen with the slider, rebuilt from the
   // recorded changes (schema mlsched.prices/3: each decision lists [resource, server, slot, n, value],
