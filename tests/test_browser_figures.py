@@ -78,7 +78,9 @@ def test_a_reproduction_figure_is_drawn_in_the_page_framed_and_standalone(reprod
     chart = section.locator(".js-plotly-plot")
     expect(chart).to_have_attribute("data-ready", "true")
     assert drawn_bars(section, ".js-plotly-plot") == 2  # fifo and srtf at one point
-    expect(section.locator(".reproduction-table table td").first).to_have_text(re.compile(r"fifo|srtf"))
+    expect(section.locator(".reproduction-table tbody th").first).to_have_text(re.compile(r"fifo|srtf"))
+    EXPORTS.parent.mkdir(exist_ok=True)
+    section.screenshot(path=str(EXPORTS.parent / "browser-reproduction.png"))
 
     figure_url = f"{live_server.url}/reproductions/{reproduced}/figure.html"
     page.evaluate(  # framed by a page of the site

@@ -7,8 +7,8 @@ from webapp.markdown_tables import render
 def test_a_pipe_table_becomes_a_table_with_its_header_row():
     html = render("| algorithm | median |\n|---|---|\n| **srtf** | 1.5 [1, 2] |\n| fifo | 3 |\n")
     assert html.startswith('<div class="scroll"><table class="table metrics"><thead><tr><th>algorithm</th>')
-    assert "<tr><td><strong>srtf</strong></td><td>1.5 [1, 2]</td></tr>" in html
-    assert "<tr><td>fifo</td><td>3</td></tr>" in html and "|" not in html
+    assert '<tr><th scope="row"><strong>srtf</strong></th><td>1.5 [1, 2]</td></tr>' in html
+    assert '<tr><th scope="row">fifo</th><td>3</td></tr>' in html and "|" not in html
 
 
 def test_headings_and_paragraphs_keep_their_text_and_code_marks():

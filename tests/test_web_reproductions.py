@@ -65,7 +65,7 @@ def test_a_reproduction_runs_on_the_worker_and_its_table_and_figure_show(client,
     section = page.split('id="reproduction-test-demo"')[1].split("</section>")[0]
     assert 'id="reproduction-test-demo" data-status="done"' in page
     assert "Latest run over 3 seeds" in section and "W/T/L" in section
-    assert "<td>fifo</td>" in section and "| fifo |" not in section  # a table, not Markdown in a <pre>
+    assert '<th scope="row">fifo</th>' in section and "| fifo |" not in section  # a table, not Markdown in a <pre>
     assert "Claim holds across seeds" in section and "<pre" not in section
     # the chart is drawn in the page, by the site's plotly.js: no frame
     assert 'data-figure="reproduction-figure-test-demo-data"' in section and "<iframe" not in section

@@ -32,8 +32,10 @@ def _table(lines: list[str]) -> str:
     if head is not None:
         out.append("<thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in _cells(head)) + "</tr></thead>")
     out.append("<tbody>")
-    for line in body:
-        out.append("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in _cells(line)) + "</tr>")
+    for line in body:  # the first cell names the row, as in the site's other tables
+        first, *rest = _cells(line)
+        cells = "".join(f"<td>{inline(c)}</td>" for c in rest)
+        out.append(f'<tr><th scope="row">{inline(first)}</th>{cells}</tr>')
     out.append("</tbody></table></div>")
     return "".join(out)
 
