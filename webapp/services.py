@@ -33,14 +33,16 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import charts, quotas, repetition_stats, repetitions
+from webapp import charts, figurecache, quotas, repetition_stats, repetitions
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
+from webapp.rigid import all_rigid, shown_params
 from webapp.runstore import decode_result
 from webapp.security import fit
+from webapp.timeleft import left_text, seconds_left
 from webapp.versions import version_note
 from workers import tasks
 
@@ -138,9 +140,15 @@ def get_dataset(pk: int, user: Any) -> Dataset:
     return ds
 
 
+# The frozen input files of an experiment: megabytes for a production trace. Listing pages (the
+# experiment list, GET /api/experiments) never load them.
+INPUT_TEXTS = ("cluster_text", "trace_text", "history_text")
+
+
 def list_experiments(user: Any) -> list[Experiment]:
-    """The experiments ``user`` sees, each with ``run_badges`` (``labels.run_badges``)."""
-    experiments = list(visible_experiments(user).prefetch_related("runs"))
+    """The experiments ``user`` sees (their input texts not loaded), each with ``run_badges``
+    (``labels.run_badges``)."""
+    experiments = list(visible_experiments(user).defer(*INPUT_TEXTS).prefetch_related("runs"))
     for exp in experiments:
         exp.run_badges = run_badges(exp, list(exp.runs.all()))  # type: ignore[attr-defined]
     return experiments
@@ -468,6 +476,8 @@ def status(exp: Experiment) -> dict[str, Any]:
     """The experiment page's (and the API's) polling payload."""
     runs = list(exp.runs.all())
     places = queue_positions(runs)
+    now = timezone.now()
+    left = {r.pk: seconds_left(r.progress, r.started, now) for r in runs if r.status == Run.Status.RUNNING}
     return {
         "experiment": exp.pk,
         "name": exp.name,
@@ -485,6 +495,8 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
+                "seconds_left": None if left.get(r.pk) is None else round(left[r.pk], 1),  # timeleft.py
+                "time_left": left_text(left.get(r.pk)),
                 "queue_position": places.get(r.pk),  # queued runs: 1 = next to start
                 "attempts": r.attempts,
                 "error": r.error,
@@ -565,12 +577,17 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
     places = queue_positions(runs)
+    now = timezone.now()
     for r in runs:
         r.queue_position = places.get(r.pk)  # type: ignore[attr-defined]
+        running = r.status == Run.Status.RUNNING
+        r.time_left = left_text(seconds_left(r.progress, r.started, now)) if running else ""  # type: ignore[attr-defined]
+    rigid = all_rigid(exp.trace_name, exp.trace_text)
     ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,
-        "run_rows": [(r, labels[r.pk]) for r in runs],
+        "run_rows": [(r, labels[r.pk], shown_params(r.params, rigid)[0]) for r in runs],
+        "hidden_params": sorted({k for r in runs for k in shown_params(r.params, rigid)[1]}),
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
@@ -598,33 +615,10 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     elif tab == "repetitions":
         ctx.update(repetition_stats.page(exp, runs, q))
         ctx["figures"] = _figures("rep", ctx.pop("rep_figures", []))
-    elif tab == "jct" and done:
-        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
-        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
-        a = _pick(q.get("a"), done, 0)
-        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
-        ctx.update(a=a.pk, b=b.pk)
-        ctx["figures"] = _figures(
-            "jct",
-            [
-                *charts.metric_bars(docs),
-                charts.jct_cdf(docs),
-                charts.jct_box(docs),
-                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
-                charts.timeliness(docs),
-            ],
-        )
-    elif tab == "gantt" and done:
-        run = _pick(q.get("run"), done, 0)
-        index = load_gantt_index(run)
-        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
-        job, server = q.get("job", ""), q.get("server", "")
-        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
-        ctx.update(run=run.pk, servers=index["servers"])
-        ctx["figures"] = _figures("gantt", [figure])
-    elif tab == "time" and done:
-        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
-        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
+    elif tab in figurecache.TABS and done:
+        # Finished runs' results never change: the tab's figures are cached (webapp/figurecache.py).
+        key = figurecache.key(exp.pk, tab, q, done)
+        ctx.update(figurecache.cached(key, lambda: _result_tab(exp, tab, q, done, labels)))
     elif tab == "prices":
         # The runs of algorithms that write a price log (registry `prices`); only the chosen run's
         # result is opened (a result of 1,000 OASiS jobs is 8 MB of JSON, one of Philly's 82,247
@@ -644,6 +638,57 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         if exp.history_text:
             ctx["history_preview"] = preview(exp.history_text)
     return ctx
+
+
+def _result_tab(
+    exp: Experiment, tab: str, q: Mapping[str, str], done: Sequence[Run], labels: Mapping[int, str]
+) -> dict[str, Any]:
+    """What the JCT, Gantt and Utilisation tabs add to the page's context: their figures, and the
+    runs and window they show."""
+    ctx: dict[str, Any] = {}
+    if tab == "jct":
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
+        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
+        a = _pick(q.get("a"), done, 0)
+        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
+        ctx.update(a=a.pk, b=b.pk)
+        ctx["figures"] = _figures(
+            "jct",
+            [
+                *charts.metric_bars(docs),
+                charts.jct_cdf(docs),
+                charts.jct_box(docs),
+                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
+                charts.timeliness(docs),
+            ],
+        )
+    elif tab == "gantt":
+        run = _pick(q.get("run"), done, 0)
+        index = load_gantt_index(run)
+        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
+        job, server = q.get("job", ""), q.get("server", "")
+        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
+        ctx.update(run=run.pk, servers=index["servers"])
+        ctx["figures"] = _figures("gantt", [figure])
+    elif tab == "time" and exp.repetition:
+        ctx["figures"] = _figures("time", repetition_bands(exp, done))
+    elif tab == "time":
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
+        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
+    return ctx
+
+
+def repetition_bands(exp: Experiment, done: Sequence[Run]) -> list[dict[str, Any]]:
+    """The Utilisation tab of a repeated experiment: a colour per variant, its repetitions as a band."""
+    from webapp.charts.bands import events_bands, utilization_bands
+
+    variants = run_labels(exp, done, repetition=False)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in done:
+        groups.setdefault(variants[r.pk], []).append(load_chart_doc(r))
+    pairs = list(groups.items())
+    slot_seconds = next((d.get("slot_seconds") for _, docs in pairs for d in docs if d.get("slot_seconds")), None)
+    return [*utilization_bands(pairs, slot_seconds), *events_bands(pairs, slot_seconds)]
 
 
 def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:

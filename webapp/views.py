@@ -18,7 +18,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import BadRequest
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -142,7 +142,10 @@ def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
         days = request.POST.get("expires_days", "")
         services.share(exp, int(days) if days.isdigit() and int(days) in services.SHARE_EXPIRY_DAYS else None)
         messages.info(request, "Share link created: anyone with it can view this experiment (read-only).")
-    return redirect(exp)
+    # Back on the view the form was posted from (tab, run, filters, window): the new link's box
+    # then holds the link to that view, as the card says.
+    view = QueryDict(request.POST.get("view", "").lstrip("?")).urlencode()
+    return redirect(f"{exp.get_absolute_url()}?{view}" if view else exp.get_absolute_url())
 
 
 @require_POST

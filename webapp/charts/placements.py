@@ -32,6 +32,9 @@ ROLES = {
 }
 
 
+BUSY_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"], [1.0, "#08306b"]]
+
+
 def job_colour(job_id: str) -> str:
     """A stable colour per job (the same job has the same colour in every chart and run)."""
     h = 0
@@ -344,7 +347,9 @@ def aggregate_columns(
                 "z": np.round(z, 3).tolist(),
                 "x": [round(lo + (b + 0.5) * width, 3) for b in range(bins)],
                 "y": [server_ids[i] for i in used],
-                "colorscale": "Blues",
+                # ColorBrewer's Blues: idle pale, busy dark (plotly.js's named "Blues" runs dark to pale)
+                "colorscale": BUSY_SCALE,
+                "zmin": 0,
                 "colorbar": {"title": {"text": unit}},
                 "hovertemplate": "%{y}, slot %{x:.0f}: %{z:.2f} " + unit + "<extra></extra>",
             }
