@@ -1,7 +1,8 @@
 """The Django implementation of ``workers.runs.RunStore``: how a task reads and records a run.
 
 Every state change is one conditional UPDATE (queued -> running -> done/failed/cancelled), so a
-redelivered task does not run twice and a late result cannot overwrite a run declared lost.
+redelivered task does not run twice; the first complete result of a run wins (``finish``), also
+over a run declared lost meanwhile, and never replaces another worker's result or a cancellation.
 Database connection errors become ``TransientStoreError`` (the task retries those).
 """
 
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, Q, QuerySet
 from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
@@ -111,6 +112,19 @@ def _delete(*names: str) -> None:
             default_storage.delete(name)
 
 
+LOST_PREFIX = "lost: "  # the start of the error of a run recover_runs failed as lost (webapp.services)
+
+
+def completable(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Those of ``runs`` a complete result may still finish: running (whichever worker claimed it
+    last), queued again after its worker was declared lost (the claim then skips its message), or
+    failed as lost; not a run the user cancelled or another worker finished."""
+    return runs.filter(
+        Q(status__in=[Run.Status.RUNNING, Run.Status.QUEUED])
+        | Q(status=Run.Status.FAILED, error__startswith=LOST_PREFIX)
+    )
+
+
 class DjangoRunStore:
     @transient
     def claim(self, run_id: int) -> RunInput | None:
@@ -161,15 +175,18 @@ class DjangoRunStore:
         return "cancel" if alive.filter(cancel_requested=True).exists() else None
 
     @transient
-    def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
-        """Write the result and its Gantt index, then mark the run done. If anything fails, or the
-        run was declared lost meanwhile (its recorded outcome is kept), no file stays behind."""
-        experiment_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
+    def finish(self, run_id: int, result: Mapping[str, Any]) -> str:
+        """Write the result and its Gantt and chart indexes, then mark the run done if no other
+        outcome wins (``workers.runs.RunStore.finish``). If anything fails, or the run holds another
+        outcome, no file stays behind."""
+        experiment_id = Run.objects.values_list("experiment_id", flat=True).filter(pk=run_id).first()
+        if experiment_id is None:
+            return "the run was deleted"
         name = _save(f"results/{experiment_id}/run-{run_id}.json.gz", encode_result(result))
         try:
             _save(index_name(name), encode_result(gantt_index(result)))
             _save(chart_index_name(name), encode_result(chart_index(result)))
-            updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            updated = completable(Run.objects.filter(pk=run_id)).update(
                 status=Run.Status.DONE,
                 metrics=result["metrics"],
                 code=result.get("code"),
@@ -181,8 +198,14 @@ class DjangoRunStore:
         except BaseException:
             _delete(name, index_name(name), chart_index_name(name))
             raise
-        if not updated:
-            _delete(name, index_name(name), chart_index_name(name))
+        if updated:
+            return "done"
+        _delete(name, index_name(name), chart_index_name(name))
+        holds = Run.objects.filter(pk=run_id).values_list("status", "error").first()
+        if holds is None:
+            return "the run was deleted"
+        status, error = holds
+        return f"the run is {status} already" + (f" ({error})" if error else "")
 
     @transient
     def fail(self, run_id: int, message: str) -> None:

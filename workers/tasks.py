@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from celery import group
 from celery.exceptions import SoftTimeLimitExceeded
@@ -35,11 +35,11 @@ from scheduling.progress import Tracked
 from scheduling.validator import validate
 from workers import checks
 from workers.celery import app
-from workers.runs import RunStore, TransientStoreError, load_instance
+from workers.runs import RunInput, RunStore, TransientStoreError, load_instance
 
 logger = logging.getLogger(__name__)
 
-STORE_WRITE_ATTEMPTS = 4  # recording a finished run is retried in place (the simulation is not redone)
+T = TypeVar("T")
 
 
 def run_store() -> RunStore:
@@ -86,6 +86,12 @@ class Watched(Tracked):
 
 
 class Heartbeat(threading.Thread):
+    """Beats until ``done`` is set: through the load, the simulation and the storing of the result.
+
+    A "cancel" verdict stops the simulation (``control.stop``) and the thread goes on beating (a
+    result already being stored is kept; the task records the cancellation otherwise); "gone" ends
+    the beats (the run is no longer this worker's)."""
+
     def __init__(self, store: RunStore, run_id: int, control: Control, interval: float) -> None:
         super().__init__(name=f"heartbeat-{run_id}", daemon=True)
         self.store, self.run_id, self.control, self.interval = store, run_id, control, interval
@@ -100,9 +106,10 @@ class Heartbeat(threading.Thread):
                     logger.warning("run %s: heartbeat not recorded (store unreachable)", self.run_id)
                     continue
                 if verdict:
-                    self.control.reason = verdict
+                    self.control.reason = self.control.reason or verdict
                     self.control.stop.set()
-                    return
+                    if verdict == "gone":
+                        return
         finally:
             self.store.release()
 
@@ -122,34 +129,49 @@ def simulate_run_input(
     return doc
 
 
-def _retrying(write: Callable[[], None]) -> None:
-    for attempt in range(STORE_WRITE_ATTEMPTS):
+def _retrying(write: Callable[[], T], patience: float | None = None) -> T:
+    """``write()``, tried again on TransientStoreError (the database restarting, a dropped
+    connection) with a doubling pause (``MLSCHED_STORE_BACKOFF`` s, at most 30 s), for up to
+    ``patience`` seconds (default ``MLSCHED_STORE_PATIENCE``), then the error is raised."""
+    patience = settings.MLSCHED_STORE_PATIENCE if patience is None else patience
+    deadline = time.monotonic() + patience
+    pause = settings.MLSCHED_STORE_BACKOFF
+    while True:
         try:
-            write()
-            return
+            return write()
         except TransientStoreError:
-            if attempt == STORE_WRITE_ATTEMPTS - 1:
+            if time.monotonic() + pause > deadline:
                 raise
-            time.sleep(2**attempt)
+            time.sleep(pause)
+            pause = min(2 * pause, 30.0)
 
 
 @app.task(
     name="workers.simulate_run",
+    bind=True,
     ignore_result=True,  # the outcome is recorded in the run store
-    autoretry_for=(TransientStoreError,),  # only infrastructure errors are retried
-    retry_backoff=2,
-    retry_backoff_max=60,
     max_retries=5,
 )
-def simulate_run(run_id: int) -> str:
+def simulate_run(self: Any, run_id: int) -> str:
     store = run_store()
-    job = store.claim(run_id)
+    try:
+        job = store.claim(run_id)
+    except TransientStoreError as exc:  # only the claim is retried as a new message: nothing is done yet
+        raise self.retry(exc=exc, countdown=min(2 ** (self.request.retries + 1), 60)) from exc
     if job is None:
         logger.warning("run %s is not queued (already taken, finished or deleted): skipped", run_id)
         return "skipped"
     control = Control()
     beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
     beat.start()
+    try:  # the heartbeat covers the load, the simulation and the storing of the result
+        return _simulate_and_record(store, run_id, job, control)
+    finally:
+        beat.done.set()
+        beat.join(timeout=10)
+
+
+def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: Control) -> str:
     try:
         with collector.fewer_collections():  # rarer collections while the run lasts
             # A cancel (seen by the heartbeat) also stops the loading of a large trace.
@@ -169,7 +191,7 @@ def simulate_run(run_id: int) -> str:
         if stop.reason == "cancel":
             _retrying(lambda: store.cancelled(run_id, "cancelled by the user"))
             return "cancelled"
-        logger.warning("run %s was taken from this worker (declared lost): stopped", run_id)
+        logger.warning("run %s was taken from this worker (declared lost, deleted or done elsewhere): stopped", run_id)
         return "gone"
     except (InputError, UnsupportedInstance, ScheduleError) as exc:
         message = str(exc)
@@ -182,17 +204,25 @@ def simulate_run(run_id: int) -> str:
     except BaseException as exc:
         store.fail(run_id, f"internal error: {type(exc).__name__}: {exc}")
         raise
-    finally:
-        beat.done.set()
-        beat.join(timeout=10)
     try:
-        _retrying(lambda: store.finish(run_id, result))
+        # Retried in place while the store is unreachable: a new message would find the run
+        # running, skip it, and the result would be lost.
+        kept = _retrying(lambda: store.finish(run_id, result))
     except TransientStoreError:
-        raise  # retried by Celery (autoretry_for); a run left running is re-queued by the heartbeat rule
+        logger.error(
+            "run %s: the result could not be stored for %g s (store unreachable): dropped; the run is re-queued "
+            "when its heartbeat is stale",
+            run_id,
+            settings.MLSCHED_STORE_PATIENCE,
+        )
+        return "unstored"
     except Exception as exc:
         message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
         _retrying(lambda: store.fail(run_id, message))
         raise
+    if kept != "done":
+        logger.warning("run %s: %s; this worker's result was not kept", run_id, kept)
+        return "duplicate"
     return "done"
 
 
