@@ -86,24 +86,28 @@ class Watched(Tracked):
 
 
 class Heartbeat(threading.Thread):
-    """Beats until ``done`` is set: through the load, the simulation and the storing of the result.
+    """Calls ``beat`` every ``interval`` seconds until ``done`` is set: for a run through the load,
+    the simulation and the storing of the result; for a trace check through its import and check.
 
-    A "cancel" verdict stops the simulation (``control.stop``) and the thread goes on beating (a
-    result already being stored is kept; the task records the cancellation otherwise); "gone" ends
-    the beats (the run is no longer this worker's)."""
+    ``beat`` returns None to go on, "cancel" or "gone". A "cancel" verdict stops the simulation
+    (``control.stop``) and the thread goes on beating (a result already being stored is kept; the
+    task records the cancellation otherwise); "gone" ends the beats (the work is no longer this
+    worker's). ``release`` frees the thread's database connection at the end."""
 
-    def __init__(self, store: RunStore, run_id: int, control: Control, interval: float) -> None:
-        super().__init__(name=f"heartbeat-{run_id}", daemon=True)
-        self.store, self.run_id, self.control, self.interval = store, run_id, control, interval
+    def __init__(
+        self, name: str, beat: Callable[[], str | None], release: Callable[[], None], control: Control, interval: float
+    ) -> None:
+        super().__init__(name=f"heartbeat-{name}", daemon=True)
+        self.label, self.beat, self.release, self.control, self.interval = name, beat, release, control, interval
         self.done = threading.Event()
 
     def run(self) -> None:
         try:
             while not self.done.wait(self.interval):
                 try:
-                    verdict = self.store.beat(self.run_id, self.control.progress)
+                    verdict = self.beat()
                 except TransientStoreError:
-                    logger.warning("run %s: heartbeat not recorded (store unreachable)", self.run_id)
+                    logger.warning("%s: heartbeat not recorded (store unreachable)", self.label)
                     continue
                 if verdict:
                     self.control.reason = self.control.reason or verdict
@@ -111,7 +115,7 @@ class Heartbeat(threading.Thread):
                     if verdict == "gone":
                         return
         finally:
-            self.store.release()
+            self.release()
 
 
 def simulate_run_input(
@@ -162,7 +166,13 @@ def simulate_run(self: Any, run_id: int) -> str:
         logger.warning("run %s is not queued (already taken, finished or deleted): skipped", run_id)
         return "skipped"
     control = Control()
-    beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
+    beat = Heartbeat(
+        f"run {run_id}",
+        lambda: store.beat(run_id, control.progress),
+        store.release,
+        control,
+        settings.MLSCHED_HEARTBEAT,
+    )
     beat.start()
     try:  # the heartbeat covers the load, the simulation and the storing of the result
         return _simulate_and_record(store, run_id, job, control)
@@ -233,12 +243,29 @@ def check_store() -> checks.CheckStore:
 
 @app.task(name="workers.check_trace", ignore_result=True)
 def check_trace(check_id: int) -> str:
-    """Load a trace against a cluster spec and store its summary (or the error naming the line)."""
+    """Load a trace against a cluster spec and store its summary (or the error naming the line).
+
+    A claimed check always leaves "running" (a failure while reading its input too); a heartbeat
+    (``CheckStore.beat``) shows that its worker is alive, so ``recover_checks`` can tell a long check
+    from a lost one."""
     store = check_store()
-    data = store.claim(check_id)
+    try:
+        data = store.claim(check_id)
+    except BaseException as exc:
+        _fail_check(store, check_id, exc)
+        raise
     if data is None:
         logger.warning("trace check %s is not queued (already taken, finished or deleted): skipped", check_id)
         return "skipped"
+    control = Control()
+    beat = Heartbeat(
+        f"trace check {check_id}",
+        lambda: None if store.beat(check_id) else "gone",
+        store.release,
+        control,
+        settings.MLSCHED_HEARTBEAT,
+    )
+    beat.start()
     try:
         with collector.fewer_collections():  # as for a run: a large trace makes many long-lived objects
             if data.raw is not None:  # a large raw upload: imported here, not in the web request
@@ -251,10 +278,22 @@ def check_trace(check_id: int) -> str:
         store.fail(check_id, str(exc), exc.line)
         return "failed"
     except BaseException as exc:
-        store.fail(check_id, f"internal error: {type(exc).__name__}: {exc}", None)
+        _fail_check(store, check_id, exc)
         raise
+    finally:
+        beat.done.set()
+        beat.join(timeout=10)
     store.finish(check_id, summary)
     return "done"
+
+
+def _fail_check(store: checks.CheckStore, check_id: int, exc: BaseException) -> None:
+    """Record ``exc`` as the internal error of a running check; if even that fails (the database is
+    down), the check stays as it is and ``recover_checks`` finds it."""
+    try:
+        store.fail(check_id, f"internal error: {type(exc).__name__}: {exc}", None)
+    except Exception as again:
+        logger.error("trace check %s: its failure could not be recorded: %s: %s", check_id, type(again).__name__, again)
 
 
 def send_check(check_id: int) -> None:
