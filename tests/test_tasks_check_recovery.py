@@ -19,7 +19,13 @@ from workers import checks, tasks
 
 
 @pytest.fixture
-def pair(db, user, tiny_cluster, tiny_trace):
+def empty_queue(monkeypatch):
+    """The broker's queue holds no message (the inline worker took them, or the broker lost them)."""
+    monkeypatch.setattr(tasks, "queued_messages", lambda: 0)
+
+
+@pytest.fixture
+def pair(db, user, tiny_cluster, tiny_trace, empty_queue):
     cluster = Dataset.objects.create(owner=user, kind="cluster", name="c.json", text=tiny_cluster)
     trace = Dataset.objects.create(owner=user, kind="trace", name="t.csv", text=tiny_trace)
     return trace, cluster
@@ -71,17 +77,22 @@ def test_a_raw_import_lost_twice_fails_with_the_reason_and_keeps_nothing(pair, m
 
 
 @pytest.mark.usefixtures("inline_tasks")
-def test_a_check_the_broker_never_took_is_sent_again_by_the_recovery_command(pair, settings):
+def test_a_check_whose_message_is_missing_is_sent_again_by_the_recovery_command(pair, settings, monkeypatch):
     trace, cluster = pair
     check = TraceCheck.objects.create(trace=trace, cluster=cluster)  # queued while the broker was down
     old = timezone.now() - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER + 1)
     TraceCheck.objects.filter(pk=check.pk).update(updated=old)
+    monkeypatch.setattr(tasks, "queued_messages", lambda: 1)  # its message is there: behind a backlog
+    call_command("recover_runs", stdout=io.StringIO())
+    assert TraceCheck.objects.get(pk=check.pk).status == "queued"
+    monkeypatch.setattr(tasks, "queued_messages", lambda: 0)  # lost, or never sent
     call_command("recover_runs", stdout=io.StringIO())
     check.refresh_from_db()
     assert check.status == "done"
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("empty_queue")
 def test_a_long_check_beats_so_the_recovery_leaves_it_alone(user, tiny_cluster, tiny_trace, settings, monkeypatch):
     settings.MLSCHED_HEARTBEAT = 0.1
     settings.MLSCHED_HEARTBEAT_TIMEOUT = 0.5

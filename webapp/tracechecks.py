@@ -15,7 +15,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from webapp.models import Dataset, TraceCheck
+from webapp.models import Dataset, Run, TraceCheck
 from workers import tasks
 from workers.checks import CheckInput
 
@@ -170,9 +170,10 @@ def recover_checks() -> dict[str, int]:
       worker: it is queued and sent again once (a note says so), and failed with the reason if it
       is lost a second time (a trace that kills every worker that checks it must not go round for
       ever);
-    * a queued check that waited MLSCHED_REDISPATCH_AFTER seconds since it was queued or last sent
-      (the broker was down, or lost its message) is sent again; a duplicate is harmless (the claim
-      skips a check that is no longer queued).
+    * a queued check that waited MLSCHED_REDISPATCH_AFTER seconds since it was queued or last sent,
+      while the queue holds fewer messages than queued runs and checks (the broker was down, or
+      lost its message), is sent again, oldest first, as many as messages are missing; a duplicate
+      is harmless (the claim skips a check that is no longer queued).
 
     Each change is one conditional UPDATE on the state read, so two recoveries act once."""
     now = timezone.now()
@@ -191,10 +192,14 @@ def recover_checks() -> dict[str, int]:
             counts["checks_requeued"] += 1
             logger.warning("trace check %s lost its worker (%s): queued again", check.pk, silence)
     due = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
-    for check in TraceCheck.objects.filter(status=TraceCheck.Status.QUEUED).filter(Q(updated__lt=due) | Q(updated=now)):
-        if TraceCheck.objects.filter(pk=check.pk, status=TraceCheck.Status.QUEUED, updated=check.updated).update(
-            updated=timezone.now()
-        ):
+    queued = TraceCheck.objects.filter(status=TraceCheck.Status.QUEUED)
+    overdue = list(queued.filter(Q(updated__lt=due) | Q(updated=now)).order_by("updated", "pk"))
+    if overdue:
+        for check in overdue[: _missing_messages(queued.count())]:
+            if not TraceCheck.objects.filter(
+                pk=check.pk, status=TraceCheck.Status.QUEUED, updated=check.updated
+            ).update(updated=timezone.now()):
+                continue  # taken meanwhile
             try:
                 tasks.send_check(check.pk)
             except OperationalError as exc:
@@ -202,3 +207,16 @@ def recover_checks() -> dict[str, int]:
                 break
             counts["checks_sent"] += 1
     return counts
+
+
+def _missing_messages(queued_checks: int) -> int:
+    """How many messages the queue lacks for the queued checks, runs and checks sharing one queue:
+    every queued run marked sent and every queued check should have one (0 when the broker cannot
+    tell). A backlog alone sends nothing again."""
+    try:
+        messages = tasks.queued_messages()
+    except OperationalError as exc:
+        logger.warning("broker unreachable, lost trace check messages not checked: %s", exc)
+        return 0
+    runs = Run.objects.filter(status=Run.Status.QUEUED, dispatched=True).count()
+    return max(0, min(queued_checks, runs + queued_checks - messages))
