@@ -165,7 +165,13 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": dj_database_url.config(default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60)}
+# Connections are kept for 60 s and checked before a request (or a recovery pass) reuses one, so
+# that after a database restart no process answers a 500 on its dead connection.
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60, conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server and the worker write to one file: wait for the lock instead of failing,
     # take it at the start of a transaction, and let readers (status polls) run beside a writer.
