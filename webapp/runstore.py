@@ -125,6 +125,21 @@ def completable(runs: QuerySet[Run]) -> QuerySet[Run]:
     )
 
 
+def _delete_leftovers(experiment_id: int, run_id: int, keep: set[str]) -> None:
+    """Delete the files an attempt killed while storing left of this run (a worker killed with
+    SIGKILL cannot clean up): every ``run-<id>.*`` and ``run-<id>_*`` in the experiment's folder but
+    the recorded ones. A storage that cannot list a folder keeps them."""
+    folder = f"results/{experiment_id}"
+    try:
+        files = default_storage.listdir(folder)[1]
+    except (NotImplementedError, OSError):
+        return
+    for file in files:
+        path = f"{folder}/{file}"
+        if file.startswith((f"run-{run_id}.", f"run-{run_id}_")) and path not in keep:
+            _delete(path)
+
+
 class DjangoRunStore:
     @transient
     def claim(self, run_id: int) -> RunInput | None:
@@ -199,6 +214,7 @@ class DjangoRunStore:
             _delete(name, index_name(name), chart_index_name(name))
             raise
         if updated:
+            _delete_leftovers(experiment_id, run_id, {name, index_name(name), chart_index_name(name)})
             return "done"
         _delete(name, index_name(name), chart_index_name(name))
         holds = Run.objects.filter(pk=run_id).values_list("status", "error").first()
