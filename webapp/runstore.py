@@ -24,7 +24,7 @@ from django.utils import timezone
 from scheduling import registry
 from scheduling.errors import InputError
 from webapp.chartindex import chart_index, chart_index_name
-from webapp.models import Run
+from webapp.models import Run, WorkerProblem
 from webapp.repetitions import history_of, repetition_inputs
 from workers.runs import RunInput, TransientStoreError
 
@@ -228,6 +228,16 @@ class DjangoRunStore:
         Run.objects.filter(pk=run_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).update(
             status=Run.Status.FAILED, error=message[:ERROR_CHARS], finished=timezone.now()
         )
+
+    @transient
+    def give_back(self, run_id: int, note: str) -> None:
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.QUEUED, dispatched=False, progress=0.0, error=note[:ERROR_CHARS]
+        )
+
+    @transient
+    def cannot_store(self, worker: str, problem: str) -> None:
+        WorkerProblem.objects.update_or_create(worker=worker[:255], defaults={"problem": problem[:ERROR_CHARS]})
 
     @transient
     def cancelled(self, run_id: int, message: str) -> None:

@@ -63,6 +63,13 @@ class RunStore(Protocol):
     def fail(self, run_id: int, message: str) -> None:
         """Mark the run failed with a message for the user."""
 
+    def give_back(self, run_id: int, note: str) -> None:
+        """Put a running run back in the queue, unsent (``recover_runs`` sends it to another
+        worker), with ``note`` as its error: its worker cannot store results."""
+
+    def cannot_store(self, worker: str, problem: str) -> None:
+        """Record that ``worker`` stopped taking runs because it cannot store results."""
+
     def cancelled(self, run_id: int, message: str) -> None:
         """Mark the run cancelled (it stopped at the user's request)."""
 

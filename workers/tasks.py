@@ -13,6 +13,7 @@ asked to cancel. The algorithm is wrapped so that its next decision after such a
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 import time
@@ -40,6 +41,11 @@ from workers.runs import RunInput, RunStore, TransientStoreError, load_instance
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+# Errors of a storage that refuses to write (full, read-only, not permitted, failing): not the run's
+# fault, so the run goes to another worker (``_cannot_store``) instead of failing.
+CANNOT_STORE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
 
 
 def run_store() -> RunStore:
@@ -175,13 +181,13 @@ def simulate_run(self: Any, run_id: int) -> str:
     )
     beat.start()
     try:  # the heartbeat covers the load, the simulation and the storing of the result
-        return _simulate_and_record(store, run_id, job, control)
+        return _simulate_and_record(store, run_id, job, control, self.request.hostname)
     finally:
         beat.done.set()
         beat.join(timeout=10)
 
 
-def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: Control) -> str:
+def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: Control, worker: str | None) -> str:
     try:
         with collector.fewer_collections():  # rarer collections while the run lasts
             # A cancel (seen by the heartbeat) also stops the loading of a large trace.
@@ -226,14 +232,37 @@ def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: C
             settings.MLSCHED_STORE_PATIENCE,
         )
         return "unstored"
+    except OSError as exc:
+        if exc.errno not in CANNOT_STORE:
+            _fail_unstored(store, run_id, exc)
+            raise
+        _cannot_store(store, run_id, worker or "this worker", exc)
+        return "given back"
     except Exception as exc:
-        message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
-        _retrying(lambda: store.fail(run_id, message))
+        _fail_unstored(store, run_id, exc)
         raise
     if kept != "done":
         logger.warning("run %s: %s; this worker's result was not kept", run_id, kept)
         return "duplicate"
     return "done"
+
+
+def _fail_unstored(store: RunStore, run_id: int, exc: Exception) -> None:
+    message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
+    _retrying(lambda: store.fail(run_id, message))
+
+
+def _cannot_store(store: RunStore, run_id: int, worker: str, exc: OSError) -> None:
+    """This worker's storage refuses results (disk full, read-only, permission): the run goes back
+    to the queue for another worker, the worker is recorded as unable to store (``/healthz``, the
+    admin) and stops consuming the runs' queue (it stays up; restart it once its storage is
+    mended)."""
+    problem = f"cannot store results: {type(exc).__name__}: {exc}"
+    logger.error("run %s: %s; the run goes back to the queue and %s stops taking runs", run_id, problem, worker)
+    _retrying(lambda: store.give_back(run_id, f"{worker} {problem}; queued again for another worker"))
+    _retrying(lambda: store.cannot_store(worker, problem))
+    if worker != "this worker":
+        app.control.cancel_consumer(app.conf.task_default_queue, destination=[worker])
 
 
 def check_store() -> checks.CheckStore:
