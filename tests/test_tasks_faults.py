@@ -26,8 +26,9 @@ from webapp.models import Run
 TESTS = Path(__file__).resolve().parent
 
 # A worker with the test algorithms registered (solo pool: the process is the one simulating).
-# MLSCHED_TEST_SLOW_STORE=<file>: storing a result takes 60 s more (as a 200k-job result does on a
-# busy machine), after its file is written; <file> is created when it starts.
+# MLSCHED_TEST_SLOW_STORE=<file>: storing a result takes MLSCHED_TEST_SLOW_STORE_SECONDS (60) more
+# (as a 200k-job result does on a busy machine), after its file is written; <file> is created when
+# it starts.
 WORKER = """
 import os, sys, time
 import django
@@ -41,7 +42,7 @@ if os.environ.get("MLSCHED_TEST_SLOW_STORE"):
     index = runstore.gantt_index
     def slow_index(result):
         open(os.environ["MLSCHED_TEST_SLOW_STORE"], "w").close()
-        time.sleep(60)
+        time.sleep(float(os.environ.get("MLSCHED_TEST_SLOW_STORE_SECONDS", "60")))
         return index(result)
     runstore.gantt_index = slow_index
 from workers.celery import app
