@@ -187,3 +187,25 @@ def test_a_result_never_replaces_a_cancellation(tiny_cluster, tiny_trace, monkey
     assert simulate_run(run.pk) == "duplicate"
     run.refresh_from_db()
     assert run.status == "cancelled" and not run.result
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("inline_tasks")
+def test_a_run_whose_worker_cannot_store_goes_back_to_the_queue_instead_of_failing(
+    tiny_cluster, tiny_trace, settings, monkeypatch
+):
+    from pathlib import Path
+
+    from webapp.models import WorkerProblem
+
+    settings.MEDIA_ROOT = Path(f"/sys/mlsched-results-{id(settings)}")  # sysfs refuses new files (EPERM)
+    sent = []
+    monkeypatch.setattr(tasks, "send_runs", sent.extend)
+    run = make_run(tiny_cluster, tiny_trace, "srtf")
+    assert simulate_run.apply((run.pk,)).get() == "given back"
+    run.refresh_from_db()
+    assert run.status == "queued" and not run.dispatched and not run.result
+    assert "cannot store results: PermissionError" in run.error and "queued again for another worker" in run.error
+    (problem,) = WorkerProblem.objects.all()
+    assert problem.problem.startswith("cannot store results: PermissionError")
+    assert services.recover_runs()["dispatched"] == 1 and sent == [run.pk]  # sent to the other workers

@@ -181,7 +181,8 @@ def simulate_run(self: Any, run_id: int) -> str:
     )
     beat.start()
     try:  # the heartbeat covers the load, the simulation and the storing of the result
-        return _simulate_and_record(store, run_id, job, control, self.request.hostname)
+        worker = None if self.request.is_eager else self.request.hostname  # eager: no worker to stop
+        return _simulate_and_record(store, run_id, job, control, worker)
     finally:
         beat.done.set()
         beat.join(timeout=10)
