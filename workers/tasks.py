@@ -3,9 +3,11 @@
 A claimed run always leaves "running": known failures (bad input, an instance the algorithm does
 not support, an invalid schedule, the time limit) are recorded with their message; a cancellation
 is recorded as such; anything else is recorded as an internal error and re-raised so that Celery
-logs it with its traceback.
+logs it with its traceback. A worker whose storage refuses the result gives the run back to the
+queue instead (``_cannot_store``).
 
-While a run simulates, a heartbeat thread writes its progress every ``MLSCHED_HEARTBEAT`` seconds
+From the claim until the outcome is recorded (loading, simulating and storing the result, which
+takes minutes for a big run), a heartbeat thread writes its progress every ``MLSCHED_HEARTBEAT`` seconds
 (the throttle: the engine may decide thousands of times a second) and reads back whether the user
 asked to cancel. The algorithm is wrapped so that its next decision after such a request raises
 ``RunStopped`` (cooperative cancellation: the engine itself knows nothing of it).
