@@ -209,3 +209,31 @@ def test_a_run_whose_worker_cannot_store_goes_back_to_the_queue_instead_of_faili
     (problem,) = WorkerProblem.objects.all()
     assert problem.problem.startswith("cannot store results: PermissionError")
     assert services.recover_runs()["dispatched"] == 1 and sent == [run.pk]  # sent to the other workers
+
+
+class Consumer:
+    """What Celery's worker_ready signal gives the storage probe: the worker's name and its consumer."""
+
+    def __init__(self, hostname):
+        self.hostname, self.cancelled = hostname, []
+
+    def cancel_task_queue(self, queue):
+        self.cancelled.append(queue)
+
+
+@pytest.mark.django_db
+def test_a_worker_checks_its_storage_when_ready_and_a_mended_one_is_cleared(settings, tmp_path):
+    from pathlib import Path
+
+    from webapp.models import WorkerProblem
+
+    settings.MEDIA_ROOT = Path(f"/sys/mlsched-results-{id(settings)}")  # refused (EPERM)
+    broken = Consumer("celery@gpu-2")
+    tasks.probe_storage(broken)
+    assert broken.cancelled == [tasks.app.conf.task_default_queue]
+    assert WorkerProblem.objects.get().problem.startswith("cannot store results: PermissionError")
+    settings.MEDIA_ROOT = tmp_path / "media"  # mended, the worker restarted
+    mended = Consumer("celery@gpu-2")
+    tasks.probe_storage(mended)
+    assert mended.cancelled == [] and not WorkerProblem.objects.exists()
+    assert [p for p in settings.MEDIA_ROOT.rglob("*") if p.is_file()] == []  # the probe's file is gone

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Callable, Mapping
 from functools import wraps
 from typing import Any, TypeVar
@@ -238,6 +239,12 @@ class DjangoRunStore:
     @transient
     def cannot_store(self, worker: str, problem: str) -> None:
         WorkerProblem.objects.update_or_create(worker=worker[:255], defaults={"problem": problem[:ERROR_CHARS]})
+
+    @transient
+    def probe(self, worker: str) -> None:
+        name = _save(f"results/probe-{os.getpid()}.txt", b"a worker checks that it can store results\n")
+        _delete(name)
+        WorkerProblem.objects.filter(worker=worker[:255]).delete()
 
     @transient
     def cancelled(self, run_id: int, message: str) -> None:

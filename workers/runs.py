@@ -70,6 +70,10 @@ class RunStore(Protocol):
     def cannot_store(self, worker: str, problem: str) -> None:
         """Record that ``worker`` stopped taking runs because it cannot store results."""
 
+    def probe(self, worker: str) -> None:
+        """Write and delete a small file where results go; raise the storage's OSError if it refuses.
+        On success, clear what ``cannot_store`` recorded of ``worker``."""
+
     def cancelled(self, run_id: int, message: str) -> None:
         """Mark the run cancelled (it stopped at the user's request)."""
 

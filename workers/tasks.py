@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from celery import group
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
 from django.conf import settings
 from django.utils.module_loading import import_string
 from kombu import Connection
@@ -266,6 +267,30 @@ def _cannot_store(store: RunStore, run_id: int, worker: str, exc: OSError) -> No
     _retrying(lambda: store.cannot_store(worker, problem))
     if worker != "this worker":
         app.control.cancel_consumer(app.conf.task_default_queue, destination=[worker])
+
+
+@worker_ready.connect
+def probe_storage(sender: Any, **kwargs: Any) -> None:
+    """When a worker (``celery worker``) is ready: if its storage refuses a small file, it records
+    itself as unable to store and does not consume the runs' queue; if it can store, what was
+    recorded of it before (a mended disk, a restart) is cleared. A probe that cannot reach the
+    database changes nothing."""
+    worker = str(sender.hostname)
+    try:
+        run_store().probe(worker)
+    except OSError as exc:
+        if exc.errno not in CANNOT_STORE:
+            logger.exception("%s: storage probe failed", worker)
+            return
+        problem = f"cannot store results: {type(exc).__name__}: {exc}"
+        logger.error("%s %s: it takes no runs", worker, problem)
+        try:
+            run_store().cannot_store(worker, problem)
+        except TransientStoreError as again:
+            logger.error("%s: could not record it: %s", worker, again)
+        sender.cancel_task_queue(app.conf.task_default_queue)
+    except Exception:
+        logger.exception("%s: storage probe failed", worker)
 
 
 def check_store() -> checks.CheckStore:
