@@ -15,7 +15,7 @@ import math
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -216,25 +216,56 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
     return exp
 
 
-def dispatch(experiment_id: int, run_ids: Sequence[int]) -> bool:
-    """Send runs to the workers (one group); on a broker error keep them waiting. True if sent."""
+def dispatch(
+    experiment_id: int, run_ids: Sequence[int], sent_at: Mapping[int, datetime | None] | None = None
+) -> int | None:
+    """Send runs to the workers (one group); on a broker error keep them waiting. The number of
+    runs this call sent, None if the broker could not be reached.
+
+    Each run is marked sent before its message goes out, by one conditional UPDATE on the state the
+    caller read (``_take``): a run not sent yet (``sent_at`` None), or one sent at ``sent_at[id]``
+    whose message seems lost. Of a submission and a recovery (or two recoveries) that read the
+    same runs, one sends each run. A process that dies between the mark and the send leaves a run
+    marked sent without a message: the lost-message rule of ``recover_runs`` sends it again."""
+    taken, now = _take(run_ids, sent_at)
+    if not taken:
+        return 0
     try:
-        tasks.send_runs(run_ids)
+        tasks.send_runs(taken)
     except OperationalError as exc:
-        logger.warning("broker unreachable, %d runs of experiment %s wait: %s", len(run_ids), experiment_id, exc)
-        Run.objects.filter(pk__in=run_ids, status=Run.Status.QUEUED).update(dispatched=False)
+        logger.warning("broker unreachable, %d runs of experiment %s wait: %s", len(taken), experiment_id, exc)
+        Run.objects.filter(pk__in=taken, status=Run.Status.QUEUED, dispatched_at=now).update(dispatched=False)
         Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=True)
-        return False
-    Run.objects.filter(pk__in=run_ids).update(dispatched=True, dispatched_at=timezone.now())
+        return None
     if not Run.objects.filter(experiment_id=experiment_id, dispatched=False, status=Run.Status.QUEUED).exists():
         Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=False)
-    return True
+    return len(taken)
+
+
+def _take(run_ids: Sequence[int], sent_at: Mapping[int, datetime | None] | None) -> tuple[list[int], datetime]:
+    """Mark as sent now those of ``run_ids`` that are still queued in the state read (not sent, or
+    sent at ``sent_at[id]``), each by one conditional UPDATE, in id order (two processes that
+    take the same runs lock them in the same order); the ids taken and the time recorded."""
+    now = timezone.now()
+    taken = []
+    with transaction.atomic():
+        for pk in sorted(run_ids):
+            same = Run.objects.filter(pk=pk, status=Run.Status.QUEUED)
+            same = (
+                same.filter(dispatched=False)
+                if sent_at is None
+                else same.filter(dispatched=True, dispatched_at=sent_at[pk])
+            )
+            if same.update(dispatched=True, dispatched_at=now):
+                taken.append(pk)
+    return taken, now
 
 
 def enqueue(run_id: int) -> bool:
-    """Send one run (kept for scripts and tests); see ``dispatch``."""
-    exp_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
-    return dispatch(exp_id, [run_id])
+    """Send one queued run whatever its recorded sending (kept for scripts and tests); True if
+    sent. See ``dispatch``."""
+    exp_id, dispatched, sent_at = Run.objects.values_list("experiment_id", "dispatched", "dispatched_at").get(pk=run_id)
+    return bool(dispatch(exp_id, [run_id], {run_id: sent_at} if dispatched else None))
 
 
 def recover_runs() -> dict[str, int]:
@@ -284,43 +315,48 @@ def recover_runs() -> dict[str, int]:
         finished=now,
     )
     queued = Run.objects.filter(status=Run.Status.QUEUED)
-    counts["dispatched"] = _send(queued.filter(dispatched=False))
+    counts["dispatched"] = _send(queued.filter(dispatched=False), resend=False)
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = queued.filter(dispatched=True)
     # A run sent before dispatch times were recorded counts from its creation.
     overdue = sent.filter(
         Q(dispatched_at__lt=sent_before) | Q(dispatched_at__isnull=True, created__lt=sent_before)
     ).order_by("dispatched_at", "created", "pk")
-    if overdue.exists() and (missing := _missing_messages(sent.count())):
-        counts["resent"] = _send(overdue[:missing])
+    if overdue.exists() and (missing := _missing_messages(sent)):
+        counts["resent"] = _send(overdue[:missing], resend=True)
         if counts["resent"]:
             logger.warning("%d queued runs had no message in the broker's queue: sent again", counts["resent"])
     return counts
 
 
-def _send(runs: QuerySet[Run]) -> int:
-    """Dispatch ``runs``, one group per experiment; stops when the broker is unreachable (they are
-    tried again at the next recovery). The number of runs sent."""
-    by_experiment: dict[int, list[int]] = {}
-    for run_id, exp_id in runs.values_list("pk", "experiment_id"):
-        by_experiment.setdefault(exp_id, []).append(run_id)
+def _send(runs: QuerySet[Run], *, resend: bool) -> int:
+    """Dispatch ``runs`` (``resend``: runs sent before whose message seems lost), one group per
+    experiment; stops when the broker is unreachable (they are tried again at the next recovery).
+    The number of runs sent by this call (not those another process took first)."""
+    by_experiment: dict[int, dict[int, datetime | None]] = {}
+    for run_id, exp_id, sent_at in runs.values_list("pk", "experiment_id", "dispatched_at"):
+        by_experiment.setdefault(exp_id, {})[run_id] = sent_at
     sent = 0
-    for exp_id, ids in by_experiment.items():
-        if not dispatch(exp_id, ids):
+    for exp_id, read in by_experiment.items():
+        count = dispatch(exp_id, list(read), read if resend else None)
+        if count is None:
             break
-        sent += len(ids)
+        sent += count
     return sent
 
 
-def _missing_messages(expected: int) -> int:
-    """How many of ``expected`` messages (one per queued run sent) the runs' queue lacks (0 when
-    the broker cannot tell). A message a worker holds but has not started (prefetch) is not in the
-    count, so its run may be sent twice: harmless."""
+def _missing_messages(sent: QuerySet[Run]) -> int:
+    """How many messages the runs' queue lacks for the queued runs ``sent`` to it (0 when the broker
+    cannot tell). The queue is read before the runs are counted: a worker taking a message in
+    between then makes the count too low, never too high. A message a worker holds but has not
+    started (prefetch, or taken and not yet claimed) is not in the queue, so its run may be sent
+    twice: harmless (the claim skips it)."""
     try:
-        return max(0, expected - tasks.queued_messages())
+        messages = tasks.queued_messages()
     except OperationalError as exc:
         logger.warning("broker unreachable, lost messages not checked: %s", exc)
         return 0
+    return max(0, sent.count() - messages)
 
 
 def expire_lost_runs() -> int:

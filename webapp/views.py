@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from scheduling.errors import InputError
 from webapp import datasets, preflight, services, tracechecks
 from webapp.forms import ExperimentForm
-from webapp.models import ApiToken, Experiment, Run, TraceCheck
+from webapp.models import ApiToken, Experiment, Run, TraceCheck, WorkerProblem
 from webapp.quotas import QuotaExceeded
 
 # ---------------------------------------------------------------------------------------------
@@ -329,6 +329,12 @@ def account(request: HttpRequest) -> HttpResponse:
 @login_not_required
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
+    """200 ``{"ok": true}`` while the web side and its database answer; names the workers that
+    stopped taking runs because they cannot store results (``WorkerProblem``: the admin has the
+    reason), which does not make the web side unhealthy."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    return JsonResponse({"ok": True})
+    body: dict[str, object] = {"ok": True}
+    if unable := list(WorkerProblem.objects.values_list("worker", flat=True)):
+        body["workers_unable_to_store"] = unable
+    return JsonResponse(body)
