@@ -531,7 +531,7 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
-                "seconds_left": None if left.get(r.pk) is None else round(left[r.pk], 1),  # timeleft.py
+                "seconds_left": None if (s := left.get(r.pk)) is None else round(s, 1),  # timeleft.py
                 "time_left": left_text(left.get(r.pk)),
                 "queue_position": places.get(r.pk),  # queued runs: 1 = next to start
                 "attempts": r.attempts,
