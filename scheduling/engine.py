@@ -21,7 +21,9 @@ the capacity ledger incrementally, completion slots in a heap, and builds job vi
 Restart cost (DESIGN section 9): with ``restart_slots`` k > 0, a job that starts on an allocation
 different from the one it held just before (resume after a suspension, a move, a change of worker
 or PS count or type) holds the new allocation and makes no progress for k slots; a job's first
-start is free. The periods are reported as ``Run.restarts``.
+start is free. The periods are reported as ``Run.restarts``. A job with its own restart cost (a
+trace column or the cluster's ``restart_costs`` table, ``scheduling.restart_costs``) pays that
+instead of the constant.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
-from scheduling import records
+from scheduling import records, restart_costs
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
 from scheduling.model import Amounts, Cluster, Instance, Job
@@ -136,11 +138,20 @@ class View:
         assert self.engine is not None
         return self.engine.running_allocs
 
-    def restart_slots(self) -> int:
+    def restart_slots(self, job_id: str | None = None) -> int:
         """Slots a resumed, moved or resized job holds its allocation without progress (the run's
-        restart cost, docs/formats.md "Restart cost"); 0 when restarts are free."""
+        restart cost, docs/formats.md "Restart cost"); 0 when restarts are free. With ``job_id``:
+        that job's (its own cost if it has one, "Per-job restart costs")."""
         assert self.engine is not None
+        own = self.engine.job_restart
+        if job_id is not None and own is not None:
+            return own.get(job_id, self.engine.restart)
         return self.engine.restart
+
+    def per_job_restarts(self) -> bool:
+        """Whether some jobs have their own restart cost (then ``restart_slots(job_id)`` differs)."""
+        assert self.engine is not None
+        return self.engine.job_restart is not None
 
     def job(self, job_id: str) -> JobView:
         """The view of one active job."""
@@ -259,6 +270,7 @@ class Run:
     restarts: tuple[RestartPeriod, ...] = ()
     restart_slots: int = 0  # the restart time the run charged, in slots
     restart_seconds: float = 0.0  # the restart time it was given (cluster field or run override), s
+    job_restart_slots: Mapping[str, int] | None = None  # jobs with their own restart cost -> its slots
 
 
 def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int:
@@ -266,7 +278,7 @@ def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int
     seconds = cluster.restart_seconds if restart_seconds is None else restart_seconds
     if seconds < 0 or not math.isfinite(seconds):
         raise ScheduleError(f"restart_seconds {seconds!r} must be a finite number >= 0")
-    return math.ceil(seconds / cluster.slot_seconds - EPS) if seconds > 0 else 0
+    return restart_costs.to_slots(seconds, cluster.slot_seconds)
 
 
 def simulate(
@@ -279,15 +291,19 @@ def simulate(
 
     ``restart_seconds`` overrides the cluster's ``restart_seconds`` (see the module docstring)."""
     seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
-    engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds))
-    return records.replace(engine.run(algorithm), restart_seconds=float(seconds))
+    own = restart_costs.job_slots(instance)  # None unless the instance declares per-job costs
+    engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds), own)
+    return records.replace(engine.run(algorithm), restart_seconds=float(seconds), job_restart_slots=own)
 
 
 class _Engine:
-    def __init__(self, instance: Instance, horizon: int | None, restart: int) -> None:
+    def __init__(
+        self, instance: Instance, horizon: int | None, restart: int, job_restart: Mapping[str, int] | None = None
+    ) -> None:
         self.cluster = instance.cluster
         self.horizon = horizon if horizon is not None else self.cluster.horizon
         self.restart = restart
+        self.job_restart = job_restart  # jobs with their own restart cost -> slots (None: none has one)
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
         self.states = {j.job_id: _JobState(j) for j in self.jobs}
         self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
@@ -549,12 +565,13 @@ class _Engine:
         if st.start is None:
             st.start = t
         begin = t
-        if self.restart:  # (only then is last_held read)
+        k = self.restart if self.job_restart is None else self.job_restart.get(st.job.job_id, self.restart)
+        if k:  # (only then is last_held read; a job's k never changes)
             held = held_key(new)
             if st.last_held is not None and (not had or held != st.last_held):
                 # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation
                 # other than the one held just before, loses the restart time; the first start is free.
-                begin = t + self.restart
+                begin = t + k
                 st.restart = (t, begin)
             st.last_held = held
         if st.rate > 0:

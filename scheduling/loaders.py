@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scheduling import records
+from scheduling import gpu_types, records, restart_costs
 from scheduling.bounds import (
     MAX_AMOUNT,
     MAX_RESTART_SECONDS,
@@ -264,6 +264,8 @@ def cluster_from_dict(doc: Any) -> Cluster:
         restart_seconds=number(
             doc.get("restart_seconds", 0), "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
         ),
+        restart_costs=restart_costs.parse_table(doc["restart_costs"]) if "restart_costs" in doc else (),
+        gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
     )
 
 
@@ -694,6 +696,12 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
             kw["chunk_gb"] = number(row["chunk_gb"], "chunk_gb", strict=True)
         if "upload_delay" in row:
             kw["upload_delay"] = _upload_delays(row["upload_delay"], names.delay_keys)
+        if row.get("restart_seconds") not in (None, ""):  # the job's own restart cost (restart_costs)
+            kw["restart_seconds"] = number(
+                row["restart_seconds"], "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
+            )
+        if "gpu_speed" in row:  # speed factors per GPU type (gpu_types)
+            kw["gpu_speed"] = gpu_types.parse_job(row["gpu_speed"])
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = no_nul(str(row[key]), key)

@@ -46,9 +46,13 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "placements": placements,
         "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
     }
-    if run.restart_slots:  # optional fields (DESIGN section 9): absent when restarts cost nothing
+    own = run.job_restart_slots  # per-job restart costs (scheduling.restart_costs), if declared
+    if run.restart_slots or (own and any(own.values())):
+        # optional fields (DESIGN section 9): absent when restarts cost nothing
         doc["restart_seconds"] = run.restart_seconds
         doc["restart_slots"] = run.restart_slots
+        if own:
+            doc["job_restart_slots"] = dict(sorted(own.items()))
         doc["restarts"] = [{"job_id": r.job_id, "start": r.start, "end": r.end} for r in run.restarts]
     doc.update(run.extra)
     doc.update(provenance.record(instance))  # optional: code version and input digests

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from scheduling import metrics, storage
+from scheduling import metrics, restart_costs, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance, Job
 from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
@@ -130,6 +130,14 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue
         restarts[rp["job_id"]].append(rp)
     k = int(doc.get("restart_slots", 0))
+    own = restart_costs.job_slots(instance)  # per-job restart costs, recomputed from the instance
+    if own is not None and (any(own.values()) or "job_restart_slots" in doc):
+        reported = doc.get("job_restart_slots")
+        if reported != dict(sorted(own.items())):
+            shown = "none" if reported is None else f"{len(reported)} entries"
+            problems.append(
+                f"job_restart_slots: {shown} reported, the instance's per-job restart costs give {len(own)} jobs"
+            )
     one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
     for job_id, r in records.items():
         job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
@@ -142,7 +150,8 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue
         timeline = _Timeline(instance, job, held)
         _check_job(instance, job, r, held, made, problems, timeline)
-        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline)
+        k_job = k if own is None else own.get(job_id, k)
+        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k_job, problems, timeline)
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     _check_horizon(doc, problems)
