@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
-from scheduling import records, restart_costs
+from scheduling import failures, records, restart_costs
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
 from scheduling.model import Amounts, Cluster, Instance, Job
@@ -124,8 +124,13 @@ class View:
         return self.engine is not None and isinstance(self.jobs, Lazy)
 
     def ledger(self) -> Ledger:
-        """An empty capacity ledger of the cluster to build the next decision on."""
-        return Ledger(self.cluster)
+        """An empty capacity ledger of the cluster to build the next decision on (with the servers
+        that are down under the cluster's failure trace booked in full)."""
+        ledger = Ledger(self.cluster)
+        if self.engine is not None and self.engine.failures is not None:
+            for server in self.engine.failures.down:
+                ledger.book(server, self.cluster.server(server).capacity)
+        return ledger
 
     # Change-based accessors: cost in proportion to what is asked for.
     def committed_ledger(self) -> Ledger:
@@ -243,6 +248,16 @@ class RestartPeriod:
 
 
 @record
+class Kill:
+    """A job stopped at ``slot`` because ``server`` failed, losing ``lost_work`` work units."""
+
+    job_id: str
+    server: str
+    slot: int
+    lost_work: float
+
+
+@record
 class JobRecord:
     """The outcome of one job (a row of the result's ``jobs``)."""
 
@@ -270,6 +285,7 @@ class Run:
     restarts: tuple[RestartPeriod, ...] = ()
     restart_slots: int = 0  # the restart time the run charged, in slots
     restart_seconds: float = 0.0  # the restart time it was given (cluster field or run override), s
+    kills: tuple[Kill, ...] = ()  # jobs stopped by server failures (scheduling.failures)
     job_restart_slots: Mapping[str, int] | None = None  # jobs with their own restart cost -> its slots
 
 
@@ -304,6 +320,9 @@ class _Engine:
         self.horizon = horizon if horizon is not None else self.cluster.horizon
         self.restart = restart
         self.job_restart = job_restart  # jobs with their own restart cost -> slots (None: none has one)
+        fails = self.cluster.failures
+        self.failures = failures.Timeline(fails) if fails else None  # the cluster's failure trace
+        self.kills: list[Kill] = []
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
         self.states = {j.job_id: _JobState(j) for j in self.jobs}
         self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
@@ -336,10 +355,13 @@ class _Engine:
                 arrived.append(job)
                 self.active[job.job_id] = self.states[job.job_id]
                 next_arrival += 1
+            if self.failures is not None:
+                self._failures_at(t)
             if not self.active and next_arrival >= len(jobs):
                 break
             if self.active:
-                views = Lazy(active_views, active_count)
+                # (With failures every algorithm takes its full path: a plain tuple of views.)
+                views = Lazy(active_views, active_count) if self.failures is None else active_views()
                 view = View(t, self.cluster, views, Lazy(committed), horizon, tuple(arrived), tuple(completed), self)
                 decision = algorithm.decide(view)
                 completed = []  # told; kept until an algorithm is asked again otherwise
@@ -367,6 +389,7 @@ class _Engine:
             dict(algorithm.report()),
             restarts,
             self.restart,
+            kills=tuple(self.kills),
         )
 
     def running(self) -> list[_JobState]:
@@ -383,6 +406,8 @@ class _Engine:
             if d.wake_at <= t:
                 raise ScheduleError(f"slot {t}: wake_at {d.wake_at} is not in the future")
             nxt = d.wake_at if nxt is None else min(nxt, d.wake_at)
+        if self.failures is not None and (f := self.failures.next_after(t)) is not None:
+            nxt = f if nxt is None else min(nxt, f)
         if nxt is None:
             return None
         return min(nxt, self.horizon) if self.horizon is not None else nxt
@@ -545,14 +570,40 @@ class _Engine:
             booked[job_id] = tuple(parts)
         return booked
 
-    def _change(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
+    def _failures_at(self, t: int) -> None:
+        """Servers failing at ``t``: kill the jobs on them (scheduling.failures) and book the server
+        in full until it is repaired; servers repaired at ``t``: release them."""
+        timeline = self.failures
+        assert timeline is not None
+        for f in timeline.up_at.get(t, ()):
+            if timeline.down.pop(f.server, None) is not None:
+                self.ledger.release(f.server, self.cluster.server(f.server).capacity)
+        for f in timeline.down_at.get(t, ()):
+            for job_id, allocs in list(self.running_allocs.items()):
+                if any(a.server == f.server for a in allocs):
+                    st = self.states[job_id]
+                    for server, _role, demand, count in st.booked:
+                        self.ledger.release(server, demand, count)
+                    self._sync(st, t)
+                    loss = failures.lost_work(st.rate, st.progress_start, t, self.cluster.checkpoint_slots)
+                    self._change(st, (), t, (), preempted=False)
+                    st.work_closed -= loss
+                    st.work_done -= loss
+                    self.kills.append(Kill(job_id, f.server, t, loss))
+                    self.order = None
+            timeline.down[f.server] = f
+            self.ledger.book(f.server, self.cluster.server(f.server).capacity)
+
+    def _change(
+        self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked, preempted: bool = True
+    ) -> None:
         """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger as
-        ``booked``)."""
+        ``booked``); ``preempted``: an emptied allocation counts as a preemption (not a kill)."""
         self._sync(st, t)
         self._close_periods(st, t)
         st.attained_closed, st.held_since = st.attained, t
         had = bool(st.allocs)
-        if had and not new:
+        if had and not new and preempted:
             st.preemptions += 1  # suspended before completion
         self._set_allocs(st, new, t, booked)
         st.view = None

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scheduling import gpu_types, records, restart_costs
+from scheduling import failures, gpu_types, records, restart_costs
 from scheduling.bounds import (
     MAX_AMOUNT,
     MAX_RESTART_SECONDS,
@@ -266,6 +266,8 @@ def cluster_from_dict(doc: Any) -> Cluster:
         ),
         restart_costs=restart_costs.parse_table(doc["restart_costs"]) if "restart_costs" in doc else (),
         gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
+        failures=failures.parse_table(doc["failures"], (s.id for s in servers)) if "failures" in doc else (),
+        checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
     )
 
 

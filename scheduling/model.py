@@ -94,6 +94,15 @@ class RestartCost:
 
 
 @record
+class Failure:
+    """A server down over the slots [start, end) (the cluster's failure trace, scheduling.failures)."""
+
+    server: str
+    start: int
+    end: int
+
+
+@record
 class Cluster:
     """The cluster spec as loaded: slot length, resources, servers, worker and PS types."""
 
@@ -111,6 +120,8 @@ class Cluster:
     restart_costs: tuple[RestartCost, ...] = field(default=(), repr=False)
     gpu_speeds: Mapping[str, Amounts] = field(default_factory=no_amounts, repr=False)
     """Model name (or "*": any model) -> GPU type -> speed factor of a rigid job on that type."""
+    failures: tuple[Failure, ...] = field(default=(), repr=False)  # sorted by (start, server)
+    checkpoint_slots: int = field(default=0, repr=False)  # a running job saves its state this often
 
     def resource_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.resources)

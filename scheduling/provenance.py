@@ -170,6 +170,8 @@ def inputs(instance: Instance) -> dict[str, str]:
         shown = repr(cluster)
         if cluster.restart_costs or cluster.gpu_speeds:  # optional fields, not in repr
             shown += repr((cluster.restart_costs, {k: dict(v) for k, v in cluster.gpu_speeds.items()}))
+        if cluster.failures or cluster.checkpoint_slots:
+            shown += repr((cluster.failures, cluster.checkpoint_slots))
         digests = {
             "cluster_sha256": sha256(shown.encode()).hexdigest(),
             "trace_sha256": trace.hexdigest(),
