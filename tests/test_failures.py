@@ -99,6 +99,14 @@ def test_the_validator_refuses_a_result_that_ignores_the_failure_or_the_checkpoi
     assert any("with 9.0 of 10.0 work done" in p for p in validate(i, short))
 
 
+def test_the_gantt_shades_the_failed_servers_row_while_it_is_down():
+    from webapp.charts.placements import gantt
+
+    doc = api.run(inst(spec(S0_DOWN, checkpoint_seconds=180)), "fifo")
+    (trace,) = [d for d in gantt(doc)["data"] if d["name"] == "server down (failure)"]
+    assert (trace["base"], trace["x"], trace["customdata"][0][0]) == ([4], [2], "s0")
+
+
 def test_bad_failure_traces_are_refused_naming_the_row_and_field():
     with pytest.raises(InputError, match=r"failures\[0\]\.server.*unknown server 'sx'"):
         cluster_from_dict(spec([{"server": "sx", "start": 1, "end": 2}]))
