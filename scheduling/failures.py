@@ -13,20 +13,25 @@ current allocation started progressing at rate r therefore loses r (e - C floor(
 (all r e of them without periodic checkpoints), and nothing if it was still in a restart period.
 When it runs again it pays the restart cost as any resumed job (the engine's restart rule).
 
+Instead of (or besides) a trace, ``failure_model`` draws failures per server type (``gpu_model``):
+exponential up-times of mean ``mtbf_hours`` (a constant failure rate, the usual reliability model)
+and a fixed ``repair_hours``, seeded, one random stream per server.
+
 The validator recomputes every kill and its loss from the placements and progress segments.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.errors import InputError
-from scheduling.model import Failure
+from scheduling.model import Failure, Server
 
 
 def lost_work(rate: float, progress_start: int | None, t: int, checkpoint: int) -> float:
@@ -38,9 +43,8 @@ def lost_work(rate: float, progress_start: int | None, t: int, checkpoint: int) 
     return rate * (elapsed - kept)
 
 
-def parse_table(value: Any, server_ids: Iterable[str]) -> tuple[Failure, ...]:
-    """The cluster spec's ``failures``: a list of ``{server, start, end}``, slots, start < end; no
-    two failures of one server overlap."""
+def parse_table(value: Any, server_ids: Iterable[str]) -> list[Failure]:
+    """The cluster spec's ``failures``: a list of ``{server, start, end}``, slots, start < end."""
     from scheduling.loaders import integer, text  # (here: scheduling.loaders imports this module)
 
     if not isinstance(value, list):
@@ -51,9 +55,7 @@ def parse_table(value: Any, server_ids: Iterable[str]) -> tuple[Failure, ...]:
         f = f"failures[{i}]"
         if not isinstance(row, Mapping):
             raise InputError("expected an object {server, start, end}", field=f)
-        unknown = set(row) - {"server", "start", "end"}
-        if unknown:
-            raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: end, server, start)", field=f)
+        _known_keys(row, ("end", "server", "start"), f)
         for key in ("server", "start", "end"):
             if key not in row:
                 raise InputError("missing", field=f"{f}.{key}")
@@ -65,12 +67,83 @@ def parse_table(value: Any, server_ids: Iterable[str]) -> tuple[Failure, ...]:
         if end <= start:
             raise InputError(f"end {end} must be after start {start}", field=f"{f}.end")
         out.append(Failure(server, start, end))
-    out.sort(key=lambda x: (x.server, x.start))
-    for a, b in pairwise(out):
+    return out
+
+
+def _known_keys(row: Mapping[str, Any], known: tuple[str, ...], field: str) -> None:
+    unknown = set(row) - set(known)
+    if unknown:
+        raise InputError(f"unknown key {sorted(unknown)[0]!r} (known: {', '.join(known)})", field=field)
+
+
+MAX_GENERATED = 1_000_000
+"""Most failures a failure model may generate (a bound on the cluster's size in memory)."""
+
+
+def generate(value: Any, servers: Sequence[Server], slot_seconds: float) -> list[Failure]:
+    """The cluster spec's ``failure_model``: seeded failures per server type (module docstring).
+
+    ``{"seed": int, "until": slot, "servers": [{"gpu_model"?, "mtbf_hours", "repair_hours"}]}``: each
+    server of a row's ``gpu_model`` (a row without it: every server no other row names) fails after
+    exponentially distributed up-times of mean ``mtbf_hours`` and is down ``repair_hours`` (rounded
+    up to whole slots, at least 1) each time, from slot 0 until ``until``."""
+    from scheduling.loaders import integer, no_nul, number
+
+    if not isinstance(value, Mapping):
+        raise InputError("expected an object {seed, until, servers}", field="failure_model")
+    _known_keys(value, ("seed", "servers", "until"), "failure_model")
+    seed = integer(value.get("seed", 0), "failure_model.seed", maximum=2**63)
+    if "until" not in value:
+        raise InputError("missing (the slot up to which failures are drawn)", field="failure_model.until")
+    until = integer(value["until"], "failure_model.until", minimum=1, maximum=MAX_SLOTS)
+    rows = value.get("servers")
+    if not isinstance(rows, list) or not rows:
+        raise InputError(
+            "expected a non-empty list of {gpu_model, mtbf_hours, repair_hours}", field="failure_model.servers"
+        )
+    by_type: dict[str | None, tuple[float, int]] = {}
+    for i, row in enumerate(rows):
+        f = f"failure_model.servers[{i}]"
+        if not isinstance(row, Mapping):
+            raise InputError("expected an object {gpu_model, mtbf_hours, repair_hours}", field=f)
+        _known_keys(row, ("gpu_model", "mtbf_hours", "repair_hours"), f)
+        for key in ("mtbf_hours", "repair_hours"):
+            if key not in row:
+                raise InputError("missing", field=f"{f}.{key}")
+        kind = None if row.get("gpu_model") is None else no_nul(str(row["gpu_model"]), f"{f}.gpu_model")
+        if kind in by_type:
+            raise InputError(f"a second row for gpu_model {kind!r}", field=f)
+        mtbf = number(row["mtbf_hours"], f"{f}.mtbf_hours", strict=True, maximum=1e9) * 3600 / slot_seconds
+        repair = number(row["repair_hours"], f"{f}.repair_hours", strict=True, maximum=1e6) * 3600 / slot_seconds
+        by_type[kind] = (mtbf, max(1, math.ceil(repair - 1e-9)))
+    out: list[Failure] = []
+    for k, server in enumerate(servers):
+        params = by_type.get(server.gpu_model, by_type.get(None))
+        if params is None:
+            continue
+        mtbf, repair = params
+        rng = random.Random(f"{seed}:{k}:{server.id}")  # one stream per server: adding one changes no other
+        t = 0.0
+        while True:
+            t += rng.expovariate(1.0 / mtbf)
+            start = math.ceil(t)
+            if start >= until:
+                break
+            out.append(Failure(server.id, start, start + repair))
+            if len(out) > MAX_GENERATED:
+                raise InputError(f"more than {MAX_GENERATED:,} failures before slot {until}", field="failure_model")
+            t = start + repair
+    return out
+
+
+def checked(failures: list[Failure]) -> tuple[Failure, ...]:
+    """The failures sorted by (start, server), refusing two of one server that overlap."""
+    failures = sorted(failures, key=lambda x: (x.server, x.start))
+    for a, b in pairwise(failures):
         if a.server == b.server and b.start < a.end:
             problem = f"server {a.server!r} fails at {b.start} while down over [{a.start}, {a.end})"
             raise InputError(problem, field="failures")
-    return tuple(sorted(out, key=lambda x: (x.start, x.server)))
+    return tuple(sorted(failures, key=lambda x: (x.start, x.server)))
 
 
 def checkpoint_slots(value: Any, slot_seconds: float) -> int:

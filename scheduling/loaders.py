@@ -34,6 +34,7 @@ from scheduling.model import (
     POOLS,
     SITES,
     Cluster,
+    Failure,
     InstanceType,
     Job,
     Resource,
@@ -266,9 +267,18 @@ def cluster_from_dict(doc: Any) -> Cluster:
         ),
         restart_costs=restart_costs.parse_table(doc["restart_costs"]) if "restart_costs" in doc else (),
         gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
-        failures=failures.parse_table(doc["failures"], (s.id for s in servers)) if "failures" in doc else (),
+        failures=_failures(doc, servers, slot),
         checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
     )
+
+
+def _failures(doc: Mapping[str, Any], servers: tuple[Server, ...], slot: float) -> tuple[Failure, ...]:
+    """The failure trace and the failures its ``failure_model`` draws (scheduling.failures)."""
+    if "failures" not in doc and "failure_model" not in doc:
+        return ()
+    given = failures.parse_table(doc["failures"], (s.id for s in servers)) if "failures" in doc else []
+    drawn = failures.generate(doc["failure_model"], servers, slot) if "failure_model" in doc else []
+    return failures.checked(given + drawn)
 
 
 def _resources(value: Any) -> tuple[Resource, ...]:

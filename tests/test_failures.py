@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import random
+from itertools import pairwise
 
 import pytest
 
@@ -136,3 +137,53 @@ def test_random_failures_give_valid_results_for_the_rigid_baselines(algorithm, p
     doc = api.run(i, algorithm, params)
     assert validate(i, doc) == []
     assert doc["metrics"]["completed"] == 30
+
+
+def model_spec(model: dict, types: tuple[str | None, ...] = ("T4", "V100"), slot: float = 3600) -> dict:
+    servers = [{"id": f"s{i}", "capacity": {"gpu": 4}, **({"gpu_model": t} if t else {})} for i, t in enumerate(types)]
+    return {"slot_seconds": slot, "resources": ["gpu"], "servers": servers, "failure_model": model}
+
+
+def test_a_failure_model_draws_the_same_failures_for_the_same_seed_and_others_for_another():
+    model = {"seed": 7, "until": 2000, "servers": [{"mtbf_hours": 50, "repair_hours": 3}]}
+    a = cluster_from_dict(model_spec(model)).failures
+    assert a == cluster_from_dict(model_spec(model)).failures and len(a) > 20
+    assert a != cluster_from_dict(model_spec(dict(model, seed=8))).failures
+
+
+def test_drawn_up_times_have_the_mtbf_as_mean_and_every_repair_takes_the_repair_time():
+    # One-hour slots: an up-time is ceil(X) slots for X exponential of mean 10, whose mean is
+    # 1 / (1 - exp(-1/10)) = 10.508 slots; every repair is 2 slots.
+    model = {"seed": 1, "until": 300_000, "servers": [{"mtbf_hours": 10, "repair_hours": 2}]}
+    fails = cluster_from_dict(model_spec(model, (None,))).failures
+    assert {f.end - f.start for f in fails} == {2}
+    ups = [b.start - a.end for a, b in pairwise(fails)]
+    assert abs(sum(ups) / len(ups) - 10.508) < 0.3
+    assert min(ups) >= 1
+
+
+def test_the_failure_model_goes_by_gpu_model_and_a_row_without_one_serves_the_other_servers():
+    model = {"until": 5000, "servers": [{"gpu_model": "T4", "mtbf_hours": 20, "repair_hours": 1}]}
+    fails = cluster_from_dict(model_spec(model)).failures
+    assert {f.server for f in fails} == {"s0"}  # the V100 server has no row: it never fails
+    model["servers"].append({"mtbf_hours": 2000, "repair_hours": 1})
+    fails = cluster_from_dict(model_spec(model)).failures
+    t4 = sum(f.server == "s0" for f in fails)
+    assert t4 > 10 * max(1, sum(f.server == "s1" for f in fails))
+
+
+def test_a_run_under_drawn_failures_is_valid_and_loses_work():
+    model = {"seed": 3, "until": 400, "servers": [{"mtbf_hours": 1, "repair_hours": 0.1}]}
+    c = dict(model_spec(model, (None, None, None), slot=60), checkpoint_seconds=600, restart_seconds=120)
+    rows = ["job_id,arrival,gpus,duration"] + [f"j{k},{2 * k},{1 + k % 4},{60 * (5 + 7 * k % 30)}" for k in range(30)]
+    i = inst(c, "\n".join(rows) + "\n")
+    doc = api.run(i, "srtf")
+    assert validate(i, doc) == []
+    assert doc["metrics"]["failure_kills"] > 0 and doc["metrics"]["lost_work"] > 0
+
+
+def test_a_bad_failure_model_is_refused_naming_the_field():
+    with pytest.raises(InputError, match=r"failure_model\.until"):
+        cluster_from_dict(model_spec({"servers": [{"mtbf_hours": 1, "repair_hours": 1}]}))
+    with pytest.raises(InputError, match=r"failure_model\.servers\[0\]\.mtbf_hours"):
+        cluster_from_dict(model_spec({"until": 10, "servers": [{"mtbf_hours": 0, "repair_hours": 1}]}))
