@@ -23,7 +23,6 @@ The validator recomputes every kill and its loss from the placements and progres
 from __future__ import annotations
 
 import math
-import random
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
@@ -87,6 +86,8 @@ def generate(value: Any, servers: Sequence[Server], slot_seconds: float) -> list
     server of a row's ``gpu_model`` (a row without it: every server no other row names) fails after
     exponentially distributed up-times of mean ``mtbf_hours`` and is down ``repair_hours`` (rounded
     up to whole slots, at least 1) each time, from slot 0 until ``until``."""
+    import random  # (only here: a simulate start-up without a failure model does not import it)
+
     from scheduling.loaders import integer, no_nul, number
 
     if not isinstance(value, Mapping):
