@@ -266,6 +266,7 @@ def cluster_from_dict(doc: Any) -> Cluster:
             doc.get("restart_seconds", 0), "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
         ),
         restart_costs=restart_costs.parse_table(doc["restart_costs"]) if "restart_costs" in doc else (),
+        checkpoint_gbps=number(doc.get("checkpoint_gbps", 0), "checkpoint_gbps", maximum=1e6),
         gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
         failures=_failures(doc, servers, slot),
         checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
@@ -712,6 +713,8 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
             kw["restart_seconds"] = number(
                 row["restart_seconds"], "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
             )
+        if row.get("checkpoint_gb") not in (None, ""):  # a restart cost from the checkpoint size
+            kw["checkpoint_gb"] = number(row["checkpoint_gb"], "checkpoint_gb")
         if "gpu_speed" in row:  # speed factors per GPU type (gpu_types)
             kw["gpu_speed"] = gpu_types.parse_job(row["gpu_speed"])
         for key in ("group", "user", "model"):

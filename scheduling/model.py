@@ -118,6 +118,7 @@ class Cluster:
     # Left out of repr (and so of the input digests of scheduling.provenance, which add them when set)
     # so that a cluster without them has the digest it always had.
     restart_costs: tuple[RestartCost, ...] = field(default=(), repr=False)
+    checkpoint_gbps: float = field(default=0.0, repr=False)  # GB/s a restart reloads checkpoints at
     gpu_speeds: Mapping[str, Amounts] = field(default_factory=no_amounts, repr=False)
     """Model name (or "*": any model) -> GPU type -> speed factor of a rigid job on that type."""
     failures: tuple[Failure, ...] = field(default=(), repr=False)  # sorted by (start, server)
@@ -214,6 +215,7 @@ class Job:
     # Optional (left out of repr as Cluster's optional fields): the job's own restart cost, seconds,
     # and its speed factor per GPU type (rigid jobs).
     restart_seconds: float | None = field(default=None, repr=False)
+    checkpoint_gb: float | None = field(default=None, repr=False)  # state a restart reloads (GB)
     gpu_speed: Amounts = field(default_factory=no_amounts, repr=False)
 
     @property

@@ -3,11 +3,12 @@
 The simple case is one constant per cluster or run (``Cluster.restart_seconds``, the run's
 ``restart_seconds``). On top of it a job may have its own cost, found in this order:
 
-1. the job's own ``restart_seconds`` (a trace column: e.g. from its checkpoint size, as Gavel and
-   Blox charge checkpoint save and load);
-2. the cluster's ``restart_costs`` table, keyed by model and GPU count as Muri charges: the row of
+1. the job's own ``restart_seconds`` (a trace column);
+2. its checkpoint size: ``checkpoint_gb`` (a trace column) / the cluster's ``checkpoint_gbps`` (the
+   rate a restart reloads a checkpoint at, GB/s), as Gavel and Blox charge checkpoint save and load;
+3. the cluster's ``restart_costs`` table, keyed by model and GPU count as Muri charges: the row of
    the job's model and GPU count, else of its model (any count), else of its GPU count (any model);
-3. else the constant.
+4. else the constant.
 
 The engine charges each job its own cost and the validator recomputes it from the instance, so a
 result that charges the constant to a job with its own cost is refused.
@@ -66,6 +67,8 @@ def own_seconds(cluster: Cluster, job: Job) -> float | None:
     constant applies to it."""
     if job.restart_seconds is not None:
         return job.restart_seconds
+    if job.checkpoint_gb is not None and cluster.checkpoint_gbps > 0:
+        return min(MAX_RESTART_SECONDS, job.checkpoint_gb / cluster.checkpoint_gbps)
     table = cluster.restart_costs
     if not table:
         return None
@@ -83,7 +86,11 @@ def own_seconds(cluster: Cluster, job: Job) -> float | None:
 
 def declared(instance: Instance) -> bool:
     """Whether the instance declares any per-job restart cost (a table or a trace column)."""
-    return bool(instance.cluster.restart_costs) or any(j.restart_seconds is not None for j in instance.jobs)
+    cluster = instance.cluster
+    if cluster.restart_costs:
+        return True
+    by_size = cluster.checkpoint_gbps > 0
+    return any(j.restart_seconds is not None or (by_size and j.checkpoint_gb is not None) for j in instance.jobs)
 
 
 def job_slots(instance: Instance) -> dict[str, int] | None:

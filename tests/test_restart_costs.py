@@ -173,3 +173,25 @@ def test_simulate_reads_a_trace_with_per_job_restart_costs(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["job_restart_slots"] == {"r2": 10, "r3": 1}
     assert main(["check", "--cluster", str(cluster), "--trace", str(trace), "--result", str(out)]) == 0
+
+
+def test_a_checkpoint_size_gives_the_restart_cost_at_the_clusters_reload_rate():
+    # 18 GB at 0.1 GB/s = 180 s = 3 slots; the job's own restart_seconds still comes first, and
+    # the size comes before the table.
+    spec = dict(TINY_CLUSTER, checkpoint_gbps=0.1, restart_costs=[{"gpus": 2, "seconds": 600}])
+    c = cluster_from_dict(spec)
+    trace = "job_id,arrival,gpus,duration,checkpoint_gb,restart_seconds\na,0,2,60,18,\nb,0,2,60,18,30\nc,0,2,60,,\n"
+    jobs = {j.job_id: j for j in parse_trace(trace, c)}
+    assert {k: own_seconds(c, j) for k, j in jobs.items()} == {"a": 180, "b": 30, "c": 600}
+    inst = instance(
+        "job_id,arrival,gpus,duration,checkpoint_gb\nx,1,2,300,18\n", cluster=dict(TINY_CLUSTER, checkpoint_gbps=0.1)
+    )
+    run, doc = run_doc(inst, SUSPEND_AND_RESUME, restart_seconds=0)
+    assert (doc["restarts"], run.jobs[0].completion) == ([{"job_id": "x", "start": 5, "end": 8}], 11)
+    assert validate(inst, doc) == []
+
+
+def test_a_checkpoint_size_without_a_reload_rate_is_informational():
+    inst = instance("job_id,arrival,gpus,duration,checkpoint_gb\nx,1,2,300,18\n")
+    _run, doc = run_doc(inst, SUSPEND_AND_RESUME, restart_seconds=0)
+    assert "restarts" not in doc
