@@ -108,6 +108,13 @@ def test_the_gantt_shades_the_failed_servers_row_while_it_is_down():
     assert (trace["base"], trace["x"], trace["customdata"][0][0]) == ([4], [2], "s0")
 
 
+def test_an_algorithm_that_plans_on_its_own_ledger_is_refused_under_failures():
+    from scheduling.errors import UnsupportedInstance
+
+    with pytest.raises(UnsupportedInstance, match="spjf does not run under server failures"):
+        api.run(inst(spec(S0_DOWN)), "spjf")
+
+
 def test_bad_failure_traces_are_refused_naming_the_row_and_field():
     with pytest.raises(InputError, match=r"failures\[0\]\.server.*unknown server 'sx'"):
         cluster_from_dict(spec([{"server": "sx", "start": 1, "end": 2}]))
