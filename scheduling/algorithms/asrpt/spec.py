@@ -15,7 +15,8 @@ from scheduling.registry import AlgorithmSpec, Feature, Param, register
 if TYPE_CHECKING:
     import numpy as np
 
-    from scheduling.algorithms.asrpt.scheduler import Asrpt, PredictedList
+    from scheduling.algorithms.asrpt.baselines import Order, PredictedList
+    from scheduling.algorithms.asrpt.scheduler import Asrpt
 
 REFERENCE = "Luo et al., Prediction-Assisted Online Distributed DL Workload Scheduling in GPU Clusters"
 
@@ -78,11 +79,11 @@ def make_asrpt(
     return Asrpt(instance, profs, params["comm_heavy"], params["tau"], params["release"], report, readable)
 
 
-def _list_factory(key: str, backfill: bool) -> Any:
+def _list_factory(key: Order, backfill: bool) -> Any:
     def make(
         instance: Instance, params: Mapping[str, Any], rng: np.random.Generator, readable: bool = False
     ) -> PredictedList:
-        from scheduling.algorithms.asrpt.scheduler import PredictedList
+        from scheduling.algorithms.asrpt.baselines import PredictedList
 
         profs, report = _prepared(instance, params, rng)
         return PredictedList(instance, profs, key, backfill, params["selection"], report, readable)
@@ -132,7 +133,7 @@ register(
     )
 )
 
-_BASELINES = (
+_BASELINES: tuple[tuple[str, Order, bool, str], ...] = (
     ("spjf", "duration", False, "Shortest Predicted Job First (MLaaS): by predicted duration n~_i alpha~_i^min"),
     ("spwf", "workload", False, "Shortest Predicted Workload First (Tiresias): by g_i n~_i alpha~_i^min"),
     ("wcs-duration", "duration", True, "Work-conserving scheduler by predicted duration n~_i alpha~_i^min"),

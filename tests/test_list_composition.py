@@ -1,0 +1,84 @@
+"""The list baselines are one list scheduler composed of an order, a placement and a walk, and the
+modes are checked names.
+
+The A-SRPT baselines (spjf, spwf, wcs-*) are ListScheduler with a predicted-work order and the
+Heavy-Edge placement; the placement composes with any other order, and a misspelt mode is refused
+where the scheduler is built instead of silently running another path.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from scheduling import presets, registry
+from scheduling.algorithms.asrpt.baselines import PredictedList, gpu_configs, predicted_order
+from scheduling.algorithms.asrpt.cluster import heavy_edge_placement, profiles
+from scheduling.algorithms.asrpt.scheduler import Asrpt
+from scheduling.algorithms.baselines import fixed_configs
+from scheduling.algorithms.priority import ListScheduler, fifo_key
+from scheduling.engine import simulate
+from scheduling.loaders import cluster_from_dict, parse_trace
+from scheduling.model import Instance
+
+
+def asrpt_instance(seed: int = 0) -> Instance:
+    files = presets.build("asrpt", jobs=60, seed=seed, size=0.02, load=6.0)
+    cluster = cluster_from_dict(json.loads(files.cluster))
+    return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, "json"))
+
+
+def perfect(inst: Instance) -> dict[str, float]:
+    return {job.job_id: job.work_required for job in inst.jobs}
+
+
+def test_the_asrpt_baselines_are_the_one_list_scheduler() -> None:
+    inst = asrpt_instance()
+    spec = registry.get("wcs-duration")
+    algo = spec.make(inst, spec.parse_params({"predictor": "perfect"}), np.random.default_rng(0))
+    assert isinstance(algo, PredictedList) and isinstance(algo, ListScheduler)
+    assert algo.placement.name == "heavy-edge"
+
+
+def test_heavy_edge_placement_with_the_fifo_order_is_wcs_subtime() -> None:
+    inst = asrpt_instance(1)
+    profs = profiles(inst, perfect(inst), "ring")
+    composed = ListScheduler(
+        inst,
+        gpu_configs(profs),
+        fifo_key,
+        preemptive=False,
+        backfill=True,
+        placement=heavy_edge_placement(inst.cluster, profs, "most", fast=True),
+    )
+    spec = registry.get("wcs-subtime")
+    wcs = spec.make(inst, spec.parse_params({"predictor": "perfect"}), np.random.default_rng(0))
+    a, b = simulate(inst, composed), simulate(inst, wcs)
+    assert (a.placements, a.jobs) == (b.placements, b.jobs)
+    assert any(j.start is not None and j.start > j.arrival for j in a.jobs)  # jobs did queue
+
+
+def test_a_misspelt_running_key_is_refused_when_the_scheduler_is_built() -> None:
+    inst = asrpt_instance()
+    spec = registry.get("srtf")
+    configs = fixed_configs(inst, spec.parse_params({}), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="running_key 'remainig'"):
+        ListScheduler(inst, configs, fifo_key, preemptive=True, backfill=True, running_key="remainig")  # type: ignore[arg-type]
+
+
+def test_a_misspelt_server_selection_is_refused() -> None:
+    inst = asrpt_instance()
+    profs = profiles(inst, perfect(inst), "ring")
+    with pytest.raises(ValueError, match="selection 'most-free'"):
+        heavy_edge_placement(inst.cluster, profs, "most-free", fast=True)  # type: ignore[arg-type]
+
+
+def test_a_misspelt_order_or_release_is_refused() -> None:
+    inst = asrpt_instance()
+    profs = profiles(inst, perfect(inst), "ring")
+    with pytest.raises(ValueError, match="order 'durations'"):
+        predicted_order(profs, "durations")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="release 'arrivals'"):
+        Asrpt(inst, profs, 1.5, 1.0, "arrivals", {})  # type: ignore[arg-type]
