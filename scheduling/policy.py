@@ -73,12 +73,9 @@ PLACEMENTS: tuple[str, ...] = get_args(Placement)
 
 
 def placement_available(name: str) -> bool:
-    """Whether the list scheduler offers ``name``: "pool" always, the others where ListScheduler
-    takes a ``placement`` keyword (scheduling/algorithms/placement.py)."""
-    if name == "pool":
-        return True
-    code = ListScheduler.__init__.__code__
-    return name in PLACEMENTS and "placement" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    """Whether the list scheduler offers ``name``: one of scheduling/algorithms/placement.py's
+    PLACEMENTS."""
+    return name in PLACEMENTS
 
 
 def list_scheduler(
