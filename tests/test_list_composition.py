@@ -82,3 +82,22 @@ def test_a_misspelt_order_or_release_is_refused() -> None:
         predicted_order(profs, "durations")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="release 'arrivals'"):
         Asrpt(inst, profs, 1.5, 1.0, "arrivals", {})  # type: ignore[arg-type]
+
+
+def test_heavy_edge_never_places_on_a_server_a_srpt_does_not_use() -> None:
+    # An unlimited server accepts workers but is not one A-SRPT places on (cluster.usable): the
+    # baselines' schedule is the one without it.
+    files = presets.build("asrpt", jobs=60, seed=2, size=0.02, load=6.0)
+    doc = json.loads(files.cluster)
+    plain = cluster_from_dict(doc)
+    doc["servers"] = [{"id": "cloud", "capacity": {}, "unlimited": True, "nic_bw_gbps": 10.0}, *doc["servers"]]
+    extra = cluster_from_dict(doc)
+    runs = []
+    for cluster in (plain, extra):
+        inst = Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, "json"))
+        for name in ("wcs-workload", "spjf"):
+            spec = registry.get(name)
+            algo = spec.make(inst, spec.parse_params({"predictor": "perfect"}), np.random.default_rng(0))
+            runs.append(simulate(inst, algo))
+    assert all(p.server != "cloud" for run in runs for p in run.placements)
+    assert [(r.placements, r.jobs) for r in runs[:2]] == [(r.placements, r.jobs) for r in runs[2:]]
