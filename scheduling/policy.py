@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.placement import PlacementName
-from scheduling.algorithms.priority import ListScheduler, RunningKey
+from scheduling.algorithms.priority import RUNNING_KEYS, ListScheduler, RunningKey
 from scheduling.engine import Algorithm, Decision, JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance
@@ -188,12 +188,16 @@ def list_algorithm(
     admission: Admission | None = None,
     preemptive: bool = False,
     backfill: bool = True,
+    running: RunningKey | None = None,
     semantics: str = "",
     reference: str = "",
 ) -> AlgorithmSpec:
-    """The registry entry of a list-scheduling algorithm (pass it to ``register``)."""
+    """The registry entry of a list-scheduling algorithm (pass it to ``register``). ``running``: how
+    a preemptive order's key may change while a job runs (see list_scheduler)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement {placement!r}: one of {', '.join(PLACEMENTS)}")
+    if running is not None and running not in RUNNING_KEYS:
+        raise ValueError(f"running {running!r}: one of {', '.join(RUNNING_KEYS)} or None")
 
     def factory(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
         return list_scheduler(
@@ -205,6 +209,7 @@ def list_algorithm(
             admission=admission,
             preemptive=preemptive,
             backfill=backfill,
+            running=running,
         )
 
     walk = "preemptive (a job earlier in the order evicts later running ones)" if preemptive else "non-preemptive"

@@ -13,15 +13,18 @@ import json
 import numpy as np
 import pytest
 
-from scheduling import presets, registry
+from scheduling import api, presets, registry
 from scheduling.algorithms.asrpt.baselines import PredictedList, gpu_configs, predicted_order
 from scheduling.algorithms.asrpt.cluster import heavy_edge_placement, profiles
 from scheduling.algorithms.asrpt.scheduler import Asrpt
 from scheduling.algorithms.baselines import fixed_configs
+from scheduling.algorithms.common import planned_rate
 from scheduling.algorithms.priority import ListScheduler, fifo_key
 from scheduling.engine import simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance
+from scheduling.policy import list_algorithm
+from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
 
 def asrpt_instance(seed: int = 0) -> Instance:
@@ -101,3 +104,25 @@ def test_heavy_edge_never_places_on_a_server_a_srpt_does_not_use() -> None:
             runs.append(simulate(inst, algo))
     assert all(p.server != "cloud" for run in runs for p in run.placements)
     assert [(r.placements, r.jobs) for r in runs[:2]] == [(r.placements, r.jobs) for r in runs[2:]]
+
+
+def test_a_preemptive_plugin_declaring_remaining_time_runs_srtf_s_schedule() -> None:
+    # srtf through the public interface: remaining time at the planned rate, preemptive, its key
+    # falling by one per slot run (the change-based path); ties by arrival as srtf ties=arrival.
+    cluster = cluster_from_dict(TINY_CLUSTER)
+    inst = Instance(cluster, parse_trace(RIGID_TRACE, cluster, "trace.csv", "csv"))
+
+    def remaining(job, config):  # type: ignore[no-untyped-def]
+        r = planned_rate(cluster, job.job, config)
+        return job.remaining / r
+
+    spec = list_algorithm("srtf-again", "srtf", remaining, preemptive=True, running="remaining")
+    registry.REGISTRY[spec.name] = spec
+    try:
+        mine = api.run(inst, spec.name, {}, seed=0)
+        srtf = api.run(inst, "srtf", {"ties": "arrival"}, seed=0)
+    finally:
+        del registry.REGISTRY[spec.name]
+    assert mine["jobs"] == srtf["jobs"] and mine["placements"] == srtf["placements"]
+    with pytest.raises(ValueError, match="running 'remaining-time'"):
+        list_algorithm("typo", "typo", remaining, preemptive=True, running="remaining-time")  # type: ignore[arg-type]
