@@ -211,6 +211,13 @@ def _declare_compare(p: argparse.ArgumentParser) -> None:
         metavar="K|START:END,...",
         help="repeat over K windows of --trace cut evenly by job count, or the given arrival-slot ranges",
     )
+    p.add_argument(
+        "--adapt",
+        default=None,
+        metavar="MODEL",
+        help="run every algorithm on the trace adapted to this paper's model (as `adapt`; DIR/adapted/)",
+    )
+    p.add_argument("--history-fraction", type=float, default=None, help="with --adapt: as `adapt --history-fraction`")
     p.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
     p.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     _restart_arg(p)
@@ -226,6 +233,12 @@ def _declare_reproduce(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
     p.add_argument("--out", type=Path, default=None)
     p.set_defaults(handler=cmd_reproduce)
+
+
+def _declare_adapt(p: argparse.ArgumentParser) -> None:
+    from scheduling import adapt
+
+    adapt.declare(p)
 
 
 def _declare_check(p: argparse.ArgumentParser) -> None:
@@ -256,6 +269,12 @@ _COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], 
         _declare_reproduce,
     ),
     "check": ("validate a result file against its cluster and trace", None, _declare_check),
+    "adapt": (
+        "turn a rigid GPU cluster and trace into one paper's model (zhou-ps, zhou-allreduce, oasis, edge-cloud, asrpt)",
+        "Writes DIR/cluster.json, DIR/trace.json, DIR/history.json (with --history-fraction) and DIR/adapt.json "
+        "(every assumption, refused and changed job); docs/formats.md, Adapting.",
+        _declare_adapt,
+    ),
 }
 
 
@@ -451,11 +470,13 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
             ("--trace", args.trace),
             ("--windows", args.windows),
             ("--history", args.history),
+            ("--adapt", args.adapt),
         )
         for flag, given in given_flags:
             if given is not None:
                 raise InputError(
-                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history", field=flag
+                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history, --adapt",
+                    field=flag,
                 )
         return None
     from scheduling import api
@@ -468,6 +489,12 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
         raise InputError(f"missing: give --cluster and --trace, or --preset (missing {', '.join(missing)})")
     if not _repeating(args) and args.reference is not None:
         raise InputError("a reference needs a repetition: add --seeds, --windows or --preset", field="--reference")
+    if args.adapt is not None:
+        from scheduling import adapt
+
+        return adapt.compare_instance(args)
+    if args.history_fraction is not None:
+        raise InputError("only with --adapt", field="--history-fraction")
     return api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
 
 
@@ -576,7 +603,11 @@ def _compare_repeated(
         cases = repeat.preset_cases(args.preset, args.jobs, seeds, size, history)
     else:
         assert instance is not None
-        if args.windows is not None:
+        if args.windows is not None and args.adapt is not None:
+            from scheduling import adapt
+
+            cases = adapt.window_cases(args, instance, seeds)  # each window adapted on its own
+        elif args.windows is not None:
             cases = repeat.window_cases(instance, repeat.parse_windows(args.windows), seeds)
         else:
             cases = repeat.instance_cases(instance, seeds)

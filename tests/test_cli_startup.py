@@ -18,6 +18,7 @@ HEAVY = ("scipy", "sklearn", "pandas", "tqdm", "jsonschema")
 # What only other commands use (generate, import, compare --seeds/--windows/--preset, reproduce):
 # `simulate` starts without them (scheduling/cli.py declares a command's arguments only when it runs).
 OTHER_COMMANDS_MODULES = (
+    "scheduling.adapt",
     "scheduling.importers",
     "scheduling.presets",
     "scheduling.repeat",

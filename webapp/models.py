@@ -218,3 +218,19 @@ class ApiToken(models.Model):
         """A new token and its key (the only time the key is known)."""
         key = new_token()
         return cls.objects.create(user=user, name=name, key=key_digest(key)), key
+
+
+class WorkerProblem(models.Model):
+    """A worker that stopped taking runs because it cannot store results (disk full, read-only or
+    refused storage): written by the worker (``workers.tasks``), shown on ``/healthz`` and in the
+    admin. Deleting the row (once the worker's storage is mended and the worker restarted) clears it."""
+
+    worker = models.CharField(max_length=255, unique=True)  # the Celery node name, e.g. celery@host
+    problem = models.TextField()
+    since = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-since",)
+
+    def __str__(self) -> str:
+        return f"{self.worker}: {self.problem}"
