@@ -126,3 +126,24 @@ def test_a_preemptive_plugin_declaring_remaining_time_runs_srtf_s_schedule() -> 
     assert mine["jobs"] == srtf["jobs"] and mine["placements"] == srtf["placements"]
     with pytest.raises(ValueError, match="running 'remaining-time'"):
         list_algorithm("typo", "typo", remaining, preemptive=True, running="remaining-time")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["spjf", "wcs-duration", "wcs-subtime"])
+def test_the_asrpt_baselines_run_under_server_failures_on_the_engine_s_ledger(name: str) -> None:
+    # They place on the list scheduler's ledger, where a down server is booked in full, and re-place
+    # the jobs a failure killed (registry.FAILURE_AWARE).
+    files = presets.build("asrpt", jobs=60, seed=0, size=0.02, load=6.0)
+    doc = json.loads(files.cluster)
+    doc["failures"] = [
+        {"server": "gpu-node-1", "start": 30, "end": 200},
+        {"server": "gpu-node-3", "start": 100, "end": 400},
+    ]
+    cluster = cluster_from_dict(doc)
+    inst = Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, "json"))
+    result = api.run(inst, name, {"predictor": "perfect"}, seed=0)  # validated by api.run
+    assert result["metrics"]["completed"] == 60 and result["failure_kills"]
+    down = {f["server"]: (f["start"], f["end"]) for f in doc["failures"]}
+    for p in result["placements"]:
+        if p["server"] in down:
+            start, end = down[p["server"]]
+            assert p["end"] <= start or p["start"] >= end
