@@ -29,20 +29,23 @@ change-based form, ``Decision.changes``, is the engine's internal fast path for 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import Config
-from scheduling.algorithms.priority import ListScheduler
+from scheduling.algorithms.placement import PlacementName
+from scheduling.algorithms.priority import RUNNING_KEYS, ListScheduler, RunningKey
 from scheduling.engine import Algorithm, Decision, JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance
 from scheduling.records import replace
 from scheduling.registry import AlgorithmSpec, Param, register
-from scheduling.speed import Allocation
+from scheduling.speed import Allocation, demand_of
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from scheduling.algorithms.ties import PreviousOrder
 
 __all__ = [
     "PLACEMENTS",
@@ -62,17 +65,17 @@ __all__ = [
 
 Order = Callable[[JobView, Config], "float | tuple[float, ...]"]
 Admission = Callable[[JobView, Config], bool]
-Placement = Literal["pool", "consolidated", "packed"]
+KeyChange = Callable[[JobView, float, int], "int | None"]
+"""(view of a running job, GPUs it holds, slot t) -> the slot its order key next changes, or None."""
+Placement = PlacementName
+"""The names of scheduling/algorithms/placement.py's PLACEMENTS."""
 PLACEMENTS: tuple[str, ...] = get_args(Placement)
 
 
 def placement_available(name: str) -> bool:
-    """Whether the list scheduler offers ``name``: "pool" always, the others where ListScheduler
-    takes a ``placement`` keyword (scheduling/algorithms/placement.py)."""
-    if name == "pool":
-        return True
-    code = ListScheduler.__init__.__code__
-    return name in PLACEMENTS and "placement" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    """Whether the list scheduler offers ``name``: one of scheduling/algorithms/placement.py's
+    PLACEMENTS."""
+    return name in PLACEMENTS
 
 
 def list_scheduler(
@@ -85,10 +88,22 @@ def list_scheduler(
     admission: Admission | None = None,
     preemptive: bool = False,
     backfill: bool = True,
+    running: RunningKey | None = None,
+    key_change: KeyChange | None = None,
+    ties: PreviousOrder | None = None,
+    ready: Mapping[str, int] | None = None,
 ) -> Algorithm:
     """The algorithm of one run: for a factory of one's own (e.g. an order that reads a parameter).
     ``params`` holds at least the baselines' worker parameters (workers_min, workers_max, ps,
-    workers_from)."""
+    workers_from).
+
+    The rest describe the order to the list scheduler's change-based path (priority.ListScheduler;
+    without them a preemptive walk takes the full walk at every event, with the same schedule):
+    ``running``, how the key may change while a job runs (priority.RunningKey: srtf's
+    ``"remaining"``, Tiresias' ``"steps"``); ``key_change``, the slot a running job's key next
+    changes (``"steps"`` keys), at which the run is also woken to decide again; ``ties``, ties by
+    the previous decision's order (ties.PreviousOrder) instead of arrival; ``ready``, job id -> the
+    first slot the job may start (tiresias-l)."""
     if not placement_available(placement):
         raise InputError(
             f"placement {placement!r} is not offered by this version (offered: "
@@ -101,11 +116,40 @@ def list_scheduler(
         k = order(jv, cfg)
         return k if isinstance(k, tuple) else (k,)
 
-    # "pool" is the list scheduler's own placement: passed only when another is chosen, so that
-    # a version whose ListScheduler has no placement keyword runs "pool" as before.
-    chosen: dict[str, Any] = {} if placement == "pool" else {"placement": placement}
-    walk = ListScheduler(instance, configs, key, preemptive=preemptive, backfill=backfill, **chosen)
+    walk = ListScheduler(
+        instance,
+        configs,
+        key,
+        preemptive=preemptive,
+        backfill=backfill,
+        wake=None if key_change is None else wake_at_key_changes(key_change),
+        running_key=running,
+        key_change=key_change,
+        ready=ready,
+        ties=ties,
+        placement=cast("PlacementName", placement),
+    )
     return walk if admission is None else Admitting(walk, admission, configs)
+
+
+def wake_at_key_changes(key_change: KeyChange) -> Callable[[View, tuple[Allocation, ...]], int | None]:
+    """The full walk's wake-up: the earliest slot a job it runs changes its key (``key_change`` of
+    the GPUs the decision gives it), so that the run decides again then."""
+
+    def wake(view: View, decided: tuple[Allocation, ...]) -> int | None:
+        gpus: dict[str, float] = {}
+        jobs = {jv.job.job_id: jv for jv in view.jobs}
+        for a in decided:
+            d = demand_of(view.cluster, jobs[a.job_id].job, a.role, a.type) or {}
+            gpus[a.job_id] = gpus.get(a.job_id, 0.0) + a.count * d.get("gpu", 0.0)
+        best: int | None = None
+        for job_id, g in gpus.items():
+            at = key_change(jobs[job_id], g, view.t)
+            if at is not None:
+                best = at if best is None else min(best, at)
+        return best
+
+    return wake
 
 
 class Admitting:
@@ -144,12 +188,16 @@ def list_algorithm(
     admission: Admission | None = None,
     preemptive: bool = False,
     backfill: bool = True,
+    running: RunningKey | None = None,
     semantics: str = "",
     reference: str = "",
 ) -> AlgorithmSpec:
-    """The registry entry of a list-scheduling algorithm (pass it to ``register``)."""
+    """The registry entry of a list-scheduling algorithm (pass it to ``register``). ``running``: how
+    a preemptive order's key may change while a job runs (see list_scheduler)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement {placement!r}: one of {', '.join(PLACEMENTS)}")
+    if running is not None and running not in RUNNING_KEYS:
+        raise ValueError(f"running {running!r}: one of {', '.join(RUNNING_KEYS)} or None")
 
     def factory(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
         return list_scheduler(
@@ -161,6 +209,7 @@ def list_algorithm(
             admission=admission,
             preemptive=preemptive,
             backfill=backfill,
+            running=running,
         )
 
     walk = "preemptive (a job earlier in the order evicts later running ones)" if preemptive else "non-preemptive"

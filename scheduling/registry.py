@@ -105,7 +105,9 @@ class Feature:
     missing: Callable[[Instance], str | None]
 
 
-FAILURE_AWARE = frozenset({"fifo", "srtf", "tiresias", "drf", "antman"})
+FAILURE_AWARE = frozenset(
+    {"fifo", "srtf", "tiresias", "drf", "antman", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime"}
+)
 """Algorithms that run under the cluster's failure trace (scheduling.failures): they place on the
 engine's ledgers, where a down server is booked in full, and re-place the jobs a failure stopped.
 Others are refused with a clear message rather than failing half-way."""

@@ -111,8 +111,8 @@ def test_the_gantt_shades_the_failed_servers_row_while_it_is_down():
 def test_an_algorithm_that_plans_on_its_own_ledger_is_refused_under_failures():
     from scheduling.errors import UnsupportedInstance
 
-    with pytest.raises(UnsupportedInstance, match="spjf does not run under server failures"):
-        api.run(inst(spec(S0_DOWN)), "spjf")
+    with pytest.raises(UnsupportedInstance, match="jain-greedy does not run under server failures"):
+        api.run(inst(spec(S0_DOWN)), "jain-greedy")
 
 
 def test_bad_failure_traces_are_refused_naming_the_row_and_field():

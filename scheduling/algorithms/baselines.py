@@ -13,19 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.placement import PLACEMENTS
-from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
+from scheduling.algorithms.priority import FixedConfigs, fifo_key, remaining_time, srtf_key
 from scheduling.algorithms.ties import PreviousOrder
-from scheduling.engine import JobView, View
+from scheduling.engine import Algorithm, JobView
 from scheduling.errors import InputError
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Param, register
-from scheduling.speed import Allocation, demand_of
 
 if TYPE_CHECKING:
     import numpy as np
 
     from scheduling.algorithms.drf import Drf
-    from scheduling.algorithms.tiresias import Tiresias
 
 REQUEST_NOTE = (
     " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "
@@ -109,27 +107,28 @@ def fixed_configs(instance: Instance, params: Mapping[str, Any], rng: np.random.
     return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
 
 
-def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
-    return ListScheduler(
-        instance,
-        fixed_configs(instance, params, rng),
-        fifo_key,
-        preemptive=False,
-        backfill=params["backfill"],
-        placement=params["placement"],
+def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
+    """fifo: the list scheduler by arrival, non-preemptive (scheduling/policy.py)."""
+    from scheduling.policy import list_scheduler  # it imports this module's worker parameters
+
+    return list_scheduler(
+        instance, params, rng, fifo_key, placement=params["placement"], preemptive=False, backfill=params["backfill"]
     )
 
 
-def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
-    return ListScheduler(
+def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
+    """srtf: the list scheduler by remaining time, preemptive; the key falls by one per slot run."""
+    from scheduling.policy import list_scheduler
+
+    return list_scheduler(
         instance,
-        fixed_configs(instance, params, rng),
+        params,
+        rng,
         srtf_key(remaining_time(instance)),
-        preemptive=True,
-        backfill=True,
-        running_key="remaining",
-        ties=PreviousOrder() if params["ties"] == "previous" else None,
         placement=params["placement"],
+        preemptive=True,
+        running="remaining",
+        ties=PreviousOrder() if params["ties"] == "previous" else None,
     )
 
 
@@ -150,9 +149,7 @@ def check_tiresias(params: Mapping[str, Any]) -> None:
         raise InputError("promote_knob needs order=queue (order=start has no promotion)", field="param promote_knob")
 
 
-def make_tiresias_dlas(
-    instance: Instance, params: Mapping[str, Any], rng: np.random.Generator
-) -> Tiresias | ListScheduler:
+def make_tiresias_dlas(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
     """The `tiresias` entry: the authors' simulator's discipline (order=queue), or make_tiresias."""
     if params["order"] == "start":
         return make_tiresias(instance, params, rng)
@@ -165,10 +162,12 @@ def make_tiresias_dlas(
 
 def make_tiresias(
     instance: Instance, params: Mapping[str, Any], rng: np.random.Generator, ready: Mapping[str, int] | None = None
-) -> ListScheduler:
+) -> Algorithm:
     """2D-LAS (Tiresias, NSDI'19 Sec. 4.2) read as a sort key (`tiresias` order=start, `tiresias-l`):
     queue = number of thresholds the attained GPU-time passed; FIFO by first start, then arrival.
     ``ready``: see ListScheduler (tiresias-l)."""
+    from scheduling.policy import list_scheduler
+
     slot = instance.cluster.slot_seconds
     thresholds = tuple(x / slot for x in parse_thresholds(params["queue_thresholds"]))  # GPU-slots
 
@@ -179,37 +178,22 @@ def make_tiresias(
         return (queue(jv), jv.start if jv.start is not None else jv.job.arrival, jv.job.arrival)
 
     def key_change(jv: JobView, gpus: float, t: int) -> int | None:
-        # The slot a running job's attained service crosses its next threshold.
+        # The slot a running job's attained service crosses its next threshold (the run decides again then).
         nxt = next((x for x in thresholds if x > jv.attained_gpu_slots + 1e-9), None)
         if gpus <= 0 or nxt is None:
             return None
         return t + max(1, math.ceil((nxt - jv.attained_gpu_slots) / gpus - 1e-9))
 
-    def wake(view: View, decided: tuple[Allocation, ...]) -> int | None:
-        # Decide again when a running job's attained service crosses its next queue threshold.
-        gpus: dict[str, float] = {}
-        jobs = {jv.job.job_id: jv for jv in view.jobs}
-        for a in decided:
-            d = demand_of(view.cluster, jobs[a.job_id].job, a.role, a.type) or {}
-            gpus[a.job_id] = gpus.get(a.job_id, 0.0) + a.count * d.get("gpu", 0.0)
-        best: int | None = None
-        for job_id, g in gpus.items():
-            at = key_change(jobs[job_id], g, view.t)
-            if at is not None:
-                best = at if best is None else min(best, at)
-        return best
-
-    return ListScheduler(
+    return list_scheduler(
         instance,
-        fixed_configs(instance, params, rng),
+        params,
+        rng,
         key,
+        placement=params.get("placement", "pool"),
         preemptive=True,
-        backfill=True,
-        wake=wake,
-        running_key="steps",
+        running="steps",
         key_change=key_change,
         ready=ready,
-        placement=params.get("placement", "pool"),
     )
 
 

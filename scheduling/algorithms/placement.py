@@ -21,6 +21,10 @@ scheduler (priority.ListScheduler, ``placement=``) and Tiresias' walk take one b
 
 ``consolidated`` and ``packed`` place jobs without parameter servers (rigid and all-reduce jobs);
 ``check`` says so, and names a job no empty cluster can hold under the placement.
+
+The list scheduler also takes a ``Placement`` object built for one run: the A-SRPT baselines'
+Heavy-Edge placement (asrpt/cluster.py ``heavy_edge_placement``), which needs each job's stage
+graph and the ``selection`` parameter and so is not one of the names here.
 """
 
 from __future__ import annotations

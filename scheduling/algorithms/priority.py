@@ -13,11 +13,11 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from scheduling import gpu_types
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
-from scheduling.algorithms.placement import Place, PlacementName, placement_of
+from scheduling.algorithms.placement import Place, Placement, PlacementName, placement_of
 from scheduling.algorithms.placement import check as check_placement
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.capacity import Ledger
@@ -67,13 +67,17 @@ class FixedConfigs:
         return self.configs[job_id]
 
 
-RunningKey = str
+RunningKey = Literal["fixed", "decreasing", "remaining", "steps"]
 """How a job's key may change while it runs (it must never change while it waits):
 ``"fixed"`` never; ``"decreasing"`` it never increases (e.g. remaining time); ``"remaining"`` its
 first component is the remaining time in slots at the job's planned rate, so it falls by exactly
 one per slot while the job progresses at that rate (srtf); ``"steps"`` it is constant until the
 slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that does not declare it
 (None) always takes the full walk."""
+RUNNING_KEYS: tuple[RunningKey, ...] = get_args(RunningKey)
+
+Configs = FixedConfigs | Mapping[str, Config]
+"""Each job's fixed configuration by job id."""
 
 Entry = tuple[tuple[float, ...], int, str]  # (key, arrival, job id): the walk's total order
 
@@ -162,7 +166,7 @@ class ListScheduler:
     def __init__(
         self,
         instance: Instance,
-        configs: FixedConfigs,
+        configs: Configs,
         key: SortKey,
         *,
         preemptive: bool,
@@ -173,12 +177,14 @@ class ListScheduler:
         incremental: bool = True,
         ready: Mapping[str, int] | None = None,
         ties: PreviousOrder | None = None,
-        placement: PlacementName = "pool",
+        placement: PlacementName | Placement = "pool",
     ) -> None:
+        if running_key is not None and running_key not in RUNNING_KEYS:  # a typo once ran the full walk silently
+            raise ValueError(f"running_key {running_key!r}: one of {', '.join(RUNNING_KEYS)} or None")
         self.instance = instance
         # Where a job's configuration goes (placement.py); under a placement that repacks, a
         # preemptive walk re-places every active job on an empty cluster (_walk_repack).
-        self.placement = placement_of(placement)
+        self.placement = placement_of(placement) if isinstance(placement, str) else placement
         check_placement(self.placement, instance.cluster, ((j, configs[j.job_id]) for j in instance.jobs))
         self._remember = self.placement.monotone(instance.cluster)  # FitMemo may skip failed shapes
         self.repack = preemptive and self.placement.repack

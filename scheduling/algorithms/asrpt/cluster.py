@@ -9,8 +9,10 @@ unit wherever it runs and it is never communication-heavy).
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from scheduling.algorithms.asrpt.mapping import (
     JobGraph,
@@ -20,11 +22,26 @@ from scheduling.algorithms.asrpt.mapping import (
     heavy_edge_fast,
     job_graph,
 )
+from scheduling.algorithms.common import Config
+from scheduling.algorithms.placement import Placement
+from scheduling.capacity import Ledger
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Instance, Job, Server
 from scheduling.pipeline import Link, alpha, alpha_max, links, stage_type
 from scheduling.speed import Allocation, demand_of
 
 GPU_ONLY = {"gpu": 1.0}
+
+Selection = Literal["first", "most", "least"]
+"""Which servers give a job its GPUs (Gpus.select)."""
+SELECTIONS: tuple[Selection, ...] = get_args(Selection)
+
+
+def check_selection(how: str) -> Selection:
+    """``how`` as a Selection, else ValueError (any other string once ran ``least`` silently)."""
+    for name in SELECTIONS:
+        if how == name:
+            return name
+    raise ValueError(f"selection {how!r}: one of {', '.join(SELECTIONS)}")
 
 
 def usable(server: Server) -> bool:
@@ -118,28 +135,15 @@ class Gpus:
         classes: dict[Link, int] = {}
         self.link_class = {s: classes.setdefault(self.links[s], len(classes)) for s in self.ids}
 
-    def select(self, gpus: int, how: str) -> list[tuple[str, int]]:
+    def select(self, gpus: int, how: Selection) -> list[tuple[str, int]]:
         """g_i GPUs from the servers with the most (``most``, Alg. 1 line 9) or least (``least``,
         line 22) free GPUs, or in cluster order (``first``); ties by cluster order. Assumes
         ``gpus <= self.available``."""
         if self.fast:
             return self.select_fast(gpus, how)
-        candidates = (s for s, f in self.free.items() if f > 0)
-        if how == "first":
-            ranked = sorted(candidates, key=self.order.__getitem__)
-        else:
-            sign = -1 if how == "most" else 1
-            ranked = sorted(candidates, key=lambda s: (sign * self.free[s], self.order[s]))
-        out, left = [], gpus
-        for server in ranked:
-            if left == 0:
-                break
-            k = min(left, self.free[server])
-            out.append((server, k))
-            left -= k
-        return out
+        return select(list(self.free.items()), gpus, how)
 
-    def select_fast(self, gpus: int, how: str) -> list[tuple[str, int]]:
+    def select_fast(self, gpus: int, how: Selection) -> list[tuple[str, int]]:
         """``select`` from the buckets: O(servers chosen + distinct free counts)."""
         out: list[tuple[str, int]] = []
         left = gpus
@@ -179,6 +183,70 @@ class Gpus:
     def release(self, allocations: Sequence[Allocation]) -> None:
         for a in allocations:
             self._move(a.server, a.count)
+
+
+def select(free: Sequence[tuple[str, int]], gpus: int, how: Selection) -> list[tuple[str, int]]:
+    """Gpus.select over ``free`` ((server, free GPUs) in cluster order): the readable transcription."""
+    out: list[tuple[str, int]] = []
+    left = gpus
+    if how == "first":
+        for server, f in free:
+            if left == 0:
+                break
+            if f > 0:
+                out.append((server, min(left, f)))
+                left -= min(left, f)
+        return out
+    sign = -1 if how == "most" else 1
+    ranked = [(sign * f, i, f) for i, (_s, f) in enumerate(free) if f > 0]
+    heapq.heapify(ranked)  # (by free GPUs, then cluster order), read only as far as the job needs
+    while left > 0 and ranked:
+        _key, i, f = heapq.heappop(ranked)
+        out.append((free[i][0], min(left, f)))
+        left -= min(left, f)
+    return out
+
+
+def heavy_edge_placement(cluster: Cluster, profiles: Mapping[str, Profile], how: Selection, fast: bool) -> Placement:
+    """The A-SRPT baselines' placement as a list scheduler's placement (placement.Placement): a job
+    fits when its g_i GPUs are free on the usable servers; they come from the servers ``how``
+    selects (Gpus.select) and the job's stage graph is mapped onto them by Heavy-Edge (``mapping``;
+    with ``fast`` reusing plans per shape, as Gpus(fast=True)). The free GPUs are read from the
+    ledger the walk books on, so the placement keeps no state of its own but the plans.
+
+    It is not one of placement.PLACEMENTS: it needs each job's profile (its stage graph, which
+    depends on the ``allreduce`` parameter) and places only stage jobs and one-GPU rigid jobs, every
+    worker of which needs exactly one GPU (unsupported_reason)."""
+    how = check_selection(how)
+    gpus = Gpus(cluster, fast=fast)  # its links and Heavy-Edge plans; the free GPUs come from the ledger
+    ids = set(gpus.ids)
+    # Free GPUs per usable server: Ledger.room of one GPU (floor(capacity - used) = int(capacity) -
+    # used for the whole GPUs booked here), the usable servers only. When every server that accepts
+    # workers is usable, the ledger's free worker GPUs bound the usable ones from above: a job
+    # needing more cannot fit, and the servers need not be read.
+    whole = all(usable(s) for s in cluster.servers if s.accepts("worker"))
+
+    def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | None:
+        p = profiles[job.job_id]
+        if whole and p.gpus > ledger.role_free("worker", "gpu") + 1e-6:
+            return None
+        free = ledger.room("worker", GPU_ONLY)  # servers accepting workers: the usable ones if ``whole``
+        if not whole:
+            free = [(s, k) for s, k in free if s in ids]
+        if p.gpus > sum(k for _s, k in free):
+            return None
+        allocs, _alpha = mapping(p, select(free, p.gpus, how), gpus)
+        for a in allocs:
+            ledger.book(a.server, GPU_ONLY, a.count)
+        return allocs
+
+    return Placement(
+        "heavy-edge",
+        place,
+        repack=False,
+        monotone=lambda cluster: True,  # a job fits iff its GPUs are free: more GPUs never fit where fewer did not
+        summary=f"Heavy-Edge onto the servers with the {how} free GPUs" if how != "first" else "Heavy-Edge, first fit",
+    )
 
 
 def mapping(p: Profile, servers: Sequence[tuple[str, int]], gpus: Gpus) -> tuple[tuple[Allocation, ...], float]:

@@ -1,6 +1,6 @@
-"""Algorithm 1 of Luo et al. (A-SRPT) and the predicted-duration list baselines of Sec. V-A.
+"""Algorithm 1 of Luo et al. (A-SRPT); its list baselines of Sec. V-A are in ``baselines``.
 
-Both are non-preemptive: a started job keeps its GPUs (and its Heavy-Edge mapping) until it
+It is non-preemptive: a started job keeps its GPUs (and its Heavy-Edge mapping) until it
 completes. The engine wakes the scheduler at arrivals and completions; A-SRPT also asks to be woken
 when a job completes in the virtual single machine or a communication-heavy job's delay ends, so
 that "proceed to the next time slot" (line 25) costs nothing while nothing changes.
@@ -8,17 +8,20 @@ that "proceed to the next time slot" (line 25) costs nothing while nothing chang
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 from scheduling.algorithms.asrpt.cluster import Gpus, Profile, mapping
 from scheduling.engine import Decision, View
 from scheduling.model import Instance
 from scheduling.speed import Allocation
+
+Release = Literal["completion", "arrival"]
+"""When a job joins A-SRPT's ``pending_queue`` (Asrpt)."""
+RELEASES: tuple[Release, ...] = get_args(Release)
 
 
 class _NonPreemptive:
@@ -163,10 +166,12 @@ class Asrpt(_NonPreemptive):
         profiles: dict[str, Profile],
         comm_heavy: float,
         tau: float,
-        release: str,
+        release: Release,
         report: Mapping[str, Any],
         readable: bool = False,
     ) -> None:
+        if release not in RELEASES:  # any other string once ran release=completion silently
+            raise ValueError(f"release {release!r}: one of {', '.join(RELEASES)}")
         super().__init__(instance, profiles, report, readable)
         self.comm_heavy = comm_heavy  # COMM_HEAVY
         self.tau = tau  # delay factor
@@ -253,78 +258,3 @@ class Asrpt(_NonPreemptive):
             self.delayed = None
             return True
         return False
-
-
-class PredictedList(_NonPreemptive):
-    """SPJF, SPWF and the WCS variants: one order of the waiting jobs, Heavy-Edge placement.
-
-    Without ``backfill`` the head of the order blocks the jobs behind it (SPJF, SPWF); with it
-    (work-conserving, WCS) every waiting job that fits is started, in order.
-    """
-
-    def __init__(
-        self,
-        instance: Instance,
-        profiles: dict[str, Profile],
-        key: str,
-        backfill: bool,
-        selection: str,
-        report: Mapping[str, Any],
-        readable: bool = False,
-    ) -> None:
-        super().__init__(instance, profiles, report, readable)
-        self.key = key
-        self.selection = selection
-        self.backfill = backfill
-        self.waiting: list[tuple[float, int, str]] = []  # readable: sorted (key, arrival, job id)
-        self.by_size: dict[int, list[tuple[float, int, str]]] = {}  # fast: g_i -> heap of the same entries
-
-    def _order(self, p: Profile) -> float:
-        if self.key == "duration":  # predicted duration n~_i alpha~_i^min
-            return p.predicted * p.alpha_min
-        if self.key == "workload":  # predicted workload g_i n~_i alpha~_i^min
-            return p.gpus * p.predicted * p.alpha_min
-        return float(p.job.arrival)  # submission time
-
-    def _place(self, job_id: str) -> None:
-        p = self.profiles[job_id]
-        allocs, _ = mapping(p, self.gpus.select(p.gpus, self.selection), self.gpus)
-        self.start(job_id, allocs)
-
-    def decide(self, view: View) -> Decision:
-        self.sync(view)
-        if not self.readable:
-            return self._decide_fast(view)
-        for job in view.arrived:
-            bisect.insort(self.waiting, (self._order(self.profiles[job.job_id]), job.arrival, job.job_id))
-        kept: list[tuple[float, int, str]] = []
-        for i, entry in enumerate(self.waiting):
-            p = self.profiles[entry[2]]
-            if p.gpus <= self.gpus.available:
-                self._place(entry[2])
-                continue
-            kept.append(entry)
-            if not self.backfill or self.gpus.available == 0:
-                kept.extend(self.waiting[i + 1 :])
-                break
-        self.waiting = kept
-        return self.decision()
-
-    def _decide_fast(self, view: View) -> Decision:
-        """The walk of ``decide`` over one heap per GPU demand: the next job the walk would start
-        is the first (by key) among the demands that fit (backfill), or the first of all if it fits
-        (strict order); free GPUs only shrink during an event, so a job the walk skips never fits
-        later in it."""
-        for job in view.arrived:
-            p = self.profiles[job.job_id]
-            heapq.heappush(self.by_size.setdefault(p.gpus, []), (self._order(p), job.arrival, job.job_id))
-        while True:
-            free = self.gpus.available
-            best: tuple[tuple[float, int, str], int] | None = None
-            for g, heap in self.by_size.items():
-                if heap and (g <= free or not self.backfill) and (best is None or heap[0] < best[0]):
-                    best = (heap[0], g)
-            if best is None or best[1] > free:
-                return self.decision()
-            heapq.heappop(self.by_size[best[1]])
-            self._place(best[0][2])

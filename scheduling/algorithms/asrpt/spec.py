@@ -16,7 +16,8 @@ from scheduling.registry import AlgorithmSpec, Feature, Param, register
 if TYPE_CHECKING:
     import numpy as np
 
-    from scheduling.algorithms.asrpt.scheduler import Asrpt, PredictedList
+    from scheduling.algorithms.asrpt.baselines import Order, PredictedList
+    from scheduling.algorithms.asrpt.scheduler import Asrpt
 
 REFERENCE = "Luo et al., Prediction-Assisted Online Distributed DL Workload Scheduling in GPU Clusters"
 
@@ -94,11 +95,11 @@ def without_history(instance: Instance, params: Mapping[str, Any]) -> str | None
     )
 
 
-def _list_factory(key: str, backfill: bool) -> Any:
+def _list_factory(key: Order, backfill: bool) -> Any:
     def make(
         instance: Instance, params: Mapping[str, Any], rng: np.random.Generator, readable: bool = False
     ) -> PredictedList:
-        from scheduling.algorithms.asrpt.scheduler import PredictedList
+        from scheduling.algorithms.asrpt.baselines import PredictedList
 
         profs, report = _prepared(instance, params, rng)
         return PredictedList(instance, profs, key, backfill, params["selection"], report, readable)
@@ -157,7 +158,7 @@ register(
     )
 )
 
-_BASELINES = (
+_BASELINES: tuple[tuple[str, Order, bool, str], ...] = (
     ("spjf", "duration", False, "Shortest Predicted Job First (MLaaS): by predicted duration n~_i alpha~_i^min"),
     ("spwf", "workload", False, "Shortest Predicted Workload First (Tiresias): by g_i n~_i alpha~_i^min"),
     ("wcs-duration", "duration", True, "Work-conserving scheduler by predicted duration n~_i alpha~_i^min"),

@@ -14,14 +14,13 @@ import numpy as np
 
 from scheduling.algorithms.baselines import make_tiresias
 from scheduling.algorithms.edge.online import job_type
-from scheduling.algorithms.priority import ListScheduler
 from scheduling.capacity import Ledger
-from scheduling.engine import Decision, View
+from scheduling.engine import Algorithm, Decision, View
 from scheduling.model import Instance, Job, Server
 from scheduling.speed import Allocation, chunk_slots, demand_of
 
 
-def make_tiresias_l(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
+def make_tiresias_l(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
     """The tiresias key walk; a job is hidden from it until its data can be on some server, r_j +
     min_s Delta_js (the walk then wakes the run at that slot)."""
     servers = instance.cluster.servers
