@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = next((p for p in (ROOT.parent / "shared" / "traces", Path("/work/shared/traces")) if p.exists()), ROOT)
@@ -147,7 +148,7 @@ def main() -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     cluster = out / "cluster.json"
-    spec = {
+    spec: dict[str, Any] = {
         "slot_seconds": 60,
         "resources": [{"name": "gpu", "unit": "GPU"}],
         "servers": [{"id": "node", "count": args.servers, "capacity": {"gpu": 8}}],
