@@ -212,7 +212,8 @@ def main() -> int:
         mframe = f"{frame}; adapted slot {slots(d)}.{f}"
         text, rows = table(model, read_stats(d / "stats.csv"), mframe)
         tables.append(f"{head}\n\n{text}")
-        short = f"{shape}, restart 0 s, slot {slots(d)}, {args.windows} x {args.jobs} jobs from {args.start}"
+        short = f"{shape}, workers: recorded GPUs (elastic: at most), restart 0 s, slot {slots(d)}, "
+        short += f"{args.windows} x {args.jobs} jobs"
         if fraction:
             short += f", history {fraction}"
         if args.param:
