@@ -162,6 +162,7 @@ def simulate_run(run_id: int) -> str:
                 windows=job.windows,
                 window=job.window,
                 history=_history(job),
+                adapt=job.adapt,
             )
             control.check()
             result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
