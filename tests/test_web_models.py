@@ -121,3 +121,36 @@ def test_a_model_is_refused_for_a_preset_with_a_separate_history_or_a_fraction_w
                                             "seed": "0", "model": "oasis"})  # fmt: skip
     assert preset.status_code == 400 and "already in its paper's model" in json.dumps(preset.json())
     assert not Experiment.objects.exists()
+
+
+def test_library_datasets_run_as_a_model_and_a_rerun_reproduces_the_adapted_runs(
+    auth_client, philly, django_capture_on_commit_callbacks
+):
+    from django.urls import reverse
+
+    from webapp.models import Dataset
+
+    cluster, trace = philly
+    with django_capture_on_commit_callbacks(execute=True):  # the upload joins the library
+        auth_client.post(reverse("experiment-new"), upload_data(cluster, trace, trace_name="philly.csv"))
+    data = {
+        "source": "library",
+        "cluster_dataset": Dataset.objects.get(kind="cluster").pk,
+        "trace_dataset": Dataset.objects.get(kind="trace").pk,
+        "algorithms": ["edge-cloud", "fifo"],
+        "model": "edge-cloud",
+        "seed": "2",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = auth_client.post(reverse("experiment-new"), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    exp = Experiment.objects.order_by("-id").first()
+    assert exp.preset_options["adapt"]["model"] == "edge-cloud" and exp.preset_options["adapt"]["seed"] == 2
+    page = auth_client.get(exp.get_absolute_url()).content.decode()
+    assert 'id="adaptation"' in page and "Run as the model of <code>edge-cloud</code>" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        again = services.rerun(exp, exp.owner)
+    first = [(r.algorithm, r.status, r.metrics) for r in exp.runs.all()]
+    assert first == [(r.algorithm, r.status, r.metrics) for r in again.runs.all()]
+    assert [s for _, s, _ in first] == ["done", "done"]
+    assert again.preset_options["adapt"] == exp.preset_options["adapt"]
