@@ -137,8 +137,18 @@ def page(exp: Experiment) -> dict[str, Any] | None:
         "paper": MODELS.get(a["model"], ""),
         "seed": a["seed"],
         "history_fraction": a.get("history_fraction"),
-        "records": a.get("records", []),
+        "records": [
+            {**r, "assumptions": [{**x, "value": _shown(x.get("value"))} for x in r.get("assumptions", [])]}
+            for r in a.get("records", [])
+        ],
     }
+
+
+def _shown(value: Any) -> str:
+    """An assumption's value as the page shows it: text as it is, anything else as JSON."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, separators=(", ", ": "))
 
 
 def describe(exp: Experiment) -> dict[str, Any]:
