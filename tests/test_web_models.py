@@ -154,3 +154,25 @@ def test_library_datasets_run_as_a_model_and_a_rerun_reproduces_the_adapted_runs
     assert first == [(r.algorithm, r.status, r.metrics) for r in again.runs.all()]
     assert [s for _, s, _ in first] == ["done", "done"]
     assert again.preset_options["adapt"] == exp.preset_options["adapt"]
+
+
+def test_the_page_says_asrpt_refused_without_a_history_and_its_baselines_predicted_zero(
+    auth_client, django_capture_on_commit_callbacks
+):
+    """An uploaded trace without a history: asrpt's run fails with its refusal (no_history=refuse),
+    spjf (the same fitted predictor) predicted 0 iterations; the page says each of these."""
+    from django.urls import reverse
+
+    from scheduling import presets
+
+    now = presets.build("asrpt", jobs=8, seed=1, size=0.04)
+    data = upload_data(now.cluster, now.trace, now.trace_name, algorithms=["asrpt", "spjf"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = auth_client.post(reverse("experiment-new"), data)
+    assert response.status_code == 302
+    exp = Experiment.objects.order_by("-pk").first()
+    assert [r.status for r in exp.runs.all()] == ["failed", "done"]
+    notes = services.history_notes(exp, list(exp.runs.all()))
+    assert len(notes) == 2 and notes[0].startswith("asrpt: ") and "asrpt refused to run" in notes[0]
+    assert "predicted 0 iterations" not in notes[0]
+    assert notes[1].startswith("spjf: ") and "predicted 0 iterations" in notes[1]
