@@ -342,8 +342,8 @@ def test_an_uploaded_history_reaches_the_predictors_joins_the_library_and_is_exp
 
 
 def test_the_page_notes_a_fitted_predictor_run_without_a_history(client, django_capture_on_commit_callbacks):
-    """An uploaded trace without a history: asrpt (random forest) predicted 0 for every job, and the
-    experiment page says so; with predictor=perfect (no fitting) or with a history it does not."""
+    """An uploaded trace without a history: asrpt (random forest) refuses to run, and the experiment
+    page says so; with predictor=perfect (no fitting) or with a history it does not."""
     from scheduling import presets
 
     now = presets.build("asrpt", jobs=8, seed=1, size=0.04)

@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import bounds, loaders, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
-from webapp import quotas, repetitions, tracechecks
+from webapp import adapted, quotas, repetitions, tracechecks
 from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
@@ -192,6 +192,21 @@ class ExperimentForm(forms.Form):
         "blank: the cluster spec's restart_seconds (default 0). Stored in the experiment's cluster spec.",
     )
     name = forms.CharField(max_length=200, required=False, help_text="Blank: named after the inputs")
+    model = forms.ChoiceField(
+        choices=adapted.CHOICES,
+        required=False,
+        label="Run as the model of",
+        help_text="Adapt a rigid GPU cluster and trace (a node list, a Philly window) to a paper's model "
+        "(python -m scheduling adapt): every algorithm, baselines included, runs the same adapted instance",
+    )
+    history_fraction = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="History fraction",
+        help_text="With a model: the leading fraction of the trace's jobs (of each window's) is the history "
+        "the predictors learn from (A-SRPT, OASiS bounds=history); the others are evaluated. Blank: none",
+    )
 
     def __init__(self, *args: Any, user: Any = None, absent_flags_default: bool = False, **kwargs: Any) -> None:
         """``absent_flags_default``: a boolean parameter not posted takes its default (the JSON API)
@@ -272,6 +287,10 @@ class ExperimentForm(forms.Form):
             loaded = _with_restart_seconds(*loaded, data["restart_seconds"])
         if loaded is not None:
             self.inputs, instance = loaded
+            if data.get("model") or data.get("history_fraction") is not None:  # webapp/adapted.py
+                self.repetition = self._repetition(data, instance)
+                adapted.check_form(self, data, instance)
+                return data
             self._check_supported(instance, set(data.get("algorithms") or ()))
             self.repetition = self._repetition(data, instance)
         return data

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from scheduling import registry
 from scheduling.errors import InputError
+from webapp.adapted import adaptation
 from webapp.chartindex import chart_index, chart_index_name
 from webapp.models import Run, WorkerProblem
 from webapp.repetitions import history_of, repetition_inputs
@@ -181,6 +182,7 @@ class DjangoRunStore:
             seed=run.seed,
             windows=exp.repetition.get("cut_by") if run.window is not None else None,
             window=run.repetition if run.window is not None else None,
+            adapt=adaptation(exp),
         )
 
     @transient

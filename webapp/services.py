@@ -33,7 +33,7 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import charts, figurecache, quotas, repetition_stats, repetitions
+from webapp import adapted, charts, figurecache, quotas, repetition_stats, repetitions
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
@@ -636,6 +636,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "done_runs": [(r.pk, labels[r.pk]) for r in done],
         "version_note": version_note(done),
         "history_notes": history_notes(exp, runs),
+        "adaptation": adapted.page(exp),
         "figures": [],
     }
     ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
@@ -729,10 +730,12 @@ def repetition_bands(exp: Experiment, done: Sequence[Run]) -> list[dict[str, Any
 
 def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:
     """Notes for runs whose fitted predictor had no history to learn from: an uploaded or library
-    trace given without a history (a preset experiment gives its own). Such a predictor predicts
-    0 iterations for every job (docs/algorithms-asrpt.md), which the page says rather than leave a
-    comparison with the baselines to look like a result of the algorithm."""
-    if exp.history_text or exp.source == Experiment.Source.PRESET:
+    trace given without a history (a preset experiment gives its own; a model's history fraction
+    one from the trace). asrpt refuses to run so (its run fails with the reason, unless
+    no_history=zero); its baselines predict 0 iterations for every job (docs/algorithms-asrpt.md),
+    which the page says rather than leave a comparison to look like a result of the algorithms."""
+    has_fraction = (adapted.describe(exp)["history_fraction"] or 0) > 0
+    if exp.history_text or exp.source == Experiment.Source.PRESET or has_fraction:
         return []
     from scheduling.algorithms.asrpt.predictors import FITTED
 
@@ -744,12 +747,29 @@ def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:
     ]
     if not alone:
         return []
-    return [
-        f"{', '.join(alone)}: no history of past jobs was given with the trace, so the fitted predictor "
-        "predicted 0 iterations for every job and predicted work told no two jobs apart. Create the "
-        "experiment again with a history file (past jobs of the same cluster) to compare them as the "
-        "paper does."
+    refused = [  # asrpt's default no_history=refuse (scheduling/algorithms/asrpt/spec.py without_history)
+        name
+        for name in alone
+        if name == "asrpt"
+        and all(r.params.get("no_history", "refuse") == "refuse" for r in runs if r.algorithm == name)
     ]
+    zero = [name for name in alone if name not in refused]
+    remedy = (
+        "Create the experiment again with a history file (past jobs of the same cluster), or run it as a "
+        "model with a history fraction (the leading part of the trace), to compare them as the paper does."
+    )
+    notes = []
+    if refused:
+        notes.append(
+            "asrpt: no history of past jobs was given with the trace, so asrpt refused to run (its fitted "
+            f"predictor has nothing to learn from; no_history=zero predicts 0 iterations instead). {remedy}"
+        )
+    if zero:
+        notes.append(
+            f"{', '.join(zero)}: no history of past jobs was given with the trace, so the fitted predictor "
+            f"predicted 0 iterations for every job and predicted work told no two jobs apart. {remedy}"
+        )
+    return notes
 
 
 def same_variants(runs: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
@@ -845,6 +865,8 @@ def experiment_zip(exp: Experiment) -> bytes:
             if history is not None:
                 z.writestr(f"inputs/raw/{_safe(history[0])}", history[1])
         z.writestr("experiment.json", json.dumps(describe(exp), indent=2))
+        for name, record in adapted.export(exp):  # the assumptions of the adapted instances
+            z.writestr(name, json.dumps(record, indent=2))
         if exp.repetition:
             z.writestr("repetitions.csv", repetition_stats.per_seed_csv(exp, list(exp.runs.all())))
         for r in exp.runs.all():
@@ -877,6 +899,7 @@ def describe(exp: Experiment) -> dict[str, Any]:
         "cluster_name": exp.cluster_name,
         "trace_name": exp.trace_name,
         "history_name": exp.history_name or None,
+        **adapted.describe(exp),
         "seed": exp.seed,
         **{k: v for k, v in status(exp).items() if k not in ("experiment", "name", "kind")},
     }

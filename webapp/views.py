@@ -24,7 +24,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from scheduling.errors import InputError
-from webapp import datasets, preflight, services, tracechecks
+from webapp import adapted, datasets, preflight, services, tracechecks
 from webapp.forms import ExperimentForm
 from webapp.models import ApiToken, Experiment, Run, TraceCheck, WorkerProblem
 from webapp.quotas import QuotaExceeded
@@ -49,7 +49,8 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
             return render(request, "webapp/experiment_form.html", {"form": form}, status=429)
         datasets.remember_uploads(request.user, form)
         return redirect(exp)
-    return render(request, "webapp/experiment_form.html", {"form": form, "preflight": preflight.reasons(request.user)})
+    pre = {**preflight.reasons(request.user), "models": adapted.reasons()}
+    return render(request, "webapp/experiment_form.html", {"form": form, "preflight": pre})
 
 
 @require_POST

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduling import loaders, repeat
+from scheduling.errors import InputError
 from scheduling.model import Instance, Job
+
+if TYPE_CHECKING:
+    from scheduling.adapt import Files
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,9 @@ class RunInput:
     # experiment's own (presets.own_history); None for an algorithm that learns from none.
     history_name: str | None = None
     history_text: str | None = None
+    # "Run as the model of" a paper (scheduling.adapt): {"model", "seed", "history_fraction"}; every
+    # run of the experiment adapts the (windowed) rigid trace alike (``adapted``). None: as given.
+    adapt: Mapping[str, Any] | None = None
 
 
 class TransientStoreError(Exception):
@@ -95,13 +102,15 @@ def load_instance(
     windows: int | Sequence[Sequence[int]] | None = None,
     window: int | None = None,
     history: tuple[str, str] | None = None,
+    adapt: Mapping[str, Any] | None = None,
 ) -> Instance:
     """Parse a cluster spec and a trace; InputError names the file, line, job and field at fault.
     ``checkpoint`` is called between the files and every few rows of the trace, and may raise to
     stop the load (``loaders.parse_trace``). ``windows``, ``window``: keep only window number
     ``window`` of the trace cut as ``scheduling.repeat.window_cases`` cuts it (K windows of equal job
     counts, or arrival-slot ranges), its arrivals shifted to start at slot 0. ``history``: (name,
-    text) of a separate trace of past jobs (``Instance.history``), read against the same cluster."""
+    text) of a separate trace of past jobs (``Instance.history``), read against the same cluster.
+    ``adapt``: the instance (the window) adapted to a paper's model (``adapted``)."""
     cluster = loaders.parse_cluster(cluster_text, cluster_name)
     if checkpoint is not None:
         checkpoint()
@@ -111,7 +120,24 @@ def load_instance(
         name, text = history
         past = loaders.parse_trace(text, cluster, name, trace_format(name), checkpoint)
     instance = Instance(cluster, jobs, history=past)
-    if windows is None or window is None:
+    if windows is not None and window is not None:
+        spec = windows if isinstance(windows, int) else [(int(a), int(b)) for a, b in windows]
+        instance = repeat.window_cases(instance, spec, [0])[window].instance
+    if adapt is None:
         return instance
-    spec = windows if isinstance(windows, int) else [(int(a), int(b)) for a, b in windows]
-    return repeat.window_cases(instance, spec, [0])[window].instance
+    return adapted(instance, adapt, {"cluster": cluster_name, "trace": trace_name}, window).instance()
+
+
+def adapted(rigid: Instance, adapt: Mapping[str, Any], inputs: Mapping[str, str], window: int | None = None) -> Files:
+    """The rigid ``rigid`` (a window of the trace when ``window`` is its number) as ``adapt["model"]``,
+    as ``compare --adapt M [--windows]`` adapts it: with seed ``adapt["seed"]`` (+ the window's number:
+    re-seeded per window) and the leading ``adapt["history_fraction"]`` of the jobs as the history.
+    Deterministic in its inputs: every run of an experiment, on any worker, gets the same instance."""
+    from scheduling.adapt import adapt_jobs
+
+    if rigid.history:
+        raise InputError("not with a separate history (the history comes from the trace's leading fraction)",
+                         field="model")  # fmt: skip
+    seed = int(adapt.get("seed", 0)) + (window or 0)
+    where = {**inputs, **({"window": str(window)} if window is not None else {})}
+    return adapt_jobs(str(adapt["model"]), rigid.cluster, rigid.jobs, seed, adapt.get("history_fraction"), where)

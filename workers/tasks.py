@@ -204,6 +204,7 @@ def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: C
                 windows=job.windows,
                 window=job.window,
                 history=_history(job),
+                adapt=job.adapt,
             )
             control.check()
             result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)

@@ -28,6 +28,13 @@
       let reasons = {};
       if (source && source.value === "preset") reasons = pre.presets[value("preset")] || {};
       if (source && source.value === "library") reasons = pre.library[value("trace_dataset") + ":" + value("cluster_dataset")] || {};
+      // "Run as the model of" (webapp/adapted.py): the cards the adapted model enables, with or without a history fraction.
+      const adaptBox = document.getElementById("adapt-model");
+      if (adaptBox) adaptBox.hidden = Boolean(source && source.value === "preset");
+      const model = value("model");
+      if (model && pre.models && pre.models[model] && !(source && source.value === "preset")) {
+        reasons = pre.models[model][value("history_fraction").trim() ? "history" : "none"];
+      }
       let any = false;
       form.querySelectorAll(".algorithm").forEach(function (box) {
         const why = reasons[box.dataset.algorithm];
@@ -49,8 +56,9 @@
       loadNote.className = load && load.warning ? "warning" : "meta";
       loadNote.textContent = load ? "Offered load " + load.load.toFixed(3) + " (GPU-time asked / GPU-time offered over the trace's span). " + load.warning : "";
     };
-    form.querySelectorAll("input[name=source], [name=preset], [name=trace_dataset], [name=cluster_dataset]").forEach(function (el) {
+    form.querySelectorAll("input[name=source], [name=preset], [name=trace_dataset], [name=cluster_dataset], [name=model], [name=history_fraction]").forEach(function (el) {
       el.addEventListener("change", apply);
+      el.addEventListener("input", apply);
     });
     apply();
   }
@@ -71,6 +79,8 @@
       let given = true; // a preset gives its own history
       if (source && source.value === "upload") given = Boolean(historyFile && historyFile.files && historyFile.files.length);
       if (source && source.value === "library") given = Boolean(historyDataset && historyDataset.value);
+      const fraction = field("history_fraction");
+      if (field("model") && field("model").value && fraction && fraction.value.trim()) given = true;
       const alone = [];
       const add = function (name) { if (alone.indexOf(name) < 0) alone.push(name); };
       Object.keys(learning.learners).forEach(function (name) {
@@ -89,9 +99,10 @@
       const show = !given && alone.length > 0;
       warning.hidden = !show;
       warning.textContent = show
-        ? alone.join(", ") + ": no history of past jobs is given with this trace, so the fitted predictor will predict 0 " +
-          "iterations for every job and these runs will tell no two jobs apart. Add a history " +
-          (source.value === "upload" ? "file" : "trace from the library") + " above (past jobs of the same cluster)."
+        ? alone.join(", ") + ": no history of past jobs is given with this trace, so asrpt refuses to run (unless " +
+          "no_history=zero) and the fitted predictor of its baselines will predict 0 iterations for every job. Add a history " +
+          (source.value === "upload" ? "file" : "trace from the library") + " above (past jobs of the same cluster), " +
+          "or a history fraction with a model."
         : "";
     };
     form.addEventListener("change", warn);
