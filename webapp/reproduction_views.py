@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
@@ -52,10 +53,10 @@ def reproduction_experiment(request: HttpRequest, name: str) -> HttpResponse:
 @xframe_options_sameorigin  # the page shows figure.html in a sandboxed frame
 @require_GET
 def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponse:
-    path = reproductions.file_path(name, filename)
-    if path is None:
+    stored = reproductions.file_name(name, filename)
+    if stored is None:
         raise Http404("no such file")
-    response = FileResponse(path.open("rb"), content_type=reproductions.FILES[filename])
+    response = FileResponse(default_storage.open(stored, "rb"), content_type=reproductions.FILES[filename])
     if filename.endswith((".csv", ".md")):
         response["Content-Disposition"] = f'attachment; filename="{name}-{filename}"'
     return response
