@@ -107,3 +107,22 @@ def test_mlsched_storage_names_the_default_storage(value, backend):
 def test_a_bad_storage_setting_stops_the_app_naming_the_variable(value, options, message):
     with pytest.raises(ImproperlyConfigured, match=message.replace("(", r"\(").replace("[", r"\[")):
         storage_setting(value, options)
+
+
+def test_files_of_the_old_media_folder_are_copied_into_the_storage_once(settings, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    (tmp_path / "media" / "results" / "4").mkdir(parents=True)
+    (tmp_path / "media" / "results" / "4" / "run-9.json.gz").write_bytes(DATA)
+    (tmp_path / "media" / "elsewhere.txt").write_bytes(b"not the app's")
+    out = StringIO()
+    call_command("import_media", stdout=out)
+    assert "copied 1 files" in out.getvalue()
+    assert default_storage.open("results/4/run-9.json.gz").read() == DATA
+    assert not default_storage.exists("elsewhere.txt")
+    out = StringIO()
+    call_command("import_media", stdout=out)
+    assert out.getvalue() == "" and StoredFile.objects.count() == 1
