@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import bounds, loaders, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
-from webapp import quotas, repetitions, tracechecks
+from webapp import inputchecks, quotas, repetitions, tracechecks
 from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
@@ -221,6 +221,9 @@ class ExperimentForm(forms.Form):
         self.sweep: dict[str, Any] = {}
         self.run_lines: dict[str, list[int]] = {}  # algorithm -> numbers of the "Also run" lines naming it
         self.repetition: dict[str, Any] = {}  # Experiment.repetition
+        # A trace too large to check here: () for uploaded files, (trace, cluster) dataset ids for
+        # library ones; None: checked here (webapp/inputchecks.py).
+        self.check_first: tuple[int, int] | tuple[()] | None = None
 
     def algorithm_groups(self) -> list[dict[str, Any]]:
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
@@ -264,11 +267,24 @@ class ExperimentForm(forms.Form):
             loaded = _with_restart_seconds(*loaded, data["restart_seconds"])
         if loaded is not None:
             self.inputs, instance = loaded
+            if instance is None:  # a worker checks the trace before the runs start (webapp/inputchecks.py)
+                self.repetition = self._repetition_unchecked(data)
+                return data
             self._check_supported(instance, set(data.get("algorithms") or ()))
             self.repetition = self._repetition(data, instance)
         return data
 
-    def _repetition(self, data: dict[str, Any], instance: Instance) -> dict[str, Any]:
+    def _repetition_unchecked(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Repetitions of inputs not loaded in the request: over seeds (windows are cut from the
+        loaded trace)."""
+        if (data.get("repeat") or repetitions.NONE) == repetitions.WINDOWS:
+            rows = f"{inputchecks.INLINE_ROWS:,}"
+            self.add_error("repeat_windows", f"a trace of more than {rows} rows is checked in the background: add it "
+                           "to your datasets, and repeat over its windows once it is checked")  # fmt: skip
+            return {}
+        return self._repetition(data, None)
+
+    def _repetition(self, data: dict[str, Any], instance: Instance | None) -> dict[str, Any]:
         """The repetitions asked for (``repetitions.describe``); a form error on the field at fault."""
         over = data.get("repeat") or repetitions.NONE
         seeds: list[int] = []
@@ -277,7 +293,7 @@ class ExperimentForm(forms.Form):
         try:
             if over == repetitions.SEEDS:
                 seeds = repetitions.parse_seeds(data.get("repeat_seeds") or "")
-            elif over == repetitions.WINDOWS:
+            elif over == repetitions.WINDOWS and instance is not None:
                 cut, spans = repetitions.parse_windows(data.get("repeat_windows") or "", instance)
         except ValueError as exc:
             self.add_error("repeat_seeds" if over == repetitions.SEEDS else "repeat_windows", str(exc))
@@ -336,6 +352,8 @@ class ExperimentForm(forms.Form):
             kind=self.cleaned_data.get("mode") or Experiment.Kind.COMPARISON,
             sweep=self.sweep,
             repetition=self.repetition,
+            check_first=self.check_first is not None,
+            library=self.check_first or None,
         )
 
     def _swept(self, data: dict[str, Any], chosen: Chosen) -> Chosen:
@@ -364,7 +382,7 @@ class ExperimentForm(forms.Form):
         self.sweep = {"param": name, "values": [int(f) if (f := float(v)).is_integer() else f for v in raw]}
         return runs
 
-    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance | Reasons] | None:
+    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance | Reasons | None] | None:
         cluster_ds: Dataset | None = data.get("cluster_dataset")
         trace_ds: Dataset | None = data.get("trace_dataset")
         if cluster_ds is None:
@@ -394,6 +412,9 @@ class ExperimentForm(forms.Form):
                 return None
             if check.summary is not None:
                 return inputs, dict(check.summary["unsupported"])
+        elif inputchecks.too_large(trace_ds.text):  # its check has not ended: the runs wait for it
+            self.check_first = (trace_ds.pk, cluster_ds.pk)
+            return inputs, None
         if parsed is None:
             parsed = self._library_cluster(cluster_ds)
             if parsed is None:
@@ -426,7 +447,7 @@ class ExperimentForm(forms.Form):
             self.add_error(field, str(exc))
             return None
 
-    def _uploaded_inputs(self) -> tuple[Inputs, Instance] | None:
+    def _uploaded_inputs(self) -> tuple[Inputs, Instance | None] | None:
         cluster = self._read_upload("cluster_file", "cluster.json")
         trace = self._read_upload("trace_file", "trace.csv")
         if cluster is None or trace is None:
@@ -439,11 +460,6 @@ class ExperimentForm(forms.Form):
         if message := too_many_rows(trace[1], trace[0]):
             self.add_error("trace_file", message)
             return None
-        try:
-            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]), parse_deadline(trace[0]))
-        except InputError as exc:
-            self.add_error("trace_file", str(exc))
-            return None
         inputs = Inputs(Experiment.Source.UPLOAD, cluster[0], cluster[1], trace[0], trace[1])
         past: tuple[Job, ...] = ()
         if self.cleaned_data.get("history_file") is not None:
@@ -452,6 +468,14 @@ class ExperimentForm(forms.Form):
             if history is None or found is None:
                 return None
             inputs, past = dataclasses.replace(inputs, history_name=history[0], history_text=history[1]), found
+        if inputchecks.too_large(trace[1]) and getattr(self.user, "pk", None):
+            self.check_first = ()  # checked by a worker before the runs start
+            return inputs, None
+        try:
+            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]), parse_deadline(trace[0]))
+        except InputError as exc:
+            self.add_error("trace_file", str(exc))
+            return None
         return inputs, Instance(parsed, jobs, history=past)
 
     def _read_upload(self, field: str, default_name: str) -> tuple[str, str] | None:

@@ -116,6 +116,12 @@ class Experiment(models.Model):
     seed = models.PositiveBigIntegerField(default=0)  # frozen with the inputs: a rerun reproduces the runs
     # Set while runs wait for the broker (it was unreachable at submission); cleared once all are sent.
     pending_dispatch = models.BooleanField(default=False)
+    # A trace too large to check in the web request is checked by a worker first (TraceCheck of the
+    # uploaded files, added to the owner's datasets): the runs are sent once it passes, failed with
+    # its error if it does not (webapp/inputchecks.py). None: nothing to wait for.
+    input_check = models.ForeignKey(
+        "TraceCheck", on_delete=models.SET_NULL, null=True, blank=True, related_name="waiting_experiments"
+    )
 
     class Meta:
         ordering = ("-created", "-id")

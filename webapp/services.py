@@ -33,12 +33,12 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import charts, quotas, repetition_stats, repetitions
+from webapp import charts, inputchecks, quotas, repetition_stats, repetitions, tracechecks
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
-from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
+from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, TraceCheck, key_digest
 from webapp.runstore import decode_result
 from webapp.security import fit
 from webapp.versions import version_note
@@ -75,6 +75,11 @@ class Submission:
     kind: str = Experiment.Kind.COMPARISON
     sweep: Mapping[str, Any] = field(default_factory=dict)  # {"param", "values"} of a sweep
     repetition: Mapping[str, Any] = field(default_factory=dict)  # Experiment.repetition (repetitions.py)
+    # The trace was too large to check in the request (webapp/inputchecks.py): a worker checks it
+    # before the runs are sent; ``library`` names the datasets (trace, cluster) it came from, None
+    # for uploaded files (then added to the owner's datasets for the check).
+    check_first: bool = False
+    library: tuple[int, int] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,6 +192,7 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             history_name=inputs.history_name,
             history_text=inputs.history_text,
             seed=sub.seed,
+            input_check=_input_check(sub, owner),
         )
         runs = Run.objects.bulk_create(
             [
@@ -204,8 +210,22 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             ]
         )
         ids = [r.pk for r in runs] or list(exp.runs.values_list("pk", flat=True))
-        transaction.on_commit(partial(dispatch, exp.pk, ids))
+        if exp.input_check_id is not None:  # sent once the check passes (at once if it already ended)
+            transaction.on_commit(partial(inputchecks.release, exp.input_check_id))
+        else:
+            transaction.on_commit(partial(dispatch, exp.pk, ids))
     return exp
+
+
+def _input_check(sub: Submission, owner: Any) -> TraceCheck | None:
+    """The check a submission's runs wait for (webapp/inputchecks.py), started now; None: none."""
+    if not sub.check_first or owner is None or not getattr(owner, "pk", None):
+        return None  # (no owner to keep the datasets: each run loads and checks the inputs itself)
+    if sub.library is not None:
+        trace, cluster = (Dataset.objects.get(pk=pk) for pk in sub.library)
+        return tracechecks.start(trace, cluster)
+    i = sub.inputs
+    return inputchecks.upload_check(owner, (i.cluster_name, i.cluster_text), (i.trace_name, i.trace_text))
 
 
 def dispatch(experiment_id: int, run_ids: Sequence[int]) -> bool:
@@ -276,7 +296,7 @@ def recover_runs() -> dict[str, int]:
         finished=now,
     )
     queued = Run.objects.filter(status=Run.Status.QUEUED)
-    counts["dispatched"] = _send(queued.filter(dispatched=False))
+    counts["dispatched"] = _send(queued.filter(dispatched=False, experiment__input_check__isnull=True))
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = queued.filter(dispatched=True)
     # A run sent before dispatch times were recorded counts from its creation.
@@ -466,7 +486,9 @@ def status(exp: Experiment) -> dict[str, Any]:
         "name": exp.name,
         "kind": exp.kind,
         "finished": all(r.is_finished for r in runs),
-        "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_for_broker": exp.input_check_id is None
+        and any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "input_check": inputchecks.state(exp),  # the trace's check the runs wait for (None: none)
         "runs": [
             {
                 "id": r.pk,
@@ -566,7 +588,9 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "run_rows": [(r, labels[r.pk]) for r in runs],
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
-        "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_for_broker": exp.input_check_id is None
+        and any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "input_check": inputchecks.state(exp),
         "waiting_long": waiting_long(runs),
         "redispatch_after": f"{settings.MLSCHED_REDISPATCH_AFTER:g}",
         "tab": tab,

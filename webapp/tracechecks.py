@@ -11,6 +11,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
+from webapp import inputchecks
 from webapp.models import Dataset, TraceCheck
 from workers import tasks
 from workers.checks import CheckInput
@@ -59,6 +60,7 @@ class DjangoCheckStore:
         TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.RUNNING).update(
             status=TraceCheck.Status.DONE, progress=1.0, phase="", summary=summary
         )
+        inputchecks.release(check_id)  # runs of experiments waiting on this check are sent
 
     def fail(self, check_id: int, error: str, line: int | None) -> None:
         """Record the error; a check that imports a raw upload (``import_options["file"]``) keeps none
@@ -67,6 +69,7 @@ class DjangoCheckStore:
         TraceCheck.objects.filter(pk=check_id).update(
             status=TraceCheck.Status.FAILED, phase="", error=error[:ERROR_CHARS], error_line=line
         )
+        inputchecks.release(check_id)  # runs of experiments waiting on this check fail with its error
         check = TraceCheck.objects.filter(pk=check_id).first()
         if check is None or "file" not in check.import_options:
             return
