@@ -2,9 +2,10 @@
 workers, each started from its own copy of the code in its own folder (so each has its own
 ``var/`` and ``var/media``), on a fresh PostgreSQL database and Redis database 15 with a queue of
 its own. A sweep submitted to the web host completes on the two workers, and every page, export
-and API file of it answers 200 from the web host; a raw dataset import the web host receives is
-imported by a worker; a reproduction started on the web host is run and assembled by the workers.
-Nothing of it is written under any host's own folder.
+and API file of it answers 200 from the web host; a trace too large to check in a web request is
+checked by a worker before its run starts; a raw dataset import the web host receives is imported
+by a worker; a reproduction started on the web host is run and assembled by the workers. Nothing
+of it is written under any host's own folder.
 """
 
 import http.cookiejar
@@ -213,6 +214,27 @@ def test_a_sweep_on_two_worker_hosts_that_share_no_folder_is_served_whole_by_the
         assert {url: s for url in api_urls if (s := get(opener, url, api)[0]) != 200} == {}
         archive = zipfile.ZipFile(BytesIO(answers[f"{page}export.zip"][1]))
         assert sum(n.endswith("result.json") for n in archive.namelist()) == 10
+
+        # An uploaded trace over the in-request limit: checked by a worker, then run.
+        trace = "job_id,arrival,epochs,chunks,minibatches,batch_time,ps_update\n" + "".join(
+            f"j{i},{i * 2},1,1,1,10,5\n"
+            for i in range(5100)  # just over the 5,000 rows checked in a request
+        )
+        fields = {"source": "upload", "algorithms": ["fifo"], "seed": "0"}
+        files = {"cluster_file": ("cluster.json", json.dumps(TINY_CLUSTER).encode()),
+                 "trace_file": ("big.csv", trace.encode())}  # fmt: skip
+        status, body, _ = post(opener, f"{hosts.base}/api/experiments/", fields, files, headers=api)
+        assert status == 201, body[:2000]
+        big = json.loads(body)["id"]
+
+        def big_finished():
+            body = json.loads(get(opener, f"{hosts.base}/api/experiments/{big}/", api)[1])
+            return body if all(r["status"] in ("done", "failed") for r in body["runs"]) else None
+
+        checked = wait_for(big_finished, "the large upload")
+        assert [r["status"] for r in checked["runs"]] == ["done"], checked
+        run = checked["runs"][0]["id"]
+        assert get(opener, f"{hosts.base}/api/experiments/{big}/runs/{run}/result.json", api)[0] == 200
 
         # A raw GPU-job trace over the in-request limit: imported and checked by a worker.
         datasets = f"{hosts.base}/datasets/"
