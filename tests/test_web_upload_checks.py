@@ -133,3 +133,24 @@ def test_the_api_creates_the_experiment_and_its_status_shows_the_check(
     assert response.status_code == 201
     status = client.get(reverse("api-experiment", args=[response.json()["id"]]), **api).json()
     assert status["input_check"]["status"] == "queued" and status["waiting_for_broker"] is False
+
+
+@pytest.mark.usefixtures("small_inline_limit")
+def test_a_check_whose_message_was_lost_is_sent_again_by_the_recovery(
+    client, tiny_cluster, tiny_trace, settings, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    with django_capture_on_commit_callbacks(execute=False):  # the check's message never leaves
+        client.post(NEW, upload_data(tiny_cluster, tiny_trace))
+    exp = Experiment.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.recover_runs()  # queued for less than MLSCHED_REDISPATCH_AFTER: left alone
+    assert exp.runs.get().status == "queued"
+    TraceCheck.objects.update(updated=timezone.now() - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER + 1))
+    with django_capture_on_commit_callbacks(execute=True):
+        services.recover_runs()
+    exp.refresh_from_db()
+    assert exp.input_check is None and exp.runs.get().status == "done"

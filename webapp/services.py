@@ -296,7 +296,9 @@ def recover_runs() -> dict[str, int]:
         finished=now,
     )
     queued = Run.objects.filter(status=Run.Status.QUEUED)
+    # Runs that wait for their trace's check are sent when it ends; a check whose message was lost is sent again.
     counts["dispatched"] = _send(queued.filter(dispatched=False, experiment__input_check__isnull=True))
+    inputchecks.resend_waiting(settings.MLSCHED_REDISPATCH_AFTER)
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = queued.filter(dispatched=True)
     # A run sent before dispatch times were recorded counts from its creation.
