@@ -5,15 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('webapp', '0008_stored_files_and_reproduction_starts'),
+        ("webapp", "0008_stored_files_and_reproduction_starts"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='experiment',
-            name='input_check',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='waiting_experiments', to='webapp.tracecheck'),
+            model_name="experiment",
+            name="input_check",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="waiting_experiments",
+                to="webapp.tracecheck",
+            ),
         ),
     ]
