@@ -10,7 +10,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -99,11 +99,11 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @api_view(("GET",))
-def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponse:
+def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponse | StreamingHttpResponse:
     exp = services.get_experiment(pk, request.user)
     r = services.get_run(exp, run, done=True)
     if what == "result":
-        return HttpResponse(services.result_bytes(r), content_type="application/json")
+        return StreamingHttpResponse(services.result_chunks(r), content_type="application/json")
     doc = services.load_result(r)
     body = services.jobs_csv(doc) if what == "jobs" else services.placements_csv(doc)
     return HttpResponse(body, content_type="text/csv; charset=utf-8")

@@ -13,7 +13,7 @@ import json
 import logging
 import math
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -456,6 +456,18 @@ def load_gantt_index(run: Run) -> dict[str, Any]:
 def result_bytes(run: Run) -> bytes:
     with run.result.open("rb") as f:
         return gzip.decompress(f.read())
+
+
+RESULT_CHUNK = 1 << 20  # bytes of the decompressed document per piece sent
+
+
+def result_chunks(run: Run) -> Iterator[bytes]:
+    """The run's result document, decompressed a piece at a time as it is read from the storage: a
+    large result is sent without being held whole (DESIGN section 8)."""
+    stored = run.result.storage.open(run.result.name, "rb")
+    with stored, gzip.GzipFile(fileobj=stored) as document:
+        while piece := document.read(RESULT_CHUNK):
+            yield piece
 
 
 # ---------------------------------------------------------------------------------------------

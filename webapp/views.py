@@ -8,6 +8,7 @@ templates; ``base`` is the URL prefix the templates build links from, ``shared``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +18,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import BadRequest
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -190,8 +192,13 @@ def _exp_for(request: HttpRequest, pk: int | None, token: str | None) -> Experim
     return services.get_experiment(pk, request.user)
 
 
-def _download(body: bytes | str, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type=content_type)
+def _download(body: bytes | str | Iterator[bytes], content_type: str, filename: str) -> HttpResponseBase:
+    """An attachment; ``body`` may be an iterator of pieces (a result document, streamed)."""
+    response: HttpResponseBase
+    if isinstance(body, bytes | str):
+        response = HttpResponse(body, content_type=content_type)
+    else:
+        response = StreamingHttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Robots-Tag"] = "noindex"
     return response
@@ -201,12 +208,12 @@ def _download(body: bytes | str, content_type: str, filename: str) -> HttpRespon
 @require_GET
 def run_export(
     request: HttpRequest, run: int, what: str, pk: int | None = None, token: str | None = None
-) -> HttpResponse:
+) -> HttpResponseBase:
     exp = _exp_for(request, pk, token)
     r = services.get_run(exp, run, done=True)
     stem = f"experiment-{exp.pk}-run-{r.pk}-{services._safe(r.algorithm)}"
     if what == "result":
-        return _download(services.result_bytes(r), "application/json", f"{stem}.json")
+        return _download(services.result_chunks(r), "application/json", f"{stem}.json")
     doc = services.load_result(r)
     if what == "jobs":
         return _download(services.jobs_csv(doc), "text/csv; charset=utf-8", f"{stem}-jobs.csv")
@@ -223,7 +230,7 @@ def experiment_export(request: HttpRequest, pk: int | None = None, token: str | 
 
 
 @require_GET
-def run_result(request: HttpRequest, pk: int) -> HttpResponse:
+def run_result(request: HttpRequest, pk: int) -> HttpResponseBase:
     """``/runs/<id>/result.json`` (the first dashboard's URL), for runs the user may see."""
     experiment_id = Run.objects.filter(pk=pk).values_list("experiment_id", flat=True).first()
     if experiment_id is None:
