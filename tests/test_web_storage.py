@@ -144,3 +144,11 @@ def test_a_result_document_is_sent_a_piece_at_a_time_from_its_chunks(monkeypatch
     pieces = list(services.result_chunks(run))
     assert len(pieces) > 10 and max(map(len, pieces)) == 4096
     assert json.loads(b"".join(pieces)) == doc and b"".join(pieces) == services.result_bytes(run)
+
+
+def test_a_name_taken_between_the_check_and_the_write_gets_a_free_variant():
+    storage = DatabaseStorage()
+    assert storage._save("results/2/run-5.json.gz", ContentFile(b"first")) == "results/2/run-5.json.gz"
+    other = storage._save("results/2/run-5.json.gz", ContentFile(b"second"))  # as a concurrent writer would
+    assert other.startswith("results/2/run-5") and other != "results/2/run-5.json.gz"
+    assert storage.open("results/2/run-5.json.gz").read() == b"first" and storage.open(other).read() == b"second"
