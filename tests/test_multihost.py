@@ -33,6 +33,8 @@ pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.slow]
 CODE = ("manage.py", "webapp", "workers", "scheduling", "templates", "static")
 
 SETUP = """
+from django.core.management import call_command
+call_command("migrate", interactive=False, verbosity=0)
 from django.contrib.auth.models import User
 from webapp.models import ApiToken
 user = User.objects.create_user("host", password="host-password-1")
@@ -164,9 +166,6 @@ def files_under(folder):
 def test_a_sweep_on_two_worker_hosts_that_share_no_folder_is_served_whole_by_the_web_host(tmp_path, postgres_db):
     hosts = Hosts(tmp_path, postgres_db)
     web, worker_a, worker_b = (host_copy(tmp_path, n) for n in ("web", "worker-a", "worker-b"))
-    hosts.run(web, "manage.py", "migrate", "--noinput")
-    key = hosts.run(web, "manage.py", "shell", "-c", SETUP).strip().splitlines()[-1]
-    api = {"Authorization": f"Token {key}"}
     try:
         hosts.start(web, "web", "-m", "gunicorn", "--workers", "2", "--bind", f"127.0.0.1:{hosts.port}",
                     "webapp.wsgi:application")  # fmt: skip
@@ -174,6 +173,9 @@ def test_a_sweep_on_two_worker_hosts_that_share_no_folder_is_served_whole_by_the
             hosts.start(folder, name, "-m", "celery", "-A", "workers", "worker", "--pool=solo",
                         "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
                         f"--hostname={name}@%h")  # fmt: skip
+        # The schema and an API key while they start (/healthz answers 200 once the schema is there).
+        key = hosts.run(web, "manage.py", "shell", "-c", SETUP).strip().splitlines()[-1]
+        api = {"Authorization": f"Token {key}"}
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         wait_for(lambda: get(opener, f"{hosts.base}/healthz")[0] == 200, "the web server")
         wait_for(lambda: all("ready" in hosts.log(n) for n in ("worker-a", "worker-b")), "both workers")
