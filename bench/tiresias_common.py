@@ -4,7 +4,8 @@ A window of ../shared/traces/philly/philly.csv goes through our own importer (`p
 import --format generic-gpu --slot-seconds 1 --start S --limit N`); the imported trace (arrival
 slot, GPUs, duration slots) is then written out again in the authors' trace format, so that both
 simulators see the same integers. The cluster is N nodes x G GPUs in both (theirs: one switch,
-``--scheme=count``, i.e. GPU counting, which our one-GPU rigid workers reproduce).
+``--scheme=count`` by default, i.e. GPU counting, which our one-GPU rigid workers reproduce;
+``--scheme=yarn`` is our ``placement=consolidated``).
 
 The authors' simulator (github.com/SymbioticLab/Tiresias, simulator/) is run from a checkout
 outside this repository with Python 2.7, as its README asks; nothing of it is copied here.
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PHILLY = ROOT.parent / "shared" / "traces" / "philly" / "philly.csv"
+# The Philly trace (env PHILLY_CSV overrides, e.g. from a git worktree elsewhere).
+PHILLY = Path(os.environ.get("PHILLY_CSV", str(ROOT.parent / "shared" / "traces" / "philly" / "philly.csv")))
 OUR_PYTHON = str(ROOT / ".venv" / "bin" / "python")
 
 
@@ -98,9 +100,16 @@ def python2() -> list[str]:
     return ["python2.7"]
 
 
-def authors_cmd(checkout: Path, inputs: Inputs, schedule: str, log: Path) -> tuple[list[str], Path]:
+def authors_cmd(
+    checkout: Path, inputs: Inputs, schedule: str, log: Path, scheme: str = "count", fixed: bool = False
+) -> tuple[list[str], Path]:
+    """Their command line. ``scheme`` is their placement (``count``: GPU counting; ``yarn``: one
+    server for a job of up to one server's GPUs, else whole idle servers and one for the rest);
+    ``fixed``: through bench/tiresias_run_fixed.py (node memory reset with the cluster, so that
+    their preemptive loops under ``yarn`` do not stall)."""
     sim = checkout / "simulator"
-    cmd = [*python2(), str(sim / "run_sim.py"), f"--cluster_spec={inputs.authors_cluster}", "--scheme=count",
+    run = [str(ROOT / "bench" / "tiresias_run_fixed.py")] if fixed else []
+    cmd = [*python2(), *run, str(sim / "run_sim.py"), f"--cluster_spec={inputs.authors_cluster}", f"--scheme={scheme}",
            f"--trace_file={inputs.authors_trace}", f"--schedule={schedule}", f"--log_path={log}"]  # fmt: skip
     return cmd, sim
 
@@ -113,9 +122,11 @@ def our_cmd(inputs: Inputs, algorithm: str, params: tuple[str, ...], out: Path) 
     return cmd
 
 
-def run_authors(checkout: Path, inputs: Inputs, schedule: str, log: Path) -> dict[str, dict[str, int]]:
+def run_authors(
+    checkout: Path, inputs: Inputs, schedule: str, log: Path, scheme: str = "count", fixed: bool = False
+) -> dict[str, dict[str, int]]:
     """Run their simulator; per our job id: start, completion, preemptions."""
-    cmd, sim = authors_cmd(checkout, inputs, schedule, log)
+    cmd, sim = authors_cmd(checkout, inputs, schedule, log, scheme, fixed)
     subprocess.run(cmd, check=True, cwd=sim, stdout=subprocess.DEVNULL)
     out: dict[str, dict[str, int]] = {}
     with (log / "job.csv").open(newline="") as f:

@@ -11,6 +11,10 @@ on ``--nodes`` x 8 GPUs (4 x 8 for 300 jobs and 8 x 8 for 600, as in bench/tires
 window holding a job larger than the cluster is skipped and reported as such (9 of the trace's
 82,247 jobs ask for more than 32 GPUs); every other window is reported.
 
+With ``--scheme yarn`` their runs use ``--scheme=yarn`` (through bench/tiresias_run_fixed.py, see
+there) and ours ``placement=consolidated``; ``dlas-gpu`` is left out then (it counts GPUs whatever
+the scheme).
+
 Per window and pair (their ``fifo`` / our `fifo`, ``shortest`` / `srtf`, ``dlas-gpu`` / `tiresias`):
 ``--rounds`` interleaved rounds of both whole processes (tiresias_speed.timed), the paired ratio (the
 median over rounds of our wall / their wall within a round) and the largest completion difference.
@@ -45,12 +49,17 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=7, help="days between window starts")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--pairs", default=",".join(ours for _, ours in PAIRS), help="ours of the pairs to run")
+    ap.add_argument("--scheme", choices=("count", "yarn"), default="count", help="their placement scheme")
     args = ap.parse_args()
     pairs = [(theirs, ours) for theirs, ours in PAIRS if ours in args.pairs.split(",")]
+    yarn = args.scheme == "yarn"
+    if yarn:
+        pairs = [(theirs, ours) for theirs, ours in pairs if theirs != "dlas-gpu"]
+    params = ("placement=consolidated",) if yarn else ()
     common.prepare(args.checkout)
     print(
         f"{args.windows} windows of {args.jobs} jobs on {args.nodes} x 8 GPUs, from {args.first} every "
-        f"{args.every} days; {args.rounds} interleaved rounds per window and pair"
+        f"{args.every} days; {args.rounds} interleaved rounds per window and pair; their scheme {args.scheme}"
     )
     print(
         "\n| window start | load | theirs / ours | their wall (s) | our wall (s) | paired ratio | "
@@ -72,15 +81,15 @@ def main() -> int:
             for theirs_name, ours_name in pairs:
                 log = Path(tmp) / window.name / theirs_name
                 out = Path(tmp) / window.name / f"{ours_name}.json"
-                t_cmd, t_cwd = common.authors_cmd(args.checkout, inputs, theirs_name, log)
-                o_cmd = common.our_cmd(inputs, ours_name, (), out)
+                t_cmd, t_cwd = common.authors_cmd(args.checkout, inputs, theirs_name, log, args.scheme, yarn)
+                o_cmd = common.our_cmd(inputs, ours_name, params, out)
                 theirs_wall, ours_wall = [], []
                 for r in range(args.rounds):
                     order = ((t_cmd, t_cwd, theirs_wall), (o_cmd, common.ROOT, ours_wall))
                     for cmd, cwd, walls in order if r % 2 == 0 else reversed(order):
                         walls.append(timed(cmd, cwd)[0])
-                theirs_done = common.run_authors(args.checkout, inputs, theirs_name, log)
-                ours_done = common.run_ours(inputs, ours_name, (), out)
+                theirs_done = common.run_authors(args.checkout, inputs, theirs_name, log, args.scheme, yarn)
+                ours_done = common.run_ours(inputs, ours_name, params, out)
                 diff = max(abs(ours_done[j]["completion"] - v["completion"]) for j, v in theirs_done.items())
                 paired = statistics.median(o / t for o, t in zip(ours_wall, theirs_wall, strict=True))
                 ratios[ours_name].append(paired)

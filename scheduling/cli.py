@@ -45,6 +45,8 @@ SUMMARY_METRICS = (
     "makespan",
     "preemptions",
 )
+CENSORED_SUMMARY = ("avg_jct_censored", "total_jct_censored", "total_weighted_completion_censored")
+"""summary.csv's censored columns: an unfinished job counted at the end of its run (docs/formats.md)."""
 
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE: the exit code of a tool whose output reader went away
@@ -209,6 +211,13 @@ def _declare_compare(p: argparse.ArgumentParser) -> None:
         metavar="K|START:END,...",
         help="repeat over K windows of --trace cut evenly by job count, or the given arrival-slot ranges",
     )
+    p.add_argument(
+        "--adapt",
+        default=None,
+        metavar="MODEL",
+        help="run every algorithm on the trace adapted to this paper's model (as `adapt`; DIR/adapted/)",
+    )
+    p.add_argument("--history-fraction", type=float, default=None, help="with --adapt: as `adapt --history-fraction`")
     p.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
     p.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     _restart_arg(p)
@@ -224,6 +233,12 @@ def _declare_reproduce(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
     p.add_argument("--out", type=Path, default=None)
     p.set_defaults(handler=cmd_reproduce)
+
+
+def _declare_adapt(p: argparse.ArgumentParser) -> None:
+    from scheduling import adapt
+
+    adapt.declare(p)
 
 
 def _declare_check(p: argparse.ArgumentParser) -> None:
@@ -254,6 +269,12 @@ _COMMANDS: dict[str, tuple[str, str | None, Callable[[argparse.ArgumentParser], 
         _declare_reproduce,
     ),
     "check": ("validate a result file against its cluster and trace", None, _declare_check),
+    "adapt": (
+        "turn a rigid GPU cluster and trace into one paper's model (zhou-ps, zhou-allreduce, oasis, edge-cloud, asrpt)",
+        "Writes DIR/cluster.json, DIR/trace.json, DIR/history.json (with --history-fraction) and DIR/adapt.json "
+        "(every assumption, refused and changed job); docs/formats.md, Adapting.",
+        _declare_adapt,
+    ),
 }
 
 
@@ -335,6 +356,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
         return 0
     for name, spec in specs.items():
         print(f"{name:14} {spec.summary}")
+        if name in registry.PLUGIN_OF:
+            print(f"{'':14}   (plugin {registry.PLUGIN_OF[name]})")
         for p in spec.params:
             rng = (
                 ""
@@ -447,11 +470,13 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
             ("--trace", args.trace),
             ("--windows", args.windows),
             ("--history", args.history),
+            ("--adapt", args.adapt),
         )
         for flag, given in given_flags:
             if given is not None:
                 raise InputError(
-                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history", field=flag
+                    "--preset generates the instance: leave out --cluster, --trace, --windows, --history, --adapt",
+                    field=flag,
                 )
         return None
     from scheduling import api
@@ -464,6 +489,12 @@ def _compare_instance(args: argparse.Namespace) -> Instance | None:
         raise InputError(f"missing: give --cluster and --trace, or --preset (missing {', '.join(missing)})")
     if not _repeating(args) and args.reference is not None:
         raise InputError("a reference needs a repetition: add --seeds, --windows or --preset", field="--reference")
+    if args.adapt is not None:
+        from scheduling import adapt
+
+        return adapt.compare_instance(args)
+    if args.history_fraction is not None:
+        raise InputError("only with --adapt", field="--history-fraction")
     return api.load_instance(args.cluster, args.trace, args.history, convert_slots=args.convert_slots)
 
 
@@ -508,14 +539,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
             continue
         with _writing(args.out):
             results.write(doc, args.out / f"{name}.json")
-        rows.append({"algorithm": name, **{k: doc["metrics"][k] for k in SUMMARY_METRICS}})
+        columns = (*SUMMARY_METRICS, "jobs", *CENSORED_SUMMARY)
+        rows.append({"algorithm": name, **{k: doc["metrics"].get(k) for k in columns}})
         _print_metrics(name, doc["metrics"])
         _print_notes(name, doc)
     with _writing(args.out), (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS])
+        writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS, "jobs", *CENSORED_SUMMARY])
         writer.writeheader()
         writer.writerows(rows)
+    if note := counts_note(rows):
+        print(note)
     return 0
+
+
+def counts_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What ``compare`` says when its runs completed different numbers of jobs: their metrics over
+    completed jobs only are not comparable (DESIGN section 9), the censored ones are."""
+    from scheduling import stats
+
+    if len({r["completed"] for r in rows}) < 2:
+        return ""
+    counts = ", ".join(f"{r['algorithm']} completed {r['completed']} of {r['jobs']}" for r in rows)
+    names = ", ".join(sorted(stats.COMPLETED_ONLY))
+    return (
+        f"not comparable: {counts}; {names} count completed jobs only. "
+        "The *_censored metrics count an unfinished job as completing at the end of its run (docs/formats.md)."
+    )
 
 
 @contextmanager
@@ -554,7 +603,11 @@ def _compare_repeated(
         cases = repeat.preset_cases(args.preset, args.jobs, seeds, size, history)
     else:
         assert instance is not None
-        if args.windows is not None:
+        if args.windows is not None and args.adapt is not None:
+            from scheduling import adapt
+
+            cases = adapt.window_cases(args, instance, seeds)  # each window adapted on its own
+        elif args.windows is not None:
             cases = repeat.window_cases(instance, repeat.parse_windows(args.windows), seeds)
         else:
             cases = repeat.instance_cases(instance, seeds)

@@ -19,14 +19,16 @@ commits it and the validator checks every result (docs/formats.md, DESIGN sectio
 ## Common ground
 
 - **Elastic vs rigid jobs.** A job with `gpus` and `duration` (an imported production trace) is
-  *rigid*: it needs exactly `gpus` one-GPU workers and then runs for `duration` slots. Every other
+  *rigid*: it needs exactly `gpus` one-GPU workers and then runs for `duration` slots (longer when
+  spread over servers on a cluster declaring `network.spread_slowdown`). Every other
   job is *elastic*: its work is E_j x D_j x K_j mini-batches and its speed depends on how many
   workers and PSs of which type it gets.
 - **Ideal-case configuration** (Zhou et al. Sec. 7, used by the baselines): the fastest worker
   type (smallest v_jm) and the fastest PS type (smallest U_j^p) that an empty cluster can hold.
 - **Placement** (baselines): all-or-nothing; every worker and PS on one server when possible
   (no gradient traffic, eq. (1) with q_j = 1), else first-fit over servers in cluster order,
-  honouring server pools.
+  honouring server pools. `fifo`, `srtf` and `tiresias` take `placement` (`pool`, this default;
+  `consolidated`, the Tiresias simulator's `yarn`; `packed`, best-fit; docs/formats.md, Placement).
 - **Preemption** is counted when a running job is left with no resources before it completes
   (a suspension); resizing a job is not a preemption.
 """
@@ -36,7 +38,7 @@ def render() -> str:
     parts = [INTRO, "## Work rates (`scheduling/speed.py`)\n", inspect.cleandoc(speed.rate.__doc__ or "") + "\n"]
     parts.append("## Registered algorithms\n")
     parts.append("| name | kind | summary |\n|---|---|---|")
-    specs = registry.all_specs()
+    specs = registry.all_specs(plugins=False)  # the repository's own entries, whatever is installed
     parts += [f"| `{s.name}` | {s.kind} | {s.summary} |" for s in specs.values()]
     for s in specs.values():
         parts.append(f"\n### `{s.name}`\n")

@@ -251,6 +251,8 @@ def cluster_from_dict(doc: Any) -> Cluster:
     network = doc.get("network", {})
     if not isinstance(network, Mapping):
         raise InputError("expected an object", field="network")
+    if "spread_slowdown" in network:  # speed.SPREAD_SLOWDOWN: a fraction of speed per extra server
+        number(network["spread_slowdown"], "network.spread_slowdown", minimum=0, maximum=100)
     return Cluster(
         slot_seconds=slot,
         resources=resources,

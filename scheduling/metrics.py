@@ -23,6 +23,7 @@ def compute(
     jobs: Sequence[JobRecord],
     usages: Iterable[Usage],
     capacity: Mapping[str, float],
+    horizon: int | None = None,
 ) -> dict[str, object]:
     """All run metrics (DESIGN section 4, "metrics"). Times are in slots.
 
@@ -35,6 +36,9 @@ def compute(
     * ``total_utility``: sum of the sigmoid utilities earned by completed jobs (OASiS);
     * ``utilization``: per resource, the share of finite capacity in use, averaged over the slots
       from the first arrival to the last placement end.
+
+    With ``horizon`` (the slot the run ended at) also the censored variants of the metrics over
+    completed jobs (``censored``).
     """
     done = [j for j in jobs if j.completion is not None]
     jcts = [j.completion - j.arrival for j in done if j.completion is not None]
@@ -44,7 +48,7 @@ def compute(
     makespan = None
     if done:
         makespan = max(j.completion for j in done if j.completion is not None) - first_arrival
-    return {
+    out: dict[str, object] = {
         "jobs": len(jobs),
         "admitted": sum(1 for j in jobs if j.admitted),
         "completed": len(done),
@@ -60,6 +64,41 @@ def compute(
         "total_utility": float(sum(j.utility for j in done)),
         "preemptions": sum(j.preemptions for j in jobs),
         "utilization": utilization(usages, capacity, first_arrival),
+    }
+    if horizon is not None:
+        out.update(censored(jobs, horizon))
+    return out
+
+
+CENSORED = ("avg_jct", "total_jct", "total_weighted_completion", "total_weighted_jct", "avg_wait", "makespan")
+"""The metrics over completed jobs that a dropped job would make look better (lower is better and
+the job's term is simply missing); each has a ``<name>_censored`` variant over every job."""
+
+
+def censored(jobs: Sequence[JobRecord], horizon: int) -> dict[str, float | None]:
+    """The CENSORED metrics over every job, an unfinished job counted as if it completed at the end
+    of the run: completion c_j = max(horizon, a_j) (a job arriving after a given horizon counts 0
+    slots), and a job that never started as starting then. Equal to the plain metric when every job
+    completed. The value is a lower bound on the plain metric had the run gone on until every job
+    was done, so a run that leaves jobs unfinished can still be compared with one that does not
+    (DESIGN section 9; docs/formats.md):
+
+    * ``avg_jct_censored``/``total_jct_censored``: over every job, c_j - a_j;
+    * ``total_weighted_completion_censored``: sum w_j c_j; ``total_weighted_jct_censored``: sum w_j (c_j - a_j);
+    * ``avg_wait_censored``: over every job, s_j - a_j with s_j = max(horizon, a_j) for a job never started;
+    * ``makespan_censored``: max c_j - first arrival (None without jobs).
+    """
+    ends = [(j, j.completion if j.completion is not None else max(horizon, j.arrival)) for j in jobs]
+    jcts = [c - j.arrival for j, c in ends]
+    waits = [(j.start if j.start is not None else max(horizon, j.arrival)) - j.arrival for j in jobs]
+    first_arrival = min((j.arrival for j in jobs), default=0)
+    return {
+        "avg_jct_censored": sum(jcts) / len(jcts) if jcts else None,
+        "total_jct_censored": float(sum(jcts)),
+        "total_weighted_completion_censored": float(sum(j.weight * c for j, c in ends)),
+        "total_weighted_jct_censored": float(sum(j.weight * (c - j.arrival) for j, c in ends)),
+        "avg_wait_censored": sum(waits) / len(waits) if waits else None,
+        "makespan_censored": max(c for _, c in ends) - first_arrival if ends else None,
     }
 
 

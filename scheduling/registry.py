@@ -7,6 +7,11 @@ The registry is lazy: an entry may name its factory as ``"module:function"``, im
 algorithm is first built, so that listing the algorithms (CLI, forms, docs) or running one of them
 imports no other algorithm's module (nor SciPy, scikit-learn, ...). The paper packages declare their
 entries in light modules (``oasis/spec.py``, ``edge/spec.py``, ``asrpt/spec.py``, ``zhou/__init__.py``).
+
+Algorithms of other packages (plugins: the entry-point group ``mlsched.algorithms`` and the modules
+named in ``MLSCHED_PLUGINS``, scheduling/plugins.py, docs/plugins.md) are loaded after the built-in
+ones, only when a name is not built-in or when every entry is listed: running a built-in algorithm
+never scans the installed packages.
 """
 
 from __future__ import annotations
@@ -175,16 +180,43 @@ class AlgorithmSpec:
             "params": [p.describe() for p in self.params],
             "needs": [f.name for f in self.needs],
             "online": self.online,
+            "plugin": PLUGIN_OF.get(self.name),
         }
 
 
 REGISTRY: dict[str, AlgorithmSpec] = {}
+# Algorithm name -> the plugin that registered it (scheduling/plugins.py); built-in entries are absent.
+PLUGIN_OF: dict[str, str] = {}
+# The plugin being loaded (scheduling/plugins.py sets it): what register() is given meanwhile is its.
+LOADING: list[str] = []
+
+NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+PLUGIN_HINT = (
+    "algorithms of other packages are loaded from the modules named in MLSCHED_PLUGINS "
+    "(comma-separated) and from the entry-point group mlsched.algorithms (docs/plugins.md)"
+)
 
 
 def register(spec: AlgorithmSpec) -> AlgorithmSpec:
-    if spec.name in REGISTRY:
-        raise ValueError(f"algorithm {spec.name!r} registered twice")
-    REGISTRY[spec.name] = spec
+    """Add ``spec``; a name may be registered once. Registering the very same entry again does
+    nothing (a plugin module that registers its entries and an entry point naming them too)."""
+    if not isinstance(spec, AlgorithmSpec):
+        raise TypeError(f"register() takes an AlgorithmSpec, not {type(spec).__name__}")
+    name = spec.name
+    if not isinstance(name, str) or not name or name[0] in "._-" or not NAME_CHARACTERS.issuperset(name):
+        # the CLI splits --algorithms at commas and the "Also run" lines at spaces
+        raise ValueError(
+            f"algorithm name {name!r}: letters, digits, '.', '_' and '-' only, starting with a letter or digit"
+        )
+    taken = REGISTRY.get(name)
+    if taken is spec:
+        return spec
+    if taken is not None:
+        owner = PLUGIN_OF.get(name)
+        raise ValueError(f"algorithm {name!r} is already registered ({f'by plugin {owner}' if owner else 'built-in'})")
+    REGISTRY[name] = spec
+    if LOADING:
+        PLUGIN_OF[name] = LOADING[-1]
     return spec
 
 
@@ -192,7 +224,14 @@ def get(name: str) -> AlgorithmSpec:
     if name not in REGISTRY:
         _load(until=name)
     if name not in REGISTRY:
-        raise InputError(f"unknown algorithm {name!r} (known: {', '.join(sorted(REGISTRY))})", field="algorithm")
+        from scheduling import plugins  # only for a name that is not built-in
+
+        plugins.load()
+    if name not in REGISTRY:
+        failed = plugins.problems()
+        note = f"; {len(failed)} plugin(s) failed to load, see the warnings" if failed else ""
+        known = ", ".join(sorted(REGISTRY))
+        raise InputError(f"unknown algorithm {name!r} (known: {known}; {PLUGIN_HINT}{note})", field="algorithm")
     return REGISTRY[name]
 
 
@@ -205,16 +244,22 @@ def learns_from_history(name: str) -> bool:
         return False
 
 
-def all_specs() -> dict[str, AlgorithmSpec]:
+def all_specs(plugins: bool = True) -> dict[str, AlgorithmSpec]:
     """Every entry, in the order of the modules that declare them (scheduling.algorithms.MODULES),
     each module's in the order it registers them: the same whichever module was imported first
-    (a test or a factory may import a paper module before the registry loads the others)."""
+    (a test or a factory may import a paper module before the registry loads the others). The
+    plugins' entries come last, in the order they were loaded; ``plugins=False`` leaves them out
+    (and loads none): what the repository itself declares (docs/algorithms.md, the golden cases)."""
     _load()
+    if plugins:
+        from scheduling import plugins as loader
+
+        loader.load()
     from scheduling.algorithms import MODULES
 
     rank = {module: i for i, module in enumerate(MODULES)}
     ordered = sorted(enumerate(REGISTRY.values()), key=lambda e: (rank.get(_home(e[1]), len(MODULES)), e[0]))
-    return {spec.name: spec for _, spec in ordered}
+    return {spec.name: spec for _, spec in ordered if plugins or spec.name not in PLUGIN_OF}
 
 
 def _home(spec: AlgorithmSpec) -> str:

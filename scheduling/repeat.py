@@ -47,6 +47,9 @@ METRICS = (
     "total_utility",
     "makespan",
     "preemptions",
+    "avg_jct_censored",  # an unfinished job counted at the end of its run (scheduling.metrics.censored)
+    "total_jct_censored",
+    "total_weighted_completion_censored",
 )
 MAX_CASES = 1000
 
@@ -218,10 +221,23 @@ def table(rows: Iterable[Row], metric: str) -> dict[str, dict[str, float | None]
     return out
 
 
+def completions(rows: Iterable[Row]) -> dict[str, dict[str, stats.Completion]]:
+    """algorithm label -> {case key: (completed jobs, jobs)}: what ``stats.compare`` needs to
+    compare metrics over completed jobs only at equal completed counts."""
+    out: dict[str, dict[str, stats.Completion]] = {}
+    for r in rows:
+        done, jobs = r.metrics.get("completed"), r.metrics.get("jobs")
+        if isinstance(done, int) and isinstance(jobs, int):
+            out.setdefault(r.label, {})[r.case.key] = (done, jobs)
+    return out
+
+
 def reports(
     rows: Sequence[Row], reference: str, metrics: Sequence[str] = METRICS, **kw: Any
 ) -> list[stats.MetricReport]:
-    return [stats.compare(table(rows, m), reference=reference, metric=m, **kw) for m in metrics]
+    """One report per metric, metrics over completed jobs compared only at equal completed counts."""
+    counts = completions(rows)
+    return [stats.compare(table(rows, m), reference=reference, metric=m, completions=counts, **kw) for m in metrics]
 
 
 def jct_cdfs(rows: Sequence[Row], **kw: Any) -> dict[str, stats.CdfBand]:
@@ -272,6 +288,7 @@ SUMMARY_COLUMNS = (
     "wins",
     "ties",
     "losses",
+    "not_comparable",
     "verdict",
     "best",
     "note",
@@ -313,6 +330,7 @@ def summary_rows(report: stats.MetricReport) -> list[dict[str, Any]]:
                 wins=p.wins,
                 ties=p.ties,
                 losses=p.losses,
+                not_comparable=p.not_comparable,
                 verdict=p.verdict,
                 note="; ".join(x for x in (s.note, p.note) if x),
             )
@@ -356,7 +374,12 @@ def format_report(report: stats.MetricReport) -> str:
     n_cases = max((s.n + s.excluded for s in report.summaries.values()), default=0)
     lines = [
         f"{report.metric} ({report.better} is better; {n_cases} repetitions; "
-        f"paired differences and ratios vs {report.reference}, 95% bootstrap CIs)"
+        f"paired differences and ratios vs {report.reference}, 95% bootstrap CIs"
+        + (
+            "; over completed jobs: pairs compared at equal completed counts)"
+            if stats.completed_only(report.metric)
+            else ")"
+        )
     ]
     head = (
         "algorithm",
@@ -382,6 +405,9 @@ def format_report(report: stats.MetricReport) -> str:
     widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
     for r in [head, *body]:
         lines.append("  " + "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    for alg, p in report.paired.items():
+        if p.not_comparable and p.n:  # (with no pair left the verdict says it)
+            lines.append(f"  {alg}: {p.note}")
     lines.append(f"  best: {report.best or 'none'} ({report.best_note})")
     return "\n".join(lines)
 

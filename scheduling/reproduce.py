@@ -63,6 +63,7 @@ class Figure:
     paper_values: Mapping[str, str] = field(default_factory=dict)  # label -> the paper's number
     default_seeds: int = 10
     minutes: float = 1.0  # wall time at the default seeds measured on 2 cores at load average ~9 (a shared machine)
+    horizon: int | None = None  # the slot every run ends at; None: when every job is done or rejected
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class PointResult:
     label: str
     rows: list[repeat.Row]
     report: stats.MetricReport
+    censored: stats.MetricReport | None = None  # the metric's _censored variant, for a metric over completed jobs
 
 
 @dataclass(frozen=True)
@@ -342,9 +344,15 @@ def assemble(
     for label, _ in fig.points:
         point_rows = list(rows.get(label, []))
         table = repeat.table(point_rows, fig.metric)
-        report = stats.compare(table, reference=fig.reference, metric=fig.metric) if table else None
-        if report is not None:
-            points.append(PointResult(label, point_rows, report))
+        if not table:
+            continue
+        counts = repeat.completions(point_rows)
+        report = stats.compare(table, reference=fig.reference, metric=fig.metric, completions=counts)
+        censored = None
+        if stats.completed_only(fig.metric):  # compared whatever the completed counts
+            name = f"{fig.metric}_censored"
+            censored = stats.compare(repeat.table(point_rows, name), reference=fig.reference, metric=name)
+        points.append(PointResult(label, point_rows, report, censored))
     copied = {p: {s: dict(d) for s, d in by_seed.items()} for p, by_seed in (inputs or {}).items()}
     return FigureRun(fig, list(seeds), points, seconds, copied)
 
@@ -366,7 +374,7 @@ def run_figure(
             if progress is not None:
                 progress(point, row, doc)
 
-        rows[label] = repeat.run(cases, fig.algorithms, progress=report)
+        rows[label] = repeat.run(cases, fig.algorithms, fig.horizon, progress=report)
     return assemble(fig, seeds, rows, time.perf_counter() - t0, inputs)
 
 
@@ -411,32 +419,50 @@ def markdown(run: FigureRun) -> str:
         "",
     ]
     for point in run.points:
-        r = point.report
         lines += [
             f"**{fig.x_label} = {point.label}**. Claim holds across seeds: {claim_holds(point, fig)}.",
             "",
-            f"| algorithm | median [95% CI] | mean [95% CI] | diff vs {fig.reference} [95% CI] "
-            f"| ratio to {fig.reference} [95% CI] | W/T/L | verdict | paper |",
-            "|---|---|---|---|---|---|---|---|",
+            *_table(point.report, fig),
         ]
-        for alg, s in r.summaries.items():
-            p = r.paired.get(alg)
-            name = f"**{alg}**" if r.best == alg else alg
-            cells = [name, f"{_shown(s.median, fig.scale)} {_ci(s.median_ci, fig.scale)}"]
-            cells.append(f"{_shown(s.mean, fig.scale)} {_ci(s.mean_ci, fig.scale)}")
-            if p is None:
-                cells += ["(reference)", "", "", ""]
-            else:
-                cells += [f"{_shown(p.median_diff, fig.scale)} {_ci(p.median_ci, fig.scale)}"]
-                cells += [f"{_shown(p.median_ratio, 1.0)} {_ci(p.median_ratio_ci, 1.0)}"]
-                cells += [f"{p.wins}/{p.ties}/{p.losses}", p.verdict]
-            cells.append(fig.paper_values.get(alg, ""))
-            lines.append("| " + " | ".join(cells) + " |")
+        apart = {alg: p for alg, p in point.report.paired.items() if p.not_comparable}
+        lines += [f"- {alg}: {p.note}." for alg, p in apart.items() if p.n]  # (else the verdict says it)
+        if apart and point.censored is not None:
+            lines += [
+                "",
+                f"Completed counts differ, so {fig.metric} (over completed jobs) is compared only where they are "
+                f"equal; {point.censored.metric} counts every job, an unfinished one as completing at the end of "
+                "its run (a lower bound on what it would have cost):",
+                "",
+                *_table(point.censored, fig),
+            ]
         lines.append("")
     lines.append(
         f"Code {provenance.code()['version']} at commit {provenance.code()['commit']}; {run.seconds:.0f} s wall."
     )
     return "\n".join(lines) + "\n"
+
+
+def _table(r: stats.MetricReport, fig: Figure) -> list[str]:
+    """One point's Markdown table of ``r``: per algorithm median, mean, paired difference, ratio, W/T/L, verdict."""
+    lines = [
+        f"| algorithm | median [95% CI] | mean [95% CI] | diff vs {fig.reference} [95% CI] "
+        f"| ratio to {fig.reference} [95% CI] | W/T/L | verdict | paper |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for alg, s in r.summaries.items():
+        p = r.paired.get(alg)
+        name = f"**{alg}**" if r.best == alg else alg
+        cells = [name, f"{_shown(s.median, fig.scale)} {_ci(s.median_ci, fig.scale)}"]
+        cells.append(f"{_shown(s.mean, fig.scale)} {_ci(s.mean_ci, fig.scale)}")
+        if p is None:
+            cells += ["(reference)", "", "", ""]
+        else:
+            cells += [f"{_shown(p.median_diff, fig.scale)} {_ci(p.median_ci, fig.scale)}"]
+            cells += [f"{_shown(p.median_ratio, 1.0)} {_ci(p.median_ratio_ci, 1.0)}"]
+            cells += [f"{p.wins}/{p.ties}/{p.losses}", p.verdict]
+        cells.append(fig.paper_values.get(alg, "") if r.metric == fig.metric else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def write(run: FigureRun, out: Path) -> list[Path]:
@@ -466,9 +492,10 @@ def write(run: FigureRun, out: Path) -> list[Path]:
         dw.writeheader()
         for point in run.points:
             holds = "yes" if point.report.best == fig.claimed_best else "no"
-            for srow in repeat.summary_rows(point.report):
-                cells = {k: "" if srow.get(k) is None else srow.get(k) for k in repeat.SUMMARY_COLUMNS}
-                dw.writerow({"point": point.label, **cells, "claim_holds": holds})
+            for report in (point.report, point.censored):  # the censored rows carry no claim
+                for srow in repeat.summary_rows(report) if report is not None else ():
+                    cells = {k: "" if srow.get(k) is None else srow.get(k) for k in repeat.SUMMARY_COLUMNS}
+                    dw.writerow({"point": point.label, **cells, "claim_holds": holds if report is point.report else ""})
     written[2].write_text(markdown(run), encoding="utf-8")
     record = {
         "figure": fig.name,
@@ -492,7 +519,7 @@ def write(run: FigureRun, out: Path) -> list[Path]:
 def _plot(run: FigureRun, path: Path) -> bool:
     """Medians with 95% CI error bars per algorithm and point (Plotly); False if plotly is missing."""
     try:
-        import plotly.graph_objects as go  # type: ignore[import-untyped]
+        import plotly.graph_objects as go
     except ImportError:  # pragma: no cover - plotly is a pinned runtime dependency
         return False
     fig = run.figure

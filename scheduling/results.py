@@ -88,7 +88,7 @@ def compute_metrics(
     """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator).
     ``records``: the records ``doc["jobs"]`` was written from, when the caller has them (build)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
-    out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity)
+    out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity, doc["horizon"])
     out.update(metrics.restart_metrics(restart_usages(doc)))
     return out
 

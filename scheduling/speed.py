@@ -75,6 +75,10 @@ def needs_ps(cluster: Cluster, job: Job) -> bool:
 PS_RESERVATION = "ps_bandwidth_reservation"
 """Cluster ``network`` key: when non-zero, Zhou et al.'s (2i) binds every PS job on typed PSs."""
 
+SPREAD_SLOWDOWN = "spread_slowdown"
+"""Cluster ``network`` key s >= 0 (default 0, off): a rigid job whose workers are on k servers runs
+at 1 / (1 + s (k - 1)) of its recorded speed (docs/formats.md, "Cluster spec")."""
+
 
 def on_typed_ps(cluster: Cluster, job: Job) -> bool:
     """A PS job whose PSs are the cluster's PS types (not a per-job PS demand)."""
@@ -125,7 +129,8 @@ def worker_bandwidth(cluster: Cluster, job: Job, type_id: str) -> float:
 def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float:
     """Work units per slot that ``job`` makes on ``allocations`` (all of them the job's own).
 
-    * rigid jobs: 1 per slot once they hold their requested GPUs, else 0;
+    * rigid jobs: 1 per slot once they hold their requested GPUs, else 0; on a cluster that declares
+      ``network.spread_slowdown`` s, 1 / (1 + s (k - 1)) with the workers on k servers;
     * PS jobs: Zhou et al. eq. (1), W * rho_jm^p with rho = 1/(v_jm + U_j^p) when every worker and
       PS is on one server (q_j = 1), else 1/(v_jm + U_j^p + 2 pi_j / b_m);
     * all-reduce jobs: Zhou et al. eq. (14), W * 1/(v_jm + U_j (W-1)/W + 2 pi_j (W-1)/(W b_m)),
@@ -154,7 +159,12 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
             demand = demand_of(cluster, job, "worker", a.type) or _ONE_GPU
             gpus += a.count * float(demand.get("gpu", 0.0))
         assert job.gpus is not None
-        return 1.0 if gpus + 1e-9 >= job.gpus else 0.0
+        if gpus + 1e-9 < job.gpus:
+            return 0.0
+        spread = cluster.network.get(SPREAD_SLOWDOWN, 0.0)
+        if spread and len(workers) > 1:
+            return 1.0 / (1.0 + spread * (len({a.server for a in workers}) - 1))
+        return 1.0
     pss = [a for a in allocations if a.role == "ps" and a.count > 0]
     if needs_ps(cluster, job) and not pss:
         return 0.0

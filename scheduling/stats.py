@@ -35,6 +35,15 @@ API
     has a CI excluding 0 in its favour; otherwise ``best`` is ``None`` and ``best_note`` names the
     algorithm it could not be told apart from.
 
+    With ``completions`` (algorithm -> {key: (completed jobs, jobs)}) and a metric over completed
+    jobs only (``completed_only``: ``avg_jct``, ``total_jct``, ``total_weighted_completion``, ...),
+    a pair whose two runs completed different numbers of jobs is not comparable (DESIGN section 9):
+    it is left out of the differences, ratios and W/T/L, counted in ``Paired.not_comparable`` and
+    named in ``Paired.note`` ("3 of 10 pairs not comparable (...)"); when every pair is such a pair
+    the verdict is ``"not comparable: A completed x of n, B y of n"`` (summed over the pairs, with
+    "over k pairs" when there are several). The ``<metric>_censored`` variants are compared on
+    every pair.
+
 ``jct_cdf(jcts_by_seed, *, band="seeds", grid_points=200, ...) -> CdfBand``
     Pooled JCT CDF of one algorithm over seeds. ``jcts_by_seed`` holds, per seed, one entry per job:
     its JCT, or ``None`` for a job that did not complete. The pooled CDF at ``x`` is the share of
@@ -60,8 +69,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
@@ -74,6 +83,7 @@ else:
     sps = LazyModule("scipy.stats")  # imported at the first statistic: `python -m scheduling --help` needs none
 
 K = TypeVar("K", bound=Hashable)  # a repetition key: a seed, a window, ...
+Completion = tuple[int, int]  # one run's (completed jobs, jobs)
 Better = Literal["lower", "higher"]
 Statistic = Literal["mean", "median"]
 
@@ -86,20 +96,23 @@ MIN_PAIRS = 6
 """Fewest pairs for a verdict. Below it a bootstrap interval is little more than the range of the
 differences: with 5 pairs of one sign it excludes 0, while a sign test of 5 out of 5 has p = 0.06."""
 
-LOWER_IS_BETTER = frozenset(
-    {
-        "avg_jct",
-        "total_jct",
-        "total_weighted_completion",
-        "total_weighted_jct",
-        "makespan",
-        "preemptions",
-        "avg_wait",
-    }
+COMPLETED_ONLY = frozenset(
+    {"avg_jct", "total_jct", "total_weighted_completion", "total_weighted_jct", "makespan", "avg_wait"}
 )
+"""Lower-is-better metrics over completed jobs only: a run that leaves a job unfinished drops the
+job's term and looks better. Two runs are compared on them only when they completed as many jobs
+(DESIGN section 9); each has a ``<name>_censored`` variant over every job (scheduling.metrics) that
+is compared whatever the counts."""
+
+LOWER_IS_BETTER = COMPLETED_ONLY | {f"{name}_censored" for name in COMPLETED_ONLY} | {"preemptions"}
 HIGHER_IS_BETTER = frozenset(
     {"total_utility", "admitted", "completed", "completed_weight", "admission_rate", "utilization"}
 )
+
+
+def completed_only(metric: str) -> bool:
+    """Whether ``metric`` sums or averages over completed jobs only (``COMPLETED_ONLY``)."""
+    return metric.split(".", 1)[0] in COMPLETED_ONLY
 
 
 def direction(metric: str) -> Better:
@@ -158,6 +171,7 @@ class Paired:
     note: str
     median_ratio: float | None = None  # median of per-pair algorithm / reference; None unless all b > 0
     median_ratio_ci: Interval | None = None  # its bootstrap CI (papers state gains as "x% lower")
+    not_comparable: int = 0  # pairs left out: unequal completed counts on a COMPLETED_ONLY metric
 
 
 @dataclass(frozen=True)
@@ -334,12 +348,6 @@ def paired(
     )
 
 
-def _aligned(a: Mapping[K, float | None], b: Mapping[K, float | None]) -> tuple[list[float | None], list[float | None]]:
-    """Values of ``a`` and ``b`` on the keys both have, in a's key order."""
-    keys = [k for k in a if k in b]
-    return [a[k] for k in keys], [b[k] for k in keys]
-
-
 def compare(
     table: Mapping[str, Mapping[K, float | None]],
     *,
@@ -353,6 +361,7 @@ def compare(
     confidence: float = CONFIDENCE,
     seed: int = SEED,
     n_resamples: int = N_RESAMPLES,
+    completions: Mapping[str, Mapping[K, Completion]] | None = None,
 ) -> MetricReport:
     """Summaries, paired differences against ``reference`` and a best verdict (module docstring)."""
     if reference not in table:
@@ -368,9 +377,50 @@ def compare(
         "min_pairs": min_pairs,
     }
     summaries = {alg: summarize(list(vals.values()), **kw) for alg, vals in table.items()}
-    pairs = {alg: paired(*_aligned(vals, table[reference]), **pkw) for alg, vals in table.items() if alg != reference}
-    best, best_note = _best(table, summaries, side, pkw, pairs, reference)
+    counts = completions if completions is not None and completed_only(metric) else None
+
+    def pair(alg: str, other: str) -> Paired:
+        return _counted_pair(table, alg, other, pkw, counts)
+
+    pairs = {alg: pair(alg, reference) for alg in table if alg != reference}
+    best, best_note = _best(table, summaries, side, pkw, pairs, reference, pair)
     return MetricReport(metric, side, reference, summaries, pairs, best, best_note)
+
+
+def _counted_pair(
+    table: Mapping[str, Mapping[K, float | None]],
+    alg: str,
+    other: str,
+    pkw: Mapping[str, Any],
+    counts: Mapping[str, Mapping[K, Completion]] | None,
+) -> Paired:
+    """``alg`` paired with ``other`` on the keys both have; with ``counts``, the pairs whose
+    completed counts differ are left out, counted in ``not_comparable`` and named in the note, and
+    when every pair is such a pair the verdict is "not comparable: A completed x of n, B y of n"
+    (summed over those pairs)."""
+    a, b = table[alg], table[other]
+    keys = [k for k in a if k in b]
+    ca = counts.get(alg, {}) if counts is not None else {}
+    cb = counts.get(other, {}) if counts is not None else {}
+    apart = [k for k in keys if k in ca and k in cb and ca[k][0] != cb[k][0]]
+    left_out = set(apart)
+    kept = [k for k in keys if k not in left_out]
+    p = paired([a[k] for k in kept], [b[k] for k in kept], **pkw)
+    if not apart:
+        return p
+    done_a, jobs_a = (sum(ca[k][i] for k in apart) for i in (0, 1))
+    done_b, jobs_b = (sum(cb[k][i] for k in apart) for i in (0, 1))
+    text = f"{alg} completed {done_a} of {jobs_a}, {other} {done_b} of {jobs_b}"
+    if len(apart) > 1:
+        text += f" over {len(apart)} pairs"
+    if not kept:
+        return replace(p, verdict=f"not comparable: {text}", note="completed counts differ", not_comparable=len(apart))
+    named = ", ".join(map(str, apart[:5])) + (", ..." if len(apart) > 5 else "")
+    note = (
+        f"{len(apart)} of {len(keys)} pairs not comparable ({named}: {text}): "
+        "left out of the differences, ratios and W/T/L"
+    )
+    return replace(p, note="; ".join(x for x in (note, p.note) if x), not_comparable=len(apart))
 
 
 def _best(
@@ -380,9 +430,11 @@ def _best(
     pkw: Mapping[str, Any],
     pairs: Mapping[str, Paired],
     reference: str,
+    pair: Callable[[str, str], Paired],
 ) -> tuple[str | None, str]:
     """The algorithm with the best median, if its paired CI against every other one excludes 0
-    (``pairs``: each algorithm against ``reference``, already computed, reused for the top one)."""
+    (``pairs``: each algorithm against ``reference``, already computed, reused for the top one;
+    ``pair``: any other pair, as ``compare`` pairs them)."""
     ranked = [alg for alg, s in summaries.items() if s.median is not None]
     if len(ranked) < 2:
         return None, "fewer than 2 algorithms with values"
@@ -391,7 +443,7 @@ def _best(
     for other in table:
         if other == top:
             continue
-        p = pairs[top] if other == reference else paired(*_aligned(table[top], table[other]), **pkw)
+        p = pairs[top] if other == reference else pair(top, other)
         if p.verdict != "better":
             return None, f"{top} has the best median but is not separated from {other} ({p.verdict})"
     return top, f"{top}: the {pkw['verdict_on']} paired difference against every other algorithm has a CI excluding 0"

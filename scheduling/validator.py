@@ -34,7 +34,13 @@ WORK_TOLERANCE = 1e-6
 PS_RULES = ("oasis", "dorm", "offline-opt")
 """Algorithms whose results must also meet OASiS's (6) and (7) in every slot (seeds/001)."""
 
-LATER_METRICS = ("completed_weight", "avg_wait", "restarts", "restart_gpu_slots")
+LATER_METRICS = (
+    "completed_weight",
+    "avg_wait",
+    "restarts",
+    "restart_gpu_slots",
+    *(f"{name}_censored" for name in metrics.CENSORED),
+)
 """Metrics added to mlsched.result/1 after its first documents: checked when a result reports them."""
 
 RESERVATION_RULES = ("zhou", "zhou-maxweight", "jain-greedy")
@@ -139,6 +145,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline)
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
+    _check_horizon(doc, problems)
     recomputed = compute_metrics(cluster, doc)
     if "timeliness" in doc["metrics"]:  # optional OASiS metrics, recomputed from the trace's utilities
         recomputed.update(metrics.utility_metrics(job_records(doc), {j.job_id: j.utility for j in instance.jobs}))
@@ -147,6 +154,19 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue  # a result written before the metric existed
         if not metrics.close(value, doc["metrics"].get(key)):
             problems.append(f"metric {key}: reported {doc['metrics'].get(key)!r}, recomputed {value!r}")
+
+
+def _check_horizon(doc: Mapping[str, Any], problems: list[str]) -> None:
+    """The horizon is the slot the run ended at: no placement, work or completion after it (the
+    censored metrics count an unfinished job as completing then)."""
+    horizon = doc["horizon"]
+    if isinstance(horizon, bool) or not isinstance(horizon, int):
+        raise TypeError(f"horizon {horizon!r} is not a whole slot")
+    ends = [p["end"] for p in doc["placements"]] + [g["end"] for g in doc["progress"]]
+    ends += [j["completion"] for j in doc["jobs"] if j["completion"] is not None]
+    last = max(ends, default=horizon)
+    if last > horizon:
+        problems.append(f"horizon {horizon}: the run has a placement, work or completion until slot {last}")
 
 
 def _where(p: Mapping[str, Any]) -> str:

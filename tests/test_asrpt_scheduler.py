@@ -22,8 +22,11 @@ ALGORITHMS = ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subt
 @pytest.fixture(scope="module")
 def preset_instance(tmp_path_factory: pytest.TempPathFactory) -> Instance:
     out = tmp_path_factory.mktemp("asrpt")
-    cluster_path, trace_path = presets.generate("asrpt", jobs=60, seed=2, size=0.02, out=out)
-    return api.load_instance(cluster_path, trace_path)
+    # with the preset's own history: asrpt's fitted predictors refuse an instance without one
+    cluster_path, trace_path, history_path = presets.generate(
+        "asrpt", jobs=60, seed=2, size=0.02, out=out, history=True
+    )
+    return api.load_instance(cluster_path, trace_path, history_path)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -44,6 +47,25 @@ def test_the_same_seed_gives_the_same_result(preset_instance: Instance, algorith
     a = api.run(preset_instance, algorithm, seed=7)
     b = api.run(preset_instance, algorithm, seed=7)
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def test_asrpt_refuses_a_fitted_predictor_without_a_history(preset_instance: Instance) -> None:
+    alone = Instance(preset_instance.cluster, preset_instance.jobs)
+    spec = registry.get("asrpt")
+    with pytest.raises(UnsupportedInstance, match="needs a history of past jobs"):
+        spec.build(alone, spec.parse_params({}), 0)
+    for params in ({"predictor": "perfect"}, {"no_history": "zero"}):
+        assert api.run(alone, "asrpt", params, seed=0)["metrics"]["completed"] == len(alone.jobs)
+
+
+def test_asrpt_without_a_history_and_no_history_zero_predicts_zero_and_keeps_arrival_order(
+    preset_instance: Instance,
+) -> None:
+    alone = Instance(preset_instance.cluster, preset_instance.jobs)
+    doc = api.run(alone, "asrpt", {"no_history": "zero"}, seed=0)
+    assert doc["prediction"]["history_jobs"] == 0
+    starts = [j["start"] for j in sorted(doc["jobs"], key=lambda j: (j["arrival"], j["job_id"]))]
+    assert starts == sorted(starts)
 
 
 def test_asrpt_rejects_parameter_server_jobs() -> None:

@@ -289,7 +289,10 @@ def test_history_is_a_separate_trace_the_predictors_fit_on(tmp_path, capsys):
     base = ["simulate", "--cluster", str(now / "cluster.json"), "--trace", str(trace), "--algorithm", "asrpt"]
     base += ["--param", "predictor=mean"]
     capsys.readouterr()
-    assert main([*base, "--out", str(tmp_path / "alone.json")]) == 0
+    assert main([*base, "--out", str(tmp_path / "alone.json")]) == 2  # refused: nothing to fit on
+    assert "asrpt needs a history of past jobs to fit its mean predictor" in capsys.readouterr().err
+    assert not (tmp_path / "alone.json").exists()
+    assert main([*base, "--param", "no_history=zero", "--out", str(tmp_path / "alone.json")]) == 0
     note = "asrpt: note: the mean predictor had no history to fit and predicted 0 iterations for every job"
     assert note in capsys.readouterr().err  # said on stderr: the run alone orders no job by its prediction
     assert main([*base, "--history", str(next(past.glob("trace.*"))), "--out", str(tmp_path / "past.json")]) == 0

@@ -14,10 +14,11 @@ import pytest
 from scheduling import registry
 from tests.scenarios import RIGID_TRACE, TINY_CLUSTER
 
-HEAVY = ("scipy", "sklearn", "pandas", "highspy", "tqdm", "jsonschema")
+HEAVY = ("scipy", "sklearn", "pandas", "tqdm", "jsonschema")
 # What only other commands use (generate, import, compare --seeds/--windows/--preset, reproduce):
 # `simulate` starts without them (scheduling/cli.py declares a command's arguments only when it runs).
 OTHER_COMMANDS_MODULES = (
+    "scheduling.adapt",
     "scheduling.importers",
     "scheduling.presets",
     "scheduling.repeat",
@@ -86,6 +87,8 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     # fifo's entry is in baselines, the first module the registry probes; the other algorithms'
     # modules (their entries included) stay unloaded.
     assert not modules & set(OTHER_BASELINE_MODULES)
+    # a built-in name is found without looking for plugins (importlib.metadata scans every package)
+    assert not modules & {"scheduling.plugins", "importlib.metadata"}
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])
@@ -237,7 +240,7 @@ def test_the_listing_order_does_not_depend_on_the_algorithm_asked_for_first():
         assert json.loads(out.stdout) == full, module
 
 
-@pytest.mark.parametrize("name", sorted(registry.all_specs()))
+@pytest.mark.parametrize("name", sorted(registry.all_specs(plugins=False)))
 def test_every_entry_belongs_to_a_declared_algorithm_module(name):
     # The listing orders entries by the module of their factory (registry.all_specs).
     from scheduling.algorithms import MODULES
@@ -263,3 +266,12 @@ def test_a_reader_gone_from_standard_output_ends_the_command_without_a_traceback
         os.close(write_end)
     assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
+
+
+def test_the_listing_imports_importlib_metadata_only_when_a_package_declares_a_plugin():
+    # importlib.metadata takes 25-100 ms to import and scan: scheduling/plugins.py first looks at the
+    # entry_points.txt files on sys.path, and no installed package declares mlsched.algorithms here
+    # (tests/test_plugins_web.py installs one and sees it).
+    modules = loaded_by("algorithms")
+    assert "scheduling.plugins" in modules  # the plugins were looked for
+    assert "importlib.metadata" not in modules

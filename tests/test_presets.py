@@ -51,8 +51,11 @@ def test_generate_writes_a_cluster_and_a_trace_that_load(name: str, tmp_path: Pa
 @pytest.mark.parametrize("algorithm", sorted(registry.all_specs()))
 @pytest.mark.parametrize("name", ALL_PRESETS)
 def test_every_algorithm_runs_every_preset_and_passes_the_validator(name: str, algorithm: str, tmp_path: Path) -> None:
-    cluster_path, trace_path = presets.generate(name, jobs=8, seed=5, size=0.2, out=tmp_path)
-    instance = api.load_instance(cluster_path, trace_path)
+    # with the preset's own history, as the dashboard's preset experiments give it (asrpt refuses none)
+    cluster_path, trace_path, history_path = presets.generate(
+        name, jobs=8, seed=5, size=0.2, out=tmp_path, history=True
+    )
+    instance = api.load_instance(cluster_path, trace_path, history_path)
     try:
         doc = api.run(instance, algorithm, seed=1)
     except UnsupportedInstance as exc:  # the algorithm declares it cannot run this model, and why

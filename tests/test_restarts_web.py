@@ -36,3 +36,25 @@ def test_a_negative_restart_cost_is_refused_on_its_field(auth_client, tiny_clust
     assert response.status_code == 200
     assert "restart_seconds" in response.context["form"].errors
     assert not Experiment.objects.exists()
+
+
+def test_a_restart_cost_applies_to_library_inputs_whose_trace_was_checked_before(
+    auth_client, tiny_cluster, django_capture_on_commit_callbacks
+):
+    from scheduling.loaders import parse_cluster, parse_trace
+    from webapp import tracechecks
+    from webapp.models import Dataset
+    from workers.checks import summarize
+
+    auth_client.post(NEW, upload_data(tiny_cluster, RIGID, algorithms=["fifo"]))
+    cluster, trace = Dataset.objects.get(kind="cluster"), Dataset.objects.get(kind="trace")
+    # checked when added to the library: the form then takes the stored check's reasons, not the trace
+    spec = parse_cluster(cluster.text, cluster.name)
+    tracechecks.record(trace, cluster, summarize(parse_trace(trace.text, spec, trace.name, "csv"), spec))
+    data = {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk, "seed": "0"}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = auth_client.post(NEW, {**data, "algorithms": ["fifo"], "restart_seconds": "120"})
+    assert response.status_code == 302
+    exp = Experiment.objects.order_by("-id").first()
+    assert json.loads(exp.cluster_text)["restart_seconds"] == 120
+    assert exp.runs.get().status == "done"

@@ -211,7 +211,8 @@ def test_the_one_placement_short_path_says_what_the_full_checks_say(monkeypatch,
     from tests.scenarios import preset_instance
 
     inst = rigid_instance() if preset == "rigid" else preset_instance(preset, 14, 3, 0.2 if preset == "oasis" else 1.0)
-    doc = api.run(inst, algorithm, seed=1, restart_seconds=restart_seconds)
+    params = {"no_history": "zero"} if algorithm == "asrpt" else {}  # the instance has no history
+    doc = api.run(inst, algorithm, params, seed=1, restart_seconds=restart_seconds)
     rng = random.Random(f"{preset}/{algorithm}")
     docs = [doc, *(one_change(doc, rng) for _ in range(40))]
     taken = 0

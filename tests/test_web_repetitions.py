@@ -435,3 +435,25 @@ def test_a_preset_repeated_over_seeds_keeps_the_forms_offered_load_and_restart_c
         assert {k: v for k, v in json.loads(cluster_text).items() if k != "restart_seconds"} == json.loads(
             files.cluster
         )
+
+
+def test_repeating_over_windows_of_library_inputs_whose_trace_was_checked_before(
+    client, tiny_cluster, django_capture_on_commit_callbacks
+):
+    from scheduling.loaders import parse_cluster, parse_trace
+    from webapp import tracechecks
+    from webapp.models import Dataset
+    from workers.checks import summarize
+
+    client.post(NEW, upload_data(tiny_cluster, WINDOW_TRACE))
+    cluster, trace = Dataset.objects.get(kind="cluster"), Dataset.objects.get(kind="trace")
+    # checked when added to the library: the form then takes the stored check's reasons, not the trace
+    spec = parse_cluster(cluster.text, cluster.name)
+    tracechecks.record(trace, cluster, summarize(parse_trace(trace.text, spec, trace.name, "csv"), spec))
+    data = {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk, "seed": "0"}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(NEW, {**data, "algorithms": ["fifo"], "repeat": "windows", "repeat_windows": "3"})
+    assert response.status_code == 302
+    exp = Experiment.objects.order_by("-id").first()
+    assert exp.repetition["windows"] == [[0, 6], [6, 11], [11, 13]]
+    assert [r.status for r in exp.runs.all()] == ["done"] * 3

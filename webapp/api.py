@@ -11,15 +11,16 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
-from scheduling import registry
+from scheduling import plugins, registry
 from webapp import datasets, repetition_stats, services
 from webapp.forms import ExperimentForm
 from webapp.quotas import QuotaExceeded
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]  # result.json is streamed
 
 
 def error(status: int, message: str, **extra: Any) -> JsonResponse:
@@ -31,7 +32,7 @@ def api_view(methods: tuple[str, ...]) -> Callable[[View], View]:
         @login_not_required
         @csrf_exempt
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if request.method not in methods:
                 return error(405, f"method {request.method} not allowed; use {', '.join(methods)}")
             user = services.user_for_token(request.headers.get("Authorization", ""))
@@ -99,7 +100,7 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @api_view(("GET",))
-def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponse | StreamingHttpResponse:
+def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponseBase:
     exp = services.get_experiment(pk, request.user)
     r = services.get_run(exp, run, done=True)
     if what == "result":
@@ -130,11 +131,18 @@ def repetitions_csv(request: HttpRequest, pk: int) -> HttpResponse:
 
 @api_view(("GET",))
 def algorithms(request: HttpRequest) -> HttpResponse:
+    specs = registry.all_specs()
     return JsonResponse(
         {
             "algorithms": [
-                {"name": name, "summary": spec.summary, "params": [p.describe() for p in spec.params]}
-                for name, spec in registry.all_specs().items()
-            ]
+                {
+                    "name": name,
+                    "summary": spec.summary,
+                    "params": [p.describe() for p in spec.params],
+                    "plugin": registry.PLUGIN_OF.get(name),
+                }
+                for name, spec in specs.items()
+            ],
+            "plugin_problems": list(plugins.problems()),
         }
     )

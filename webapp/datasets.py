@@ -78,7 +78,8 @@ def imported_name(name: str, fmt: str, suffix: str) -> str:
 def unique_name(owner: Any, name: str, exclude: int | None = None) -> str:
     """``name``, or ``stem-2.ext``, ``stem-3.ext``, ... : the first not in the owner's library (the
     extension stays last: it selects a trace's format)."""
-    taken = set(Dataset.objects.filter(owner=owner).exclude(pk=exclude).values_list("name", flat=True))
+    mine = Dataset.objects.filter(owner=owner)
+    taken = set((mine if exclude is None else mine.exclude(pk=exclude)).values_list("name", flat=True))
     if name not in taken:
         return name
     stem, suffix = Path(name).stem, Path(name).suffix
@@ -287,7 +288,7 @@ class DatasetForm(forms.Form):
         if len(only := list(clusters[:2])) == 1:
             self.fields["cluster"].initial = only[0].pk  # the one cluster spec there is: chosen already
         self.text = ""
-        self.name = ""
+        self.file_name = ""  # of the file read (the form's "name" field is the name to give it)
         self.summary: dict[str, Any] | None = None  # of a trace validated in the request
         self.draft_used = ""  # token of the previewed file this form adds
         self.raw_import: tuple[bytes, str, dict[str, Any]] | None = None  # (raw, file name, options): imported later
@@ -295,8 +296,9 @@ class DatasetForm(forms.Form):
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        upload: UploadedFile | None = data.get("file")
+        super().clean()
+        data = self.cleaned_data
+        upload: UploadedFile[Any] | None = data.get("file")
         draft = load_draft(self.user, data.get("draft") or "") if upload is None else None
         if upload is None and draft is None:
             if "file" not in self.errors:
@@ -304,39 +306,42 @@ class DatasetForm(forms.Form):
             return data
         try:
             if upload is not None:
-                self.name = os.path.basename(upload.name or "") or "upload"
+                self.file_name = os.path.basename(upload.name or "") or "upload"
                 if upload.size is not None and upload.size > loaders.MAX_UPLOAD_BYTES:
                     limit = loaders.MAX_UPLOAD_BYTES // MIB
                     self.add_error(
-                        "file", f"{self.name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit"
+                        "file",
+                        f"{self.file_name}: file is {upload.size / MIB:.1f} MiB, larger than the {limit} MiB limit",
                     )
                     return data
                 raw = upload.read()
                 if self.import_later(data, raw):
                     return data
                 if data.get("kind") in IMPORTS:
-                    kind, self.name, self.text = import_raw(data["kind"], raw, self.name, self.import_options(data))
+                    kind, self.file_name, self.text = import_raw(
+                        data["kind"], raw, self.file_name, self.import_options(data)
+                    )
                     data["kind"] = kind
                 else:
-                    self.text = loaders.decode(raw, self.name)
+                    self.text = loaders.decode(raw, self.file_name)
             else:
                 assert draft is not None
-                data["kind"], self.name, self.text = draft  # imported when it was previewed
+                data["kind"], self.file_name, self.text = draft  # imported when it was previewed
                 self.draft_used = data.get("draft") or ""
             if data.get("kind") == Dataset.Kind.CLUSTER:
-                loaders.parse_cluster(self.text, self.name)
+                loaders.parse_cluster(self.text, self.file_name)
             else:
                 cluster_ds: Dataset | None = data.get("cluster")
                 if cluster_ds is None:
                     self.add_error("cluster", "Choose the cluster spec to validate the trace against.")
                     return data
-                if message := too_many_rows(self.text, self.name):
+                if message := too_many_rows(self.text, self.file_name):
                     self.add_error("file", message)
                     return data
                 cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
                 if self.text.count("\n") <= INLINE_ROWS:
-                    fmt = trace_format(self.name)
-                    jobs = loaders.parse_trace(self.text, cluster, self.name, fmt, parse_deadline(self.name))
+                    fmt = trace_format(self.file_name)
+                    jobs = loaders.parse_trace(self.text, cluster, self.file_name, fmt, parse_deadline(self.file_name))
                     self.summary = summarize(jobs, cluster)
         except InputError as exc:
             self.add_error(OPTION_FIELDS.get(exc.field or "", "file"), str(exc))
@@ -357,8 +362,8 @@ class DatasetForm(forms.Form):
             return True
         options = self.import_options(data)  # a malformed mapping is refused now, with its field
         fmt, _, suffix = IMPORTS["import-gpu"]
-        self.raw_import = (raw, self.name, options)
-        self.name = imported_name(self.name, fmt, suffix)
+        self.raw_import = (raw, self.file_name, options)
+        self.file_name = imported_name(self.file_name, fmt, suffix)
         data["kind"] = Dataset.Kind.TRACE
         return True
 
@@ -366,8 +371,9 @@ class DatasetForm(forms.Form):
         """What would be added (nothing is stored in the library yet): the converted file is kept as
         a draft that the form's next "Add" saves without a new upload."""
         token = save_draft(self.user, self.cleaned_data["kind"], self.chosen_name(), self.text)
-        self.data = self.data.copy()
-        self.data["draft"] = token
+        # a copy that can be changed: request.POST (a QueryDict) is read-only; the stubs type data as a Mapping
+        self.data = self.data.copy()  # type: ignore[attr-defined]
+        self.data["draft"] = token  # type: ignore[index]
         return {
             "name": unique_name(self.user, self.chosen_name()),
             "kind": Dataset.Kind(self.cleaned_data["kind"]).label,
@@ -392,8 +398,8 @@ class DatasetForm(forms.Form):
         """The name given (keeping the file's extension, which selects a trace's format), else the file's."""
         given = (self.cleaned_data.get("name") or "").strip()
         if not given:
-            return self.name
-        suffix = Path(self.name).suffix
+            return self.file_name
+        suffix = Path(self.file_name).suffix
         return given if given.lower().endswith(suffix.lower()) else given + suffix
 
     def save(self) -> Dataset:

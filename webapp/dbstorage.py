@@ -126,10 +126,9 @@ class DatabaseStorage(Storage):
     def _open(self, name: str, mode: str = "rb") -> File:  # type: ignore[type-arg]
         if any(c in mode for c in "wax+"):
             raise ValueError(f"the database storage opens files for reading only, not {mode!r}: save a new file")
-        handle = StoredFileHandle(self, name)
         if "b" not in mode:  # text mode
-            return File(io.TextIOWrapper(handle.file, encoding="utf-8"), name)
-        return handle
+            return File(io.TextIOWrapper(self.reader(name), encoding="utf-8"), name)
+        return StoredFileHandle(self, name)
 
     def _save(self, name: str, content: File) -> str:  # type: ignore[type-arg]
         for _ in range(SAVE_ATTEMPTS):

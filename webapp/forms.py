@@ -19,7 +19,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from scheduling import bounds, loaders, presets, registry
+from scheduling import bounds, loaders, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
 from webapp import inputchecks, quotas, repetitions, tracechecks
@@ -205,10 +205,11 @@ class ExperimentForm(forms.Form):
         labelled(self.fields["trace_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         labelled(self.fields["history_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         self.specs = registry.all_specs()
+        self.plugin_problems = plugins.problems()  # plugins not loaded, shown above the algorithms
         names = sorted({p.name for spec in self.specs.values() for p in spec.params if p.type in (int, float)})
-        self.fields["sweep_param"].choices = [("", "—"), *((n, n) for n in names)]
-        self.fields["algorithms"].choices = [(name, name) for name in self.specs]
-        self.fields["preset"].choices = [(name, name) for name in presets.PRESETS]
+        choices(self.fields["sweep_param"]).choices = [("", "—"), *((n, n) for n in names)]
+        choices(self.fields["algorithms"]).choices = [(name, name) for name in self.specs]
+        choices(self.fields["preset"]).choices = [(name, name) for name in presets.PRESETS]
         self.param_fields: dict[str, list[str]] = {}
         for name, spec in self.specs.items():
             self.param_fields[name] = []
@@ -229,7 +230,12 @@ class ExperimentForm(forms.Form):
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
         boxes = {box.data["value"]: box for box in self["algorithms"]}
         return [
-            {"checkbox": boxes[name], "spec": spec, "params": [self[key] for key in self.param_fields[name]]}
+            {
+                "checkbox": boxes[name],
+                "spec": spec,
+                "params": [self[key] for key in self.param_fields[name]],
+                "plugin": registry.PLUGIN_OF.get(name),
+            }
             for name, spec in self.specs.items()
         ]
 
@@ -255,7 +261,9 @@ class ExperimentForm(forms.Form):
     # -----------------------------------------------------------------------------------------
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
+        loaded: tuple[Inputs, Instance | Reasons | None] | None
         if data.get("source") == Experiment.Source.PRESET:
             loaded = self._preset_inputs(data)
         elif data.get("source") == Experiment.Source.LIBRARY:
@@ -284,8 +292,10 @@ class ExperimentForm(forms.Form):
             return {}
         return self._repetition(data, None)
 
-    def _repetition(self, data: dict[str, Any], instance: Instance | None) -> dict[str, Any]:
-        """The repetitions asked for (``repetitions.describe``); a form error on the field at fault."""
+    def _repetition(self, data: dict[str, Any], instance: Instance | Reasons | None) -> dict[str, Any]:
+        """The repetitions asked for (``repetitions.describe``); a form error on the field at fault.
+        ``instance`` may be a stored trace check's reasons: windows then load the inputs after all;
+        None: inputs not loaded, repetitions over seeds only (``_repetition_unchecked``)."""
         over = data.get("repeat") or repetitions.NONE
         seeds: list[int] = []
         cut: int | list[tuple[int, int]] | None = None
@@ -294,6 +304,10 @@ class ExperimentForm(forms.Form):
             if over == repetitions.SEEDS:
                 seeds = repetitions.parse_seeds(data.get("repeat_seeds") or "")
             elif over == repetitions.WINDOWS and instance is not None:
+                if not isinstance(instance, Instance):
+                    assert self.inputs is not None
+                    i = self.inputs
+                    instance = load_instance(i.cluster_text, i.cluster_name, i.trace_text, i.trace_name)
                 cut, spans = repetitions.parse_windows(data.get("repeat_windows") or "", instance)
         except ValueError as exc:
             self.add_error("repeat_seeds" if over == repetitions.SEEDS else "repeat_windows", str(exc))
@@ -480,7 +494,7 @@ class ExperimentForm(forms.Form):
 
     def _read_upload(self, field: str, default_name: str) -> tuple[str, str] | None:
         """(file name, text) of an uploaded file, or None with a form error on ``field``."""
-        upload: UploadedFile | None = self.cleaned_data.get(field)
+        upload: UploadedFile[Any] | None = self.cleaned_data.get(field)
         if upload is None:
             if field not in self.errors:
                 self.add_error(field, "Choose a file.")
@@ -580,7 +594,9 @@ def parse_run_line(line: str, specs: Mapping[str, registry.AlgorithmSpec]) -> tu
     name, *pairs = line.split()
     spec = specs.get(name)
     if spec is None:
-        raise InputError(f"unknown algorithm {name!r} (known: {', '.join(specs)})", field="algorithm")
+        raise InputError(
+            f"unknown algorithm {name!r} (known: {', '.join(specs)}; {registry.PLUGIN_HINT})", field="algorithm"
+        )
     raw: dict[str, str] = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
@@ -655,11 +671,23 @@ def default_name(inputs: Inputs, repetition: dict[str, Any] | None = None) -> st
     return f"{inputs.cluster_name} + {inputs.trace_name}"
 
 
-def _with_restart_seconds(inputs: Inputs, instance: Instance, seconds: float) -> tuple[Inputs, Instance]:
+def choices(field: forms.Field) -> forms.ChoiceField:
+    """A choice field of the form (``Form.fields`` holds them as plain fields)."""
+    assert isinstance(field, forms.ChoiceField)
+    return field
+
+
+def _with_restart_seconds(
+    inputs: Inputs, instance: Instance | Reasons | None, seconds: float
+) -> tuple[Inputs, Instance | Reasons | None]:
     """The inputs with the form's restart cost written into the frozen cluster spec (DESIGN
-    section 9), so that every run of the experiment, and any rerun, charges it."""
+    section 9), so that every run of the experiment, and any rerun, charges it. ``instance`` may be
+    a stored trace check's reasons (library inputs checked before), or None (inputs a worker checks
+    first): they do not depend on it."""
     spec = json.loads(inputs.cluster_text)
     spec["restart_seconds"] = seconds
-    cluster = dataclasses.replace(instance.cluster, restart_seconds=seconds)
     text = json.dumps(spec, indent=1)
+    if not isinstance(instance, Instance):
+        return dataclasses.replace(inputs, cluster_text=text), instance
+    cluster = dataclasses.replace(instance.cluster, restart_seconds=seconds)
     return dataclasses.replace(inputs, cluster_text=text), dataclasses.replace(instance, cluster=cluster)

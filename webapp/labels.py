@@ -31,7 +31,7 @@ def run_badges(exp: Experiment, runs: Sequence[Run]) -> list[tuple[str, str, str
         status = next(s for s in BADGE_STATUS if counts[s])
         title = ", ".join(f"{s} {n}" if len(members) > 1 else s for s, n in counts.items())
         errors = [r.error for r in members if r.error]
-        badges.append((status, label if len(members) == 1 else f"{label} ×{len(members)}", title, errors[:1]))
+        badges.append((str(status), label if len(members) == 1 else f"{label} ×{len(members)}", title, errors[:1]))
     return badges
 
 

@@ -27,6 +27,10 @@ def new_token() -> str:
 class Dataset(models.Model):
     """An uploaded (or imported) cluster spec or trace in a user's library."""
 
+    # Not stored: set on the rows of datasets.mine() for the library page.
+    state: str  # "" (usable), "importing" or "failed"
+    error: str  # the failed background check's message
+
     class Kind(models.TextChoices):
         CLUSTER = "cluster", "cluster spec"
         TRACE = "trace", "trace"

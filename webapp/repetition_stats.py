@@ -38,6 +38,11 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("total_utility", "total utility"),
     ("preemptions", "preemptions"),
     ("utilization.gpu", "GPU utilisation"),
+    # Every job counted, an unfinished one as completing at the end of its run (docs/formats.md):
+    # compared whatever the completed counts, where the metrics over completed jobs are not.
+    ("avg_jct_censored", "average JCT, unfinished at run end (slots)"),
+    ("total_jct_censored", "total JCT, unfinished at run end (slots)"),
+    ("total_weighted_completion_censored", "Σ w·C, unfinished at run end (slots)"),
 )
 
 
@@ -110,8 +115,9 @@ def page(exp: Experiment, runs: Sequence[Run], query: Mapping[str, str]) -> dict
     metrics = metrics_of(table)
     if not table or not metrics:
         return ctx
-    reference = query.get("reference") if query.get("reference") in table else next(iter(table))
-    metric = query.get("metric") if query.get("metric") in dict(metrics) else metrics[0][0]
+    asked_reference, asked_metric = query.get("reference", ""), query.get("metric", "")
+    reference = asked_reference if asked_reference in table else next(iter(table))
+    metric = asked_metric if asked_metric in dict(metrics) else metrics[0][0]
     reports = metric_reports(table, metrics, reference)
     ctx.update(
         rep_metrics=metrics,
@@ -141,20 +147,37 @@ def page(exp: Experiment, runs: Sequence[Run], query: Mapping[str, str]) -> dict
 def metric_reports(
     table: Mapping[str, Mapping[int, Run]], metrics: Sequence[tuple[str, str]], reference: str
 ) -> dict[str, stats.MetricReport]:
-    """``stats.compare`` of every metric against ``reference``, kept in the cache under a digest of
-    its inputs (the values and the reference): the bootstraps take a fraction of a second per metric."""
+    """``stats.compare`` of every metric against ``reference`` (metrics over completed jobs paired
+    only where the completed counts are equal), kept in the cache under a digest of its inputs (the
+    values, the counts and the reference): the bootstraps take a fraction of a second per metric."""
     values = {
         key: {v: {i: metric_value(r.metrics or {}, key) for i, r in reps.items()} for v, reps in table.items()}
         for key, _ in metrics
     }
-    digest = hashlib.sha256(json.dumps([reference, list(values.items())], default=str).encode()).hexdigest()
+    counts = completions(table)
+    inputs = [reference, list(values.items()), list(counts.items())]
+    digest = hashlib.sha256(json.dumps(inputs, default=str).encode()).hexdigest()
     cache_key = f"repstats:{digest}"
     cached: dict[str, stats.MetricReport] | None = cache.get(cache_key)
     if cached is not None:
         return cached
-    reports = {key: stats.compare(by_variant, reference=reference, metric=key) for key, by_variant in values.items()}
+    reports = {
+        key: stats.compare(by_variant, reference=reference, metric=key, completions=counts)
+        for key, by_variant in values.items()
+    }
     cache.set(cache_key, reports, timeout=3600)
     return reports
+
+
+def completions(table: Mapping[str, Mapping[int, Run]]) -> dict[str, dict[int, stats.Completion]]:
+    """variant -> {repetition: (completed jobs, jobs)} of the runs that report both."""
+    out: dict[str, dict[int, stats.Completion]] = {}
+    for variant, reps in table.items():
+        for i, r in reps.items():
+            done, jobs = (r.metrics or {}).get("completed"), (r.metrics or {}).get("jobs")
+            if isinstance(done, int) and isinstance(jobs, int):
+                out.setdefault(variant, {})[i] = (done, jobs)
+    return out
 
 
 def cdf_bands(table: Mapping[str, Mapping[int, Run]]) -> list[tuple[str, stats.CdfBand]]:
@@ -225,6 +248,8 @@ def _detail(table: Mapping[str, Mapping[int, Run]], report: stats.MetricReport) 
                 "ties": p.ties if p else "",
                 "losses": p.losses if p else "",
                 "verdict": p.verdict if p else "reference",
+                "not_comparable": p.not_comparable if p else 0,
+                "note": p.note if p and p.not_comparable and p.n else "",  # some pairs left out
             }
         )
     return rows

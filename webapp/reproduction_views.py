@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_POST
@@ -52,7 +53,7 @@ def reproduction_experiment(request: HttpRequest, name: str) -> HttpResponse:
 
 @xframe_options_sameorigin  # the page shows figure.html in a sandboxed frame
 @require_GET
-def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponse:
+def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponseBase:
     stored = reproductions.file_name(name, filename)
     if stored is None:
         raise Http404("no such file")

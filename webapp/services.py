@@ -354,6 +354,13 @@ def cancel(exp: Experiment, run: Run | None = None) -> int:
     return n
 
 
+def stored_name(run: Run) -> str:
+    """The storage name of a run's result file; ValueError for a run that has none (not done)."""
+    if not run.result.name:
+        raise ValueError(f"run {run.pk} has no stored result")
+    return run.result.name
+
+
 def delete_experiment(exp: Experiment) -> None:
     """Cancel what still runs, delete the rows and the stored result files (and Gantt indexes)."""
     from django.core.files.storage import default_storage
@@ -361,7 +368,7 @@ def delete_experiment(exp: Experiment) -> None:
     from webapp.runstore import index_name
 
     cancel(exp)
-    names = [r.result.name for r in exp.runs.all() if r.result]
+    names = [r.result.name for r in exp.runs.all() if r.result.name]
     exp.delete()
     for name in names:
         for path in (name, index_name(name), chart_index_name(name)):
@@ -430,7 +437,7 @@ def load_chart_doc(run: Run) -> dict[str, Any]:
 
     from webapp.runstore import encode_result
 
-    name = chart_index_name(run.result.name)
+    name = chart_index_name(stored_name(run))
     if default_storage.exists(name):
         with default_storage.open(name, "rb") as f:
             return chart_doc(decode_result(f.read()))
@@ -446,7 +453,7 @@ def load_gantt_index(run: Run) -> dict[str, Any]:
 
     from webapp.runstore import gantt_index, index_name
 
-    name = index_name(run.result.name)
+    name = index_name(stored_name(run))
     if default_storage.exists(name):
         with default_storage.open(name, "rb") as f:
             return decode_result(f.read())
@@ -464,6 +471,7 @@ RESULT_CHUNK = 1 << 20  # bytes of the decompressed document per piece sent
 def result_chunks(run: Run) -> Iterator[bytes]:
     """The run's result document, decompressed a piece at a time as it is read from the storage: a
     large result is sent without being held whole (DESIGN section 8)."""
+    assert run.result.name, "a done run has a stored result"
     stored = run.result.storage.open(run.result.name, "rb")
     with stored, gzip.GzipFile(fileobj=stored) as document:
         while piece := document.read(RESULT_CHUNK):

@@ -29,6 +29,7 @@ import json
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
@@ -291,7 +292,7 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     # Above the hard limit: an unacknowledged (acks_late) message is redelivered only after a run
     # could not possibly still be running.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * MLSCHED_RUN_TIME_LIMIT + 120}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {"visibility_timeout": 2 * MLSCHED_RUN_TIME_LIMIT + 120}
 else:
     BROKER_DIR = VAR_DIR / "broker"
     CELERY_BROKER_URL = "filesystem://"

@@ -1,18 +1,23 @@
+from collections.abc import Callable
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
+from django.http.response import HttpResponseBase
 from django.templatetags.static import static
-from django.urls import include, path, re_path
+from django.urls import URLPattern, include, path, re_path
 from django.views.generic import RedirectView
 
 from webapp import api, repetition_views, reproduction_views, views
 
+ViewFunction = Callable[..., HttpResponseBase]
 
-def experiment_routes(prefix: str, detail: object, status: object, name: str) -> list:  # type: ignore[type-arg]
+
+def experiment_routes(prefix: str, detail: ViewFunction, status: ViewFunction, name: str) -> list[URLPattern]:
     """The experiment page, its status and its exports, under an owner prefix or a share prefix."""
     return [
-        path(f"{prefix}", detail, name=name),  # type: ignore[arg-type]
-        path(f"{prefix}status.json", status, name=f"{name}-status"),  # type: ignore[arg-type]
+        path(f"{prefix}", detail, name=name),
+        path(f"{prefix}status.json", status, name=f"{name}-status"),
         path(f"{prefix}export.zip", views.experiment_export, name=f"{name}-export"),
         path(f"{prefix}runs/<int:run>/result.json", views.run_export, {"what": "result"}, name=f"{name}-run-result"),
         path(f"{prefix}runs/<int:run>/jobs.csv", views.run_export, {"what": "jobs"}, name=f"{name}-run-jobs"),

@@ -9,13 +9,14 @@ templates; ``base`` is the URL prefix the templates build links from, ``shared``
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 from django.core.exceptions import BadRequest
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -192,13 +193,20 @@ def _exp_for(request: HttpRequest, pk: int | None, token: str | None) -> Experim
     return services.get_experiment(pk, request.user)
 
 
-def _download(body: bytes | str | Iterator[bytes], content_type: str, filename: str) -> HttpResponseBase:
-    """An attachment; ``body`` may be an iterator of pieces (a result document, streamed)."""
-    response: HttpResponseBase
-    if isinstance(body, bytes | str):
-        response = HttpResponse(body, content_type=content_type)
-    else:
-        response = StreamingHttpResponse(body, content_type=content_type)
+def _download(body: bytes | str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    return _attachment(response, filename)
+
+
+def _download_stream(pieces: Iterator[bytes], content_type: str, filename: str) -> StreamingHttpResponse:
+    """An attachment sent a piece at a time (a result document, never held whole)."""
+    return _attachment(StreamingHttpResponse(pieces, content_type=content_type), filename)
+
+
+R = TypeVar("R", HttpResponse, StreamingHttpResponse)
+
+
+def _attachment(response: R, filename: str) -> R:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Robots-Tag"] = "noindex"
     return response
@@ -213,7 +221,7 @@ def run_export(
     r = services.get_run(exp, run, done=True)
     stem = f"experiment-{exp.pk}-run-{r.pk}-{services._safe(r.algorithm)}"
     if what == "result":
-        return _download(services.result_chunks(r), "application/json", f"{stem}.json")
+        return _download_stream(services.result_chunks(r), "application/json", f"{stem}.json")
     doc = services.load_result(r)
     if what == "jobs":
         return _download(services.jobs_csv(doc), "text/csv; charset=utf-8", f"{stem}-jobs.csv")
@@ -302,7 +310,7 @@ def dataset_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     if not settings.MLSCHED_OPEN_SIGNUP:
         raise Http404("sign-up is closed: ask an operator for an account")
-    form = UserCreationForm(request.POST or None)
+    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -312,14 +320,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def account(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    assert isinstance(user, User)  # the login middleware lets no anonymous request reach this view
     new_key = None
     if request.method == "POST":
         if request.POST.get("revoke"):
-            ApiToken.objects.filter(pk=_posted_id(request, "revoke"), user=request.user).delete()
+            ApiToken.objects.filter(pk=_posted_id(request, "revoke"), user=user).delete()
             messages.info(request, "API token revoked.")
         else:
-            _, new_key = ApiToken.issue(request.user, request.POST.get("name", "")[:100])
-    tokens = ApiToken.objects.filter(user=request.user)
+            _, new_key = ApiToken.issue(user, request.POST.get("name", "")[:100])
+    tokens = ApiToken.objects.filter(user=user)
     return render(request, "webapp/account.html", {"tokens": tokens, "new_key": new_key})
 
 

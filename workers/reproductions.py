@@ -75,7 +75,7 @@ def reproduce_case(name: str, seeds: list[int], point: int, seed: int, algorithm
     record: dict[str, Any] = {"point": point_label, "seed": seed, "label": label}
     try:
         case = reproduce.case(fig, point_label, seed)
-        doc = api.run(case.instance, registry_name, params, case.seed)
+        doc = api.run(case.instance, registry_name, params, case.seed, fig.horizon)
         record.update(
             algorithm=doc["algorithm"],
             params=doc["params"],

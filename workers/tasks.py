@@ -35,7 +35,7 @@ from scheduling.progress import Tracked
 from scheduling.validator import validate
 from workers import checks
 from workers.celery import app
-from workers.runs import RunStore, TransientStoreError, load_instance
+from workers.runs import RunInput, RunStore, TransientStoreError, load_instance
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ def simulate_run(run_id: int) -> str:
                 control.check,
                 windows=job.windows,
                 window=job.window,
-                history=(job.history_name, job.history_text) if job.history_text is not None else None,
+                history=_history(job),
             )
             control.check()
             result = simulate_run_input(instance, job.algorithm, job.params, job.seed, control)
@@ -243,6 +243,15 @@ def broker_connection() -> Connection:
     return app.connection_for_write(transport_options={"socket_timeout": timeout, "socket_connect_timeout": timeout})
 
 
+def _history(job: RunInput) -> tuple[str, str] | None:
+    """The run's history file as (name, text), or None; the store keeps the two together."""
+    if job.history_text is None:
+        return None
+    if job.history_name is None:
+        raise ValueError("a history text without its file name (RunInput.history_name)")
+    return job.history_name, job.history_text
+
+
 def queued_messages() -> int:
     """How many messages wait in the runs' queue (those a worker has taken are not counted).
 
@@ -251,7 +260,9 @@ def queued_messages() -> int:
     Raises kombu's OperationalError when the broker cannot be reached or does not answer."""
     with broker_connection() as connection:
         try:
-            declared = connection.default_channel.queue_declare(queue=app.conf.task_default_queue)
+            # celery-types declares default_channel as kombu's abstract StdChannel; every transport's
+            # channel (virtual.Channel, amqp) has queue_declare
+            declared = connection.default_channel.queue_declare(queue=app.conf.task_default_queue)  # type: ignore[attr-defined]
         except connection.connection_errors as exc:
             raise OperationalError(str(exc)) from exc
     return int(declared.message_count)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
+from scheduling.algorithms.placement import PLACEMENTS
 from scheduling.algorithms.priority import FixedConfigs, ListScheduler, fifo_key, remaining_time, srtf_key
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import JobView, View
@@ -61,6 +62,23 @@ WORKER_PARAMS = (
     ),
 )
 
+PLACEMENT_PARAM = Param(
+    "placement",
+    str,
+    "pool",
+    "Where a job's GPUs go: "
+    + "; ".join(f"{p.name}: {p.summary}" for p in PLACEMENTS.values())
+    + " (docs/formats.md, Placement).",
+    choices=tuple(PLACEMENTS),
+)
+PLACEMENT_NOTE = (
+    " `placement` chooses where a job goes (docs/formats.md, Placement): `pool` (the default, as "
+    "described), `consolidated` (the Tiresias simulator's `yarn`: a job of up to one server's GPUs "
+    "on one server, a larger one on whole idle servers and one server for the rest, else it waits; "
+    "a preemptive walk then re-places every job from an empty cluster at each decision, so running "
+    "jobs may move) or `packed` (best-fit onto the fullest server that holds the job)."
+)
+
 # DRF's worker counts come from progressive filling (up to D_j), not from this range: the drawn count
 # only chooses the ideal-case worker type under (2i) (the type whose rate at that count is highest).
 DRF_WORKER_PARAMS = (
@@ -93,7 +111,12 @@ def fixed_configs(instance: Instance, params: Mapping[str, Any], rng: np.random.
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> ListScheduler:
     return ListScheduler(
-        instance, fixed_configs(instance, params, rng), fifo_key, preemptive=False, backfill=params["backfill"]
+        instance,
+        fixed_configs(instance, params, rng),
+        fifo_key,
+        preemptive=False,
+        backfill=params["backfill"],
+        placement=params["placement"],
     )
 
 
@@ -106,6 +129,7 @@ def make_srtf(instance: Instance, params: Mapping[str, Any], rng: np.random.Gene
         backfill=True,
         running_key="remaining",
         ties=PreviousOrder() if params["ties"] == "previous" else None,
+        placement=params["placement"],
     )
 
 
@@ -135,7 +159,8 @@ def make_tiresias_dlas(
     from scheduling.algorithms.tiresias import Tiresias  # loaded by the runs that use it (not fifo's)
 
     thresholds = parse_thresholds(params["queue_thresholds"])
-    return Tiresias(instance, fixed_configs(instance, params, rng), thresholds, params["promote_knob"])
+    configs = fixed_configs(instance, params, rng)
+    return Tiresias(instance, configs, thresholds, params["promote_knob"], placement=params["placement"])
 
 
 def make_tiresias(
@@ -184,6 +209,7 @@ def make_tiresias(
         running_key="steps",
         key_change=key_change,
         ready=ready,
+        placement=params.get("placement", "pool"),
     )
 
 
@@ -203,12 +229,20 @@ register(
             "per job uniformly in [workers_min, workers_max] (capped at D_j and at what an empty "
             "cluster holds) and `ps` PSs; placement is all-or-nothing, on one server if possible, "
             "else first-fit. Re-decides at arrivals and completions. Never preempts. Without "
-            "backfill the queue head blocks the jobs behind it." + REQUEST_NOTE + RESERVATION_NOTE + RIGID_NOTE
+            "backfill the queue head blocks the jobs behind it."
+            + REQUEST_NOTE
+            + RESERVATION_NOTE
+            + RIGID_NOTE
+            + PLACEMENT_NOTE
         ),
         reference="Zhou et al. (TCC'23) Sec. 7, baseline (i); OASiS Sec. V-A",
         factory=make_fifo,
         check=check_worker_range,
-        params=(*WORKER_PARAMS, Param("backfill", bool, False, "Let later jobs start when the head does not fit.")),
+        params=(
+            *WORKER_PARAMS,
+            Param("backfill", bool, False, "Let later jobs start when the head does not fit."),
+            PLACEMENT_PARAM,
+        ),
     )
 )
 
@@ -232,7 +266,10 @@ register(
             "preemption; they resume later from where they stopped). A job that would not fit even "
             "with every later running job evicted evicts none and is skipped. With GPU counting "
             "(rigid one-GPU workers) this starts exactly the jobs of the Tiresias authors' `shortest` "
-            "loop (sort, place in order, skip what does not fit; docs/architecture.md)." + REQUEST_NOTE + RIGID_NOTE
+            "loop (sort, place in order, skip what does not fit; docs/architecture.md)."
+            + REQUEST_NOTE
+            + RIGID_NOTE
+            + PLACEMENT_NOTE
         ),
         reference="Edge-cloud paper Sec. V-A baseline SRTF",
         factory=make_srtf,
@@ -247,6 +284,7 @@ register(
                 "authors' stable re-sort); arrival: by arrival, then job id.",
                 choices=("previous", "arrival"),
             ),
+            PLACEMENT_PARAM,
         ),
     )
 )
@@ -277,7 +315,10 @@ register(
             "promotion, and the walk of srtf (running jobs keep their servers; a job that does not "
             "fit evicts running jobs after it, lowest priority first, only if that makes it fit). "
             "Configurations are fixed per job as in fifo. Jobs whose workers hold no GPUs never "
-            "leave the first queue." + RIGID_NOTE
+            "leave the first queue."
+            + RIGID_NOTE
+            + PLACEMENT_NOTE
+            + " The authors' `dlas-gpu` counts GPUs whatever its `--scheme`, so only `pool` has a reference there."
         ),
         reference=(
             "Gu et al., Tiresias, NSDI'19 Sec. 4.2; authors' simulator SymbioticLab/Tiresias "
@@ -311,6 +352,7 @@ register(
                 min=0.0,
                 max=1000.0,
             ),
+            PLACEMENT_PARAM,
         ),
     )
 )

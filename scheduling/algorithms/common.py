@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from scheduling.capacity import Ledger
 from scheduling.model import RIGID_WORKER_TYPE, Cluster, Job
@@ -230,10 +230,20 @@ class FitMemo:
     of similar waiting jobs from a placement attempt each into a dictionary look-up each.
     """
 
-    def __init__(self, ledger: Ledger, shapes: dict[str, tuple[object, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        shapes: dict[str, tuple[object, ...]] | None = None,
+        placement: Callable[[Ledger, Job, Config], tuple[Allocation, ...] | None] | None = None,
+        remember: bool = True,
+    ) -> None:
         self.ledger = ledger
         self.failed: dict[tuple[object, ...], int] = {}
         self.shapes = shapes if shapes is not None else {}  # job id -> shape, may outlive the memo
+        # The placement (``place`` when None; see placement.py) and whether its failures may be
+        # remembered (false for a placement for which more workers can fit where fewer did not).
+        self.placement = placement if placement is not None else place
+        self.remember = remember
 
     def hopeless(self, fewest: Mapping[tuple[object, ...], int]) -> bool:
         """Whether no job can fit any more, given the fewest workers waiting jobs need per shape."""
@@ -248,8 +258,8 @@ class FitMemo:
         shape = self.shape(job, cfg)
         if self.skips(shape, cfg.workers):
             return None
-        placed = place(self.ledger, job, cfg)
-        if placed is None:
+        placed = self.placement(self.ledger, job, cfg)
+        if placed is None and self.remember:
             self.failed[shape] = min(cfg.workers, self.failed.get(shape, 1 << 30))
         return placed
 

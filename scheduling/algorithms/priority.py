@@ -16,11 +16,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
+from scheduling.algorithms.placement import Place, PlacementName, placement_of
+from scheduling.algorithms.placement import check as check_placement
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View, held_key
 from scheduling.model import Cluster, Instance, Job
-from scheduling.speed import Allocation, demand_of, gpus_of
+from scheduling.speed import SPREAD_SLOWDOWN, Allocation, demand_of, gpus_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,17 +91,22 @@ def worker_gpus(cluster: Cluster, job: Job, cfg: Config) -> float:
 
 
 def evict_until_fit(
-    ledger: Ledger, job: Job, cfg: Config, victims: Iterable[tuple[Job, Sequence[Allocation]]]
+    ledger: Ledger,
+    job: Job,
+    cfg: Config,
+    victims: Iterable[tuple[Job, Sequence[Allocation]]],
+    placement: Place = place,
 ) -> tuple[Ledger, tuple[Allocation, ...], int] | None:
     """Release ``victims`` one at a time, in the order given, on a copy of ``ledger`` until ``cfg``
-    fits first-fit; return the copy with the job booked, its allocation and how many victims were
-    released, or None (``ledger`` is untouched either way, so a failure restores every victim)."""
+    fits (by ``placement``, first-fit by default); return the copy with the job booked, its
+    allocation and how many victims were released, or None (``ledger`` is untouched either way, so
+    a failure restores every victim)."""
     trial = ledger.copy()
     cluster = ledger.cluster
     for n, (vjob, allocs) in enumerate(victims, 1):
         for a in allocs:
             trial.release(a.server, demand_of(cluster, vjob, a.role, a.type) or {}, a.count)
-        placed = place(trial, job, cfg)
+        placed = placement(trial, job, cfg)
         if placed is not None:
             return trial, placed, n
     return None
@@ -165,8 +172,15 @@ class ListScheduler:
         incremental: bool = True,
         ready: Mapping[str, int] | None = None,
         ties: PreviousOrder | None = None,
+        placement: PlacementName = "pool",
     ) -> None:
         self.instance = instance
+        # Where a job's configuration goes (placement.py); under a placement that repacks, a
+        # preemptive walk re-places every active job on an empty cluster (_walk_repack).
+        self.placement = placement_of(placement)
+        check_placement(self.placement, instance.cluster, ((j, configs[j.job_id]) for j in instance.jobs))
+        self._remember = self.placement.monotone(instance.cluster)  # FitMemo may skip failed shapes
+        self.repack = preemptive and self.placement.repack
         # Ties of ``key``: by (arrival, job id) when None; else the key is extended by
         # ``ties.tie`` (the previous decision's order, PreviousOrder), then (arrival, job id).
         self.ties = ties
@@ -185,6 +199,7 @@ class ListScheduler:
         # The change path needs the key's behaviour while running (preemptive walks only) and, to
         # wake as ``wake`` does, the slots keys change; without them the full walk runs.
         declared = (not preemptive or running_key is not None) and (wake is None or key_change is not None)
+        # A repacking walk re-places every job at every decision: it has no change-based form (decide).
         self.incremental = incremental and declared
         self._keys: dict[str, tuple[JobView, tuple[float, ...]]] = {}
         self._needs: dict[str, float] = {}
@@ -199,8 +214,9 @@ class ListScheduler:
                 ties.forget(job_id)
             for job in view.arrived:
                 ties.record(job.job_id, view.t)
-        if not self.incremental or not view.direct:
-            self._state = None  # a wrapper filtered the jobs: only the full path sees that
+        if not self.incremental or self.repack or not view.direct:
+            # A wrapper filtered the jobs (only the full path sees that), or a repacking walk.
+            self._state = None
             decision = self.decide_full(view)
             if ties is not None:  # the starts and stops of this decision (_Queues records its own)
                 now = {a.job_id for a in decision.allocations}
@@ -212,6 +228,10 @@ class ListScheduler:
         if self._state is None:
             self._state = _Queues(self, view)
         return self._state.decide(view)
+
+    def memo(self, ledger: Ledger) -> FitMemo:
+        """A FitMemo of this scheduler's placement on ``ledger``."""
+        return FitMemo(ledger, self.shapes, self.placement.place, self._remember)
 
     def need(self, job: Job) -> float:
         """GPUs the job's workers need (see worker_gpus)."""
@@ -231,7 +251,9 @@ class ListScheduler:
             ready, t = self.ready, view.t
             hidden = [ready[jv.job.job_id] for jv in jobs if ready[jv.job.job_id] > t]
             jobs = [jv for jv in jobs if ready[jv.job.job_id] <= t]  # never running: hidden until ready
-        if self.preemptive:
+        if self.repack:
+            allocations = self._walk_repack(ledger, jobs)
+        elif self.preemptive:
             allocations = self._walk_preemptive(view, ledger, current, jobs)
         else:
             chosen: list[Allocation] = []
@@ -240,7 +262,7 @@ class ListScheduler:
                     chosen.extend(current[jv.job.job_id])
             jobs = [jv for jv in jobs if not jv.running]
             jobs.sort(key=self._key)
-            memo = FitMemo(ledger, self.shapes)
+            memo = self.memo(ledger)
             for jv in jobs:
                 placed = memo.place(jv.job, self.configs[jv.job.job_id])
                 if placed is not None:
@@ -267,7 +289,7 @@ class ListScheduler:
                 assert kept, f"committed allocation of {job_id} does not fit"
                 booked[job_id] = current[job_id]
                 held[job_id] = gpus_of(view.cluster, jv.job, current[job_id])
-        memo = FitMemo(ledger, self.shapes)
+        memo = self.memo(ledger)
         for i, jv in enumerate(jobs):
             job_id = jv.job.job_id
             if job_id in booked:
@@ -282,10 +304,11 @@ class ListScheduler:
                 later = [j for j in reversed(jobs[i + 1 :]) if j.job.job_id in booked]
                 reach = ledger.role_free("worker", "gpu") + sum(held[j.job.job_id] for j in later)
                 if reach >= self.need(jv.job) - SLACK:
-                    fit = evict_until_fit(ledger, jv.job, cfg, ((j.job, booked[j.job.job_id]) for j in later))
+                    victims = ((j.job, booked[j.job.job_id]) for j in later)
+                    fit = evict_until_fit(ledger, jv.job, cfg, victims, self.placement.place)
                     if fit is not None:
                         ledger, placed, n = fit
-                        memo = FitMemo(ledger, self.shapes)  # capacity was freed: forget the failures
+                        memo = self.memo(ledger)  # capacity was freed: forget the failures
                         for j in later[:n]:
                             del booked[j.job.job_id]
             if placed is not None:
@@ -294,6 +317,23 @@ class ListScheduler:
             elif not self.backfill:
                 break
         return tuple(a for jv in jobs if jv.job.job_id in booked for a in booked[jv.job.job_id])
+
+    def _walk_repack(self, ledger: Ledger, jobs: list[JobView]) -> tuple[Allocation, ...]:
+        """A repacking placement's preemptive walk: every active job in key order placed on the
+        empty ``ledger``, running or not, skipping what does not fit (without backfill: stopping);
+        a running job placed elsewhere moves, one not placed is suspended. The Tiresias
+        simulator's preemptive loops under ``--scheme=yarn`` (run_sim.py lines 678-697:
+        ``CLUSTER.empty_infra()``, then ``try_get_job_res`` for each job in order)."""
+        jobs.sort(key=self._key)
+        memo = self.memo(ledger)
+        chosen: list[Allocation] = []
+        for jv in jobs:
+            placed = memo.place(jv.job, self.configs[jv.job.job_id])
+            if placed is not None:
+                chosen.extend(placed)
+            elif not self.backfill:
+                break
+        return tuple(chosen)
 
     def _key(self, jv: JobView) -> tuple[float, ...]:
         # The engine hands out the same JobView object until the job's state changes.
@@ -337,7 +377,12 @@ class _Queues:
         self.cluster = view.cluster
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
         assert view.engine is not None
-        self.anchored = owner.running_key == "remaining" and all(j.rigid for j in owner.instance.jobs)
+        # (A rigid job spread over servers under network.spread_slowdown progresses more slowly.)
+        self.anchored = (
+            owner.running_key == "remaining"
+            and all(j.rigid for j in owner.instance.jobs)
+            and not view.cluster.network.get(SPREAD_SLOWDOWN, 0.0)
+        )
         self.pause = view.restart_slots() if self.anchored else 0  # restart time charged to a resume or move
         self.refresh = owner.running_key in ("decreasing", "remaining") and not self.anchored
         self.waiting: list[Entry] = []  # sorted; keys are exact (fixed while waiting)
@@ -594,7 +639,7 @@ class _Queues:
             for job_id in list(self.gpus):
                 self._refresh(view, job_id)
         ledger = view.committed_ledger()
-        memo = FitMemo(ledger, owner.shapes)
+        memo = owner.memo(ledger)
         self.running_now = running
         self.out = set()
         self.tail, self.held = [], []
@@ -627,10 +672,10 @@ class _Queues:
             placed = memo.place(job, cfg)
             fit = None
             if placed is None and self._reaches(x, owner.need(job) - ledger.role_free("worker", "gpu")):
-                fit = evict_until_fit(ledger, job, cfg, self._victims(x))
+                fit = evict_until_fit(ledger, job, cfg, self._victims(x), owner.placement.place)
             if fit is not None:
                 ledger, placed, n = fit
-                memo = FitMemo(ledger, owner.shapes)  # capacity was freed: forget the failures
+                memo = owner.memo(ledger)  # capacity was freed: forget the failures
                 for e in self.tail[:n]:
                     self.out.add(e[2])
                     changes[e[2]] = ()  # suspended unless placed again later in the walk
@@ -652,13 +697,14 @@ class _Queues:
         ledger = view.committed_ledger()
         changes: dict[str, tuple[Allocation, ...]] = {}
         if not owner.backfill:  # stops at the first failure, so no failure needs remembering
+            put = owner.placement.place
             for _key, _arrival, job_id in self.waiting:
-                placed = place(ledger, self.jobs[job_id], configs[job_id])
+                placed = put(ledger, self.jobs[job_id], configs[job_id])
                 if placed is None:
                     break
                 changes[job_id] = placed
             return changes
-        memo = FitMemo(ledger, owner.shapes)
+        memo = owner.memo(ledger)
         fewest = self._fewest()
         for _key, _arrival, job_id in self.waiting:
             if memo.hopeless(fewest):

@@ -57,8 +57,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduling.algorithms.common import FitMemo, keep
+from scheduling.algorithms.placement import PlacementName, placement_of
+from scheduling.algorithms.placement import check as check_placement
 from scheduling.algorithms.priority import FixedConfigs
 from scheduling.algorithms.tiresias_changes import ChangePath, total_gpus
+from scheduling.capacity import Ledger
 from scheduling.engine import Decision, View
 from scheduling.errors import ScheduleError
 from scheduling.model import Instance
@@ -91,9 +94,17 @@ class Tiresias:
         thresholds: tuple[float, ...],
         promote_knob: float = 0.0,
         incremental: bool = True,
+        placement: PlacementName = "pool",
     ) -> None:
         self.instance = instance
         self.configs = configs
+        # Where a job goes (placement.py). The authors' dlas-gpu counts GPUs whatever --scheme says
+        # (lines 1103-1118 use CLUSTER.free_gpu only); a repacking placement (consolidated) walks as
+        # their commented-out placement pass would (1169-1182): every job in walk order placed on
+        # an empty cluster (the full path only).
+        self.placement = placement_of(placement)
+        check_placement(self.placement, instance.cluster, ((j, configs[j.job_id]) for j in instance.jobs))
+        self._remember = self.placement.monotone(instance.cluster)
         slot = instance.cluster.slot_seconds
         self.limits = tuple(x / slot for x in thresholds)  # GPU-slots at which each queue ends
         self.knob = promote_knob
@@ -118,13 +129,18 @@ class Tiresias:
             g = self.gpus[job_id] = cfg.workers * w + cfg.ps * p
         return g
 
+    def memo(self, ledger: Ledger) -> FitMemo:
+        """A FitMemo of this scheduler's placement on ``ledger``."""
+        return FitMemo(ledger, self.shapes, self.placement.place, self._remember)
+
     def decide(self, view: View) -> Decision:
         direct = view.direct
         if self._path is None:
             # The change-based path needs the engine's accessors from the first decision on (a
             # wrapper that filters the jobs hands over a plain tuple: only the full path sees that).
             fresh = direct and len(view.jobs) == len(view.arrived)
-            self._path = "fast" if self.incremental and fresh else "full"
+            fast = self.incremental and fresh and not self.placement.repack  # a repacking walk: full only
+            self._path = "fast" if fast else "full"
         if self._path == "full":
             return self.decide_full(view)
         if not direct:
@@ -183,11 +199,13 @@ class Tiresias:
         for a in view.allocations:
             current.setdefault(a.job_id, []).append(a)
         ledger = view.ledger()
+        order = list(itertools.chain.from_iterable(self.queues))
+        if self.placement.repack:
+            return self._repack(ledger, order)
         for job_id, allocs in current.items():
             booked = keep(ledger, self.jobs[job_id], allocs)
             assert booked, f"committed allocation of {job_id!r} does not fit"
-        memo = FitMemo(ledger, self.shapes)
-        order = list(itertools.chain.from_iterable(self.queues))
+        memo = self.memo(ledger)
         booked_jobs = set(current)  # running jobs whose allocation is still booked
         new: dict[str, tuple[Allocation, ...]] = {}  # jobs placed anew (started, or evicted and moved)
         free = total_gpus(cluster) - sum(self._gpus(j) for j in current)
@@ -229,6 +247,20 @@ class Tiresias:
             if job_id in booked_jobs:
                 chosen.extend(new.get(job_id) or current[job_id])
         waiting = {j for j in order if j not in booked_jobs}  # running ones among these are suspended
+        return tuple(chosen), waiting
+
+    def _repack(self, ledger: Ledger, order: list[str]) -> tuple[tuple[Allocation, ...], set[str]]:
+        """_schedule under a repacking placement: each job in walk order placed on the empty
+        ``ledger``, skipped if it does not fit (a running job placed elsewhere moves)."""
+        memo = self.memo(ledger)
+        chosen: list[Allocation] = []
+        waiting: set[str] = set()
+        for job_id in order:
+            placed = memo.place(self.jobs[job_id], self.configs[job_id])
+            if placed is None:
+                waiting.add(job_id)
+            else:
+                chosen.extend(placed)
         return tuple(chosen), waiting
 
     def _next_jump(self, t: int, allocations: tuple[Allocation, ...]) -> int | None:

@@ -395,7 +395,7 @@ class ChangePath:
         if self.ledger is None:
             assert self.view is not None
             self.ledger = self.view.committed_ledger()
-            self.memo = FitMemo(self.ledger, self.o.shapes)
+            self.memo = self.o.memo(self.ledger)
         return self.ledger
 
     def _committed(self, j: _Job) -> Iterator[tuple[str, Mapping[str, float], int]]:

@@ -1,17 +1,24 @@
 """Golden schedules: every registered algorithm on a few seeded small instances, fingerprinted.
 
-``python -m tests.golden.make_golden`` (from the project root) rewrites
-``tests/fixtures/golden/golden.json``; ``tests/test_golden.py`` re-runs the same cases and compares.
-A fingerprint keeps, per job, (start, completion, preemptions), and a SHA-256 of the sorted
-placement and progress segments, so any change of schedule shows up. Regenerate only after a
-deliberate, documented change of an algorithm's semantics.
+The fingerprints are kept one file per algorithm, ``tests/fixtures/golden/<algorithm>.json``
+(a variant such as "drf fixed=false" lives in its algorithm's file); ``tests/test_golden.py``
+re-runs every case and compares. A fingerprint keeps, per job, (start, completion, preemptions),
+and a SHA-256 of the sorted placement and progress segments, so any change of schedule shows up.
+
+``python -m tests.golden.make_golden`` (from the project root) records only the cases not recorded
+yet (a new algorithm, a new instance) and leaves every recorded file byte for byte as it is.
+``--rerecord NAME [NAME ...]`` records the named algorithms' cases again (their files only): do it
+only after a deliberate, documented change of that algorithm's semantics. ``--split GOLDEN_JSON``
+moves the cases of one file of every case (the former ``golden.json``, e.g. a branch's) into the
+algorithms' files, unchanged.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +28,8 @@ from scheduling import api, presets, registry
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance
 
-GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "golden" / "golden.json"
+GOLDEN = Path(__file__).resolve().parent.parent / "fixtures" / "golden"  # one <algorithm>.json each
+RECORD = "python -m tests.golden.make_golden"
 
 # (preset, jobs, seed, size): small enough that every algorithm runs in well under a second.
 PRESET_CASES = (
@@ -88,13 +96,20 @@ def fingerprint(doc: dict[str, Any]) -> dict[str, Any]:
 VARIANTS: tuple[tuple[str, dict[str, str]], ...] = (("drf", {"fixed": "false"}), ("srtf", {"ties": "arrival"}))
 
 
+# Algorithms that refuse an instance without a history by default, with the parameters that keep
+# their behaviour from before the refusal (asrpt: predict 0 iterations for every job); the golden
+# instances have no history, so these runs are recorded under the parameters.
+WITHOUT_HISTORY: dict[str, dict[str, str]] = {"asrpt": {"no_history": "zero"}}
+
+
 def cases() -> Iterator[tuple[str, str, Instance]]:
     """(instance name, run, instance) for every algorithm that supports the instance, and every
     variant; a run is an algorithm name, or a name with its parameters ("drf fixed=false")."""
     for inst_name, inst in instances():
-        for algo, spec in sorted(registry.all_specs().items()):
+        for algo, spec in sorted(registry.all_specs(plugins=False).items()):
             if spec.unsupported(inst) is None:
-                yield inst_name, algo, inst
+                extra = WITHOUT_HISTORY.get(algo, {}) if not inst.history else {}
+                yield inst_name, " ".join([algo, *(f"{k}={v}" for k, v in extra.items())]), inst
         for algo, params in VARIANTS:
             if registry.get(algo).unsupported(inst) is None:
                 yield inst_name, " ".join([algo, *(f"{k}={v}" for k, v in params.items())]), inst
@@ -106,13 +121,87 @@ def run_case(run: str, inst: Instance) -> dict[str, Any]:
     return fingerprint(api.run(inst, algo, params, seed=3))
 
 
-def main() -> None:
-    out: dict[str, Any] = {}
+def algorithm_of(case: str) -> str:
+    """The algorithm of a case "instance/run" ("demo-12-s1/drf fixed=false" -> "drf")."""
+    return case.partition("/")[2].split()[0]
+
+
+def path_of(algorithm: str, folder: Path = GOLDEN) -> Path:
+    return folder / f"{algorithm}.json"
+
+
+def load(folder: Path = GOLDEN) -> dict[str, Any]:
+    """Every recorded case, from every algorithm's file."""
+    recorded: dict[str, Any] = {}
+    for path in sorted(folder.glob("*.json")):
+        recorded.update(json.loads(path.read_text(encoding="utf-8")))
+    return recorded
+
+
+def dump(cases: dict[str, Any]) -> str:
+    return json.dumps(cases, indent=1, sort_keys=True) + "\n"
+
+
+def not_recorded(case: str) -> str:
+    """What tests/test_golden.py says of a case that has no fingerprint yet."""
+    return f"{case}: not recorded yet; record it with `{RECORD}` (records only the missing cases)"
+
+
+def record(folder: Path = GOLDEN, rerecord: Iterable[str] = ()) -> list[Path]:
+    """Fingerprint the cases not recorded yet, and every case of the algorithms in ``rerecord``;
+    write only the files of the algorithms that gained or changed a case. Returns those files."""
+    again = set(rerecord)
+    unknown = again - set(registry.all_specs(plugins=False))
+    if unknown:
+        raise SystemExit(f"not a registered algorithm: {', '.join(sorted(unknown))}")
+    files: dict[str, dict[str, Any]] = {}
     for inst_name, run, inst in cases():
-        out[f"{inst_name}/{run}"] = run_case(run, inst)
-    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-    GOLDEN.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"{len(out)} fingerprints -> {GOLDEN}")
+        case, algorithm = f"{inst_name}/{run}", run.split()[0]
+        if algorithm not in files:
+            path = path_of(algorithm, folder)
+            kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() and algorithm not in again else {}
+            files[algorithm] = kept
+        if case not in files[algorithm]:
+            files[algorithm][case] = run_case(run, inst)
+    written = []
+    folder.mkdir(parents=True, exist_ok=True)
+    for algorithm, recorded in files.items():
+        path, text = path_of(algorithm, folder), dump(recorded)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def split(single: Path, folder: Path = GOLDEN) -> list[Path]:
+    """Move the fingerprints of one file of every case (the former golden.json) into the
+    algorithms' files, unchanged; returns the files written."""
+    by_algorithm: dict[str, dict[str, Any]] = {}
+    for case, recorded in json.loads(single.read_text(encoding="utf-8")).items():
+        by_algorithm.setdefault(algorithm_of(case), {})[case] = recorded
+    folder.mkdir(parents=True, exist_ok=True)
+    for algorithm, recorded in by_algorithm.items():
+        path_of(algorithm, folder).write_text(dump(recorded), encoding="utf-8")
+    return [path_of(algorithm, folder) for algorithm in by_algorithm]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=RECORD, description="Record the golden cases not recorded yet.")
+    parser.add_argument(
+        "--rerecord", nargs="+", default=(), metavar="NAME", help="record these algorithms' cases again"
+    )
+    parser.add_argument(
+        "--split", type=Path, metavar="GOLDEN_JSON", help="move the cases of one file (the former golden.json) here"
+    )
+    args = parser.parse_args(argv)
+    if args.split is not None:
+        for path in split(args.split):
+            print(f"wrote {path}")
+        return
+    written = record(GOLDEN, args.rerecord)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"{len(written)} files written, the others untouched")
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def _utilization_series(doc: Mapping[str, Any]) -> dict[str, tuple[list[float], 
 def jct_cdf(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """Cumulative distribution of completed jobs' JCT (slots), a line per run."""
     data = []
-    every: list[int] = []
+    every: list[float] = []
     for i, (label, doc) in enumerate(runs):
         jcts = [j["completion"] - j["arrival"] for j in doc["jobs"] if j["completion"] is not None]
         xs, shares = downsample.cdf(jcts)

@@ -75,7 +75,8 @@ def step_means(
 
     def area_at(x: np.ndarray) -> np.ndarray:
         i = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(t) - 1)
-        return area[i] + v[i] * (np.minimum(x, end) - t[i])
+        at: np.ndarray = area[i] + v[i] * (np.minimum(x, end) - t[i])
+        return at
 
     a = area_at(edges)
     spans = np.minimum(edges[1:], end) - edges[:-1]
@@ -87,4 +88,4 @@ def step_means(
 
 def _num(x: Any) -> float:
     f = float(x)
-    return int(f) if f.is_integer() else f  # type: ignore[return-value]
+    return int(f) if f.is_integer() else f

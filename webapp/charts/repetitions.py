@@ -34,8 +34,13 @@ def paired_differences(report: MetricReport, title: str) -> dict[str, Any] | Non
             "error_x": {
                 "type": "data",
                 "symmetric": False,
-                "array": [(p.median_ci.high - p.median_diff) if p.median_ci else 0 for _, p in rows],
-                "arrayminus": [(p.median_diff - p.median_ci.low) if p.median_ci else 0 for _, p in rows],
+                "array": [
+                    p.median_ci.high - p.median_diff if p.median_ci and p.median_diff is not None else 0
+                    for _, p in rows
+                ],
+                "arrayminus": [
+                    p.median_diff - p.median_ci.low if p.median_ci and p.median_diff is not None else 0 for _, p in rows
+                ],
             },
             "marker": {"color": [PALETTE[i % len(PALETTE)] for i in range(1, len(rows) + 1)], "size": 9},
             "customdata": [f"{p.wins}/{p.ties}/{p.losses}, {p.verdict}" for _, p in rows],

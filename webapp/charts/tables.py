@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduling import stats
+
 METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("jobs", "jobs"),
     ("admitted", "admitted"),
@@ -93,11 +95,16 @@ def sort_key(value: Any) -> float | str:
 
 
 def summary_table(rows: Sequence[tuple[int, str, Mapping[str, Any], Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """Rows (run id, algorithm, params, metrics) -> table rows whose cells carry text, sort key, best flag."""
+    """Rows (run id, algorithm, params, metrics) -> table rows whose cells carry text, sort key, best
+    flag. Metrics over completed jobs only get no best when the runs completed different numbers of
+    jobs (DESIGN section 9: a dropped job would count as a gain)."""
     best: dict[str, float] = {}
+    unequal = len({m.get("completed") for _, _, _, m in rows}) > 1
     for key, _ in METRIC_COLUMNS:
         values = [v for _, _, _, m in rows if isinstance(v := sort_key(m.get(key)), float)]
         if len(set(values)) < 2:  # one run, or all equal: no value is better than another
+            continue
+        if unequal and stats.completed_only(key):
             continue
         if key in LOWER_BETTER:
             best[key] = min(values)

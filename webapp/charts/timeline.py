@@ -36,7 +36,8 @@ def _steps(times: Sequence[int]) -> tuple[list[float], list[int]]:
 
 def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """Cumulative admissions (at arrival) and completions, and suspensions, over time: a line per run."""
-    admitted, suspended = [], []
+    admitted: list[dict[str, Any]] = []
+    suspended: list[dict[str, Any]] = []
     for i, (label, doc) in enumerate(runs):
         colour = PALETTE[i % len(PALETTE)]
         xs, ys = _steps([j["arrival"] for j in doc["jobs"] if j["admitted"]])

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scheduling.algorithms.asrpt.predictors import PREDICTORS
+from scheduling.algorithms.asrpt.predictors import FITTED, PREDICTORS
+from scheduling.errors import UnsupportedInstance
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 
@@ -74,8 +75,23 @@ def make_asrpt(
     """``readable``: the plain transcription instead of the incremental path (same schedule)."""
     from scheduling.algorithms.asrpt.scheduler import Asrpt
 
+    if why := without_history(instance, params):
+        raise UnsupportedInstance(why)
     profs, report = _prepared(instance, params, rng)
     return Asrpt(instance, profs, params["comm_heavy"], params["tau"], params["release"], report, readable)
+
+
+def without_history(instance: Instance, params: Mapping[str, Any]) -> str | None:
+    """Why asrpt refuses ``instance`` with ``params``: a fitted predictor and no history to fit it on
+    (it would predict 0 iterations for every job, and A-SRPT's order would be the arrival order)."""
+    if params["predictor"] not in FITTED or instance.history or params["no_history"] != "refuse":
+        return None
+    return (
+        f"asrpt needs a history of past jobs to fit its {params['predictor']} predictor: without one every job is "
+        "predicted 0 iterations and the schedule is arrival order; give a separate trace of past jobs (--history "
+        "FILE; adapt --history-fraction F writes one from the trace itself), or --param predictor=perfect, or "
+        "--param no_history=zero to predict 0 iterations (the paper's rule for unseen jobs)"
+    )
 
 
 def _list_factory(key: str, backfill: bool) -> Any:
@@ -125,6 +141,15 @@ register(
                 choices=("completion", "arrival"),
             ),
             *PREDICTION_PARAMS,
+            Param(
+                "no_history",
+                str,
+                "refuse",
+                "Without a history trace, a fitted predictor (random-forest, random-forest-mae, mean, median) has "
+                "nothing to learn from: refuse the instance (refuse), or predict 0 iterations for every job (zero: "
+                "the paper's rule for unseen jobs; the schedule is then arrival order).",
+                choices=("refuse", "zero"),
+            ),
         ),
         needs=(STAGE_JOBS,),
         kind="paper",

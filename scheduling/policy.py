@@ -1,0 +1,192 @@
+"""The author's interface: a list-scheduling algorithm from an order, a placement and an admission.
+
+As in Blox, the three are separate pieces (docs/plugins.md has a complete plugin of 24 lines):
+
+* **order**: a sort key ``order(job, config)`` of a job's view (``JobView``: the job, work done,
+  attained GPU-slots, first start, running) and its configuration (``Config``: worker type and
+  count, PS type and count), smallest first; a number or a tuple of numbers. Ties go by arrival,
+  then job id.
+* **placement**: a name. ``"pool"`` (the baselines': every worker and PS on one server if one
+  holds them, else first-fit over the servers in cluster order, honouring server pools), or
+  another of ``PLACEMENTS`` where the list scheduler offers it. The algorithm takes it as its
+  ``placement`` parameter too (``--param placement=...``), the author's choice as the default.
+* **admission**: ``admission(job, config) -> bool``, asked once per job when it arrives; a job it
+  refuses is rejected then and never runs. None admits every job.
+
+Each job's configuration is fixed for its lifetime, as for fifo (``FixedConfigs``: rigid jobs get
+their GPUs; elastic jobs the ideal-case types and a worker count drawn in [workers_min,
+workers_max]); the algorithm takes the baselines' worker parameters. The walk is the list
+scheduler's (scheduling/algorithms/priority.py): non-preemptive by default (running jobs keep their
+place; waiting jobs start in order, with backfill unless it is turned off), or preemptive (a job
+earlier in the order evicts later running ones).
+
+An algorithm outside this frame implements the engine's protocol itself (``decide(view) ->
+Decision``, ``report()``) and returns the complete allocation from now on,
+``Decision(allocations=..., reject=..., wake_at=...)``: that is the one form for authors (the
+change-based form, ``Decision.changes``, is the engine's internal fast path for its own schedulers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
+from scheduling.algorithms.common import Config
+from scheduling.algorithms.priority import ListScheduler
+from scheduling.engine import Algorithm, Decision, JobView, View
+from scheduling.errors import InputError
+from scheduling.model import Instance
+from scheduling.records import replace
+from scheduling.registry import AlgorithmSpec, Param, register
+from scheduling.speed import Allocation
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "PLACEMENTS",
+    "WORKER_PARAMS",
+    "AlgorithmSpec",
+    "Allocation",
+    "Config",
+    "Decision",
+    "JobView",
+    "Param",
+    "Placement",
+    "View",
+    "list_algorithm",
+    "list_scheduler",
+    "register",
+]
+
+Order = Callable[[JobView, Config], "float | tuple[float, ...]"]
+Admission = Callable[[JobView, Config], bool]
+Placement = Literal["pool", "consolidated", "packed"]
+PLACEMENTS: tuple[str, ...] = get_args(Placement)
+
+
+def placement_available(name: str) -> bool:
+    """Whether the list scheduler offers ``name``: "pool" always, the others where ListScheduler
+    takes a ``placement`` keyword (scheduling/algorithms/placement.py)."""
+    if name == "pool":
+        return True
+    code = ListScheduler.__init__.__code__
+    return name in PLACEMENTS and "placement" in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+
+
+def list_scheduler(
+    instance: Instance,
+    params: Mapping[str, Any],
+    rng: np.random.Generator,
+    order: Order,
+    *,
+    placement: str = "pool",
+    admission: Admission | None = None,
+    preemptive: bool = False,
+    backfill: bool = True,
+) -> Algorithm:
+    """The algorithm of one run: for a factory of one's own (e.g. an order that reads a parameter).
+    ``params`` holds at least the baselines' worker parameters (workers_min, workers_max, ps,
+    workers_from)."""
+    if not placement_available(placement):
+        raise InputError(
+            f"placement {placement!r} is not offered by this version (offered: "
+            f"{', '.join(p for p in PLACEMENTS if placement_available(p))})",
+            field="param placement",
+        )
+    configs = fixed_configs(instance, params, rng)
+
+    def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
+        k = order(jv, cfg)
+        return k if isinstance(k, tuple) else (k,)
+
+    # "pool" is the list scheduler's own placement: passed only when another is chosen, so that
+    # a version whose ListScheduler has no placement keyword runs "pool" as before.
+    chosen: dict[str, Any] = {} if placement == "pool" else {"placement": placement}
+    walk = ListScheduler(instance, configs, key, preemptive=preemptive, backfill=backfill, **chosen)
+    return walk if admission is None else Admitting(walk, admission, configs)
+
+
+class Admitting:
+    """Admission in front of a walk: each arriving job is asked once; the refused ones are rejected
+    then, and the walk decides on a view without them (the full walk: a filtered view has no
+    change-based accessors, see View.direct)."""
+
+    def __init__(self, walk: ListScheduler, admission: Admission, configs: Any) -> None:
+        self.walk = walk
+        self.admission = admission
+        self.configs = configs
+
+    def decide(self, view: View) -> Decision:
+        refused = {job.job_id for job in view.arrived if not self._admits(view, job.job_id)}
+        if not refused:
+            return self.walk.decide(view)
+        jobs = tuple(jv for jv in view.jobs if jv.job.job_id not in refused)
+        arrived = tuple(job for job in view.arrived if job.job_id not in refused)
+        decision = self.walk.decide(replace(view, jobs=jobs, arrived=arrived))
+        return replace(decision, reject=(*decision.reject, *sorted(refused)))
+
+    def _admits(self, view: View, job_id: str) -> bool:
+        jv = view.job(job_id) if view.direct else next(j for j in view.jobs if j.job.job_id == job_id)
+        return bool(self.admission(jv, self.configs[job_id]))
+
+    def report(self) -> Mapping[str, Any]:
+        return self.walk.report()
+
+
+def list_algorithm(
+    name: str,
+    summary: str,
+    order: Order,
+    *,
+    placement: Placement = "pool",
+    admission: Admission | None = None,
+    preemptive: bool = False,
+    backfill: bool = True,
+    semantics: str = "",
+    reference: str = "",
+) -> AlgorithmSpec:
+    """The registry entry of a list-scheduling algorithm (pass it to ``register``)."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement {placement!r}: one of {', '.join(PLACEMENTS)}")
+
+    def factory(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
+        return list_scheduler(
+            instance,
+            params,
+            rng,
+            order,
+            placement=params["placement"],
+            admission=admission,
+            preemptive=preemptive,
+            backfill=backfill,
+        )
+
+    walk = "preemptive (a job earlier in the order evicts later running ones)" if preemptive else "non-preemptive"
+    described = (
+        f"A list scheduler (scheduling/policy.py): jobs in the order of `{getattr(order, '__name__', 'order')}`, "
+        f"ties by arrival then job id; {walk}"
+        f"{', with backfill' if backfill and not preemptive else ''}; placement `placement`"
+        + (f"; admission `{getattr(admission, '__name__', 'admission')}` at arrival" if admission else "")
+        + "; a fixed configuration per job as in fifo."
+    )
+    return AlgorithmSpec(
+        name=name,
+        summary=summary,
+        semantics=semantics or described,
+        reference=reference or "docs/plugins.md",
+        factory=factory,
+        params=(
+            *WORKER_PARAMS,
+            Param(
+                "placement",
+                str,
+                placement,
+                "Where a job's workers and PSs go: pool (one server if possible, else first-fit), or "
+                "another placement the list scheduler offers.",
+                choices=PLACEMENTS,
+            ),
+        ),
+        check=check_worker_range,
+    )

@@ -1,0 +1,73 @@
+"""The author's interface (scheduling/policy.py): order, placement and admission as separate pieces
+on the list scheduler; every schedule it gives passes the validator (api.run checks each)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduling import api, policy, registry
+from scheduling.algorithms.priority import fifo_key
+from scheduling.errors import InputError
+from tests.golden.make_golden import fingerprint, instances, load
+
+INSTANCES = dict(instances())
+
+
+@pytest.fixture
+def add(monkeypatch: pytest.MonkeyPatch):
+    """Register an entry for this test only."""
+
+    def add(spec: registry.AlgorithmSpec) -> str:
+        monkeypatch.setitem(registry.REGISTRY, spec.name, spec)
+        return spec.name
+
+    return add
+
+
+def test_fifo_written_as_an_order_gives_fifos_recorded_schedules(add):
+    name = add(policy.list_algorithm("fifo-as-order", "FIFO.", fifo_key, backfill=False))
+    recorded = load()
+    for inst_name, inst in INSTANCES.items():
+        assert fingerprint(api.run(inst, name, {}, seed=3)) == recorded[f"{inst_name}/fifo"], inst_name
+
+
+def test_an_admission_rejects_the_jobs_it_refuses_at_arrival_and_they_never_run(add):
+    name = add(
+        policy.list_algorithm(
+            "small-only", "Small jobs only.", lambda job, config: job.job.arrival, admission=lambda j, c: c.workers <= 2
+        )
+    )
+    refused_somewhere = False
+    for inst_name, inst in INSTANCES.items():
+        doc = api.run(inst, name, {}, seed=3)
+        refused = {j["job_id"] for j in doc["jobs"] if not j["admitted"]}
+        assert not refused & {p["job_id"] for p in doc["placements"]}, inst_name
+        refused_somewhere |= bool(refused)
+    assert refused_somewhere
+
+
+def test_a_preemptive_order_gives_valid_schedules_with_preemptions(add):
+    # Least attained service first: a running job falls behind the jobs that have had less.
+    name = add(policy.list_algorithm("las", "LAS.", lambda job, config: job.attained_gpu_slots, preemptive=True))
+    preemptions = sum(api.run(inst, name, {}, seed=3)["metrics"]["preemptions"] for inst in INSTANCES.values())
+    assert preemptions > 0
+
+
+def test_a_placement_other_than_pool_is_passed_on_or_refused_by_name(add):
+    name = add(policy.list_algorithm("packed-first", "Packed.", fifo_key, placement="consolidated"))
+    inst = INSTANCES["rigid-40-s11"]
+    if policy.placement_available("consolidated"):
+        assert api.run(inst, name, {}, seed=3)["params"]["placement"] == "consolidated"
+    else:
+        with pytest.raises(InputError, match="placement 'consolidated' is not offered"):
+            api.run(inst, name, {}, seed=3)
+    assert api.run(inst, name, {"placement": "pool"}, seed=3)["params"]["placement"] == "pool"
+
+
+def test_an_unknown_placement_or_a_bad_name_is_refused_when_declared():
+    with pytest.raises(ValueError, match="placement 'nearest'"):
+        policy.list_algorithm("x", "X.", fifo_key, placement="nearest")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="letters, digits"):
+        registry.register(policy.list_algorithm("two words", "X.", fifo_key))
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(policy.list_algorithm("fifo", "X.", fifo_key))
