@@ -21,7 +21,9 @@ the capacity ledger incrementally, completion slots in a heap, and builds job vi
 Restart cost (DESIGN section 9): with ``restart_slots`` k > 0, a job that starts on an allocation
 different from the one it held just before (resume after a suspension, a move, a change of worker
 or PS count or type) holds the new allocation and makes no progress for k slots; a job's first
-start is free. The periods are reported as ``Run.restarts``.
+start is free. The periods are reported as ``Run.restarts``. A job with its own restart cost (a
+trace column or the cluster's ``restart_costs`` table, ``scheduling.restart_costs``) pays that
+instead of the constant.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
-from scheduling import records
+from scheduling import failures, records, restart_costs
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
 from scheduling.model import Amounts, Cluster, Instance, Job
@@ -122,8 +124,13 @@ class View:
         return self.engine is not None and isinstance(self.jobs, Lazy)
 
     def ledger(self) -> Ledger:
-        """An empty capacity ledger of the cluster to build the next decision on."""
-        return Ledger(self.cluster)
+        """An empty capacity ledger of the cluster to build the next decision on (with the servers
+        that are down under the cluster's failure trace booked in full)."""
+        ledger = Ledger(self.cluster)
+        if self.engine is not None and self.engine.failures is not None:
+            for server in self.engine.failures.down:
+                ledger.book(server, self.cluster.server(server).capacity)
+        return ledger
 
     # Change-based accessors: cost in proportion to what is asked for.
     def committed_ledger(self) -> Ledger:
@@ -136,11 +143,20 @@ class View:
         assert self.engine is not None
         return self.engine.running_allocs
 
-    def restart_slots(self) -> int:
+    def restart_slots(self, job_id: str | None = None) -> int:
         """Slots a resumed, moved or resized job holds its allocation without progress (the run's
-        restart cost, docs/formats.md "Restart cost"); 0 when restarts are free."""
+        restart cost, docs/formats.md "Restart cost"); 0 when restarts are free. With ``job_id``:
+        that job's (its own cost if it has one, "Per-job restart costs")."""
         assert self.engine is not None
+        own = self.engine.job_restart
+        if job_id is not None and own is not None:
+            return own.get(job_id, self.engine.restart)
         return self.engine.restart
+
+    def per_job_restarts(self) -> bool:
+        """Whether some jobs have their own restart cost (then ``restart_slots(job_id)`` differs)."""
+        assert self.engine is not None
+        return self.engine.job_restart is not None
 
     def job(self, job_id: str) -> JobView:
         """The view of one active job."""
@@ -232,6 +248,16 @@ class RestartPeriod:
 
 
 @record
+class Kill:
+    """A job stopped at ``slot`` because ``server`` failed, losing ``lost_work`` work units."""
+
+    job_id: str
+    server: str
+    slot: int
+    lost_work: float
+
+
+@record
 class JobRecord:
     """The outcome of one job (a row of the result's ``jobs``)."""
 
@@ -259,6 +285,8 @@ class Run:
     restarts: tuple[RestartPeriod, ...] = ()
     restart_slots: int = 0  # the restart time the run charged, in slots
     restart_seconds: float = 0.0  # the restart time it was given (cluster field or run override), s
+    kills: tuple[Kill, ...] = ()  # jobs stopped by server failures (scheduling.failures)
+    job_restart_slots: Mapping[str, int] | None = None  # jobs with their own restart cost -> its slots
 
 
 def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int:
@@ -266,7 +294,7 @@ def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int
     seconds = cluster.restart_seconds if restart_seconds is None else restart_seconds
     if seconds < 0 or not math.isfinite(seconds):
         raise ScheduleError(f"restart_seconds {seconds!r} must be a finite number >= 0")
-    return math.ceil(seconds / cluster.slot_seconds - EPS) if seconds > 0 else 0
+    return restart_costs.to_slots(seconds, cluster.slot_seconds)
 
 
 def simulate(
@@ -279,15 +307,22 @@ def simulate(
 
     ``restart_seconds`` overrides the cluster's ``restart_seconds`` (see the module docstring)."""
     seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
-    engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds))
-    return records.replace(engine.run(algorithm), restart_seconds=float(seconds))
+    own = restart_costs.job_slots(instance)  # None unless the instance declares per-job costs
+    engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds), own)
+    return records.replace(engine.run(algorithm), restart_seconds=float(seconds), job_restart_slots=own)
 
 
 class _Engine:
-    def __init__(self, instance: Instance, horizon: int | None, restart: int) -> None:
+    def __init__(
+        self, instance: Instance, horizon: int | None, restart: int, job_restart: Mapping[str, int] | None = None
+    ) -> None:
         self.cluster = instance.cluster
         self.horizon = horizon if horizon is not None else self.cluster.horizon
         self.restart = restart
+        self.job_restart = job_restart  # jobs with their own restart cost -> slots (None: none has one)
+        fails = self.cluster.failures
+        self.failures = failures.Timeline(fails) if fails else None  # the cluster's failure trace
+        self.kills: list[Kill] = []
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
         self.states = {j.job_id: _JobState(j) for j in self.jobs}
         self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
@@ -320,10 +355,13 @@ class _Engine:
                 arrived.append(job)
                 self.active[job.job_id] = self.states[job.job_id]
                 next_arrival += 1
+            if self.failures is not None:
+                self._failures_at(t)
             if not self.active and next_arrival >= len(jobs):
                 break
             if self.active:
-                views = Lazy(active_views, active_count)
+                # (With failures every algorithm takes its full path: a plain tuple of views.)
+                views = Lazy(active_views, active_count) if self.failures is None else active_views()
                 view = View(t, self.cluster, views, Lazy(committed), horizon, tuple(arrived), tuple(completed), self)
                 decision = algorithm.decide(view)
                 completed = []  # told; kept until an algorithm is asked again otherwise
@@ -351,6 +389,7 @@ class _Engine:
             dict(algorithm.report()),
             restarts,
             self.restart,
+            kills=tuple(self.kills),
         )
 
     def running(self) -> list[_JobState]:
@@ -367,6 +406,8 @@ class _Engine:
             if d.wake_at <= t:
                 raise ScheduleError(f"slot {t}: wake_at {d.wake_at} is not in the future")
             nxt = d.wake_at if nxt is None else min(nxt, d.wake_at)
+        if self.failures is not None and (f := self.failures.next_after(t)) is not None:
+            nxt = f if nxt is None else min(nxt, f)
         if nxt is None:
             return None
         return min(nxt, self.horizon) if self.horizon is not None else nxt
@@ -529,14 +570,40 @@ class _Engine:
             booked[job_id] = tuple(parts)
         return booked
 
-    def _change(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
+    def _failures_at(self, t: int) -> None:
+        """Servers failing at ``t``: kill the jobs on them (scheduling.failures) and book the server
+        in full until it is repaired; servers repaired at ``t``: release them."""
+        timeline = self.failures
+        assert timeline is not None
+        for f in timeline.up_at.get(t, ()):
+            if timeline.down.pop(f.server, None) is not None:
+                self.ledger.release(f.server, self.cluster.server(f.server).capacity)
+        for f in timeline.down_at.get(t, ()):
+            for job_id, allocs in list(self.running_allocs.items()):
+                if any(a.server == f.server for a in allocs):
+                    st = self.states[job_id]
+                    for server, _role, demand, count in st.booked:
+                        self.ledger.release(server, demand, count)
+                    self._sync(st, t)
+                    loss = failures.lost_work(st.rate, st.progress_start, t, self.cluster.checkpoint_slots)
+                    self._change(st, (), t, (), preempted=False)
+                    st.work_closed -= loss
+                    st.work_done -= loss
+                    self.kills.append(Kill(job_id, f.server, t, loss))
+                    self.order = None
+            timeline.down[f.server] = f
+            self.ledger.book(f.server, self.cluster.server(f.server).capacity)
+
+    def _change(
+        self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked, preempted: bool = True
+    ) -> None:
         """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger as
-        ``booked``)."""
+        ``booked``); ``preempted``: an emptied allocation counts as a preemption (not a kill)."""
         self._sync(st, t)
         self._close_periods(st, t)
         st.attained_closed, st.held_since = st.attained, t
         had = bool(st.allocs)
-        if had and not new:
+        if had and not new and preempted:
             st.preemptions += 1  # suspended before completion
         self._set_allocs(st, new, t, booked)
         st.view = None
@@ -549,12 +616,13 @@ class _Engine:
         if st.start is None:
             st.start = t
         begin = t
-        if self.restart:  # (only then is last_held read)
+        k = self.restart if self.job_restart is None else self.job_restart.get(st.job.job_id, self.restart)
+        if k:  # (only then is last_held read; a job's k never changes)
             held = held_key(new)
             if st.last_held is not None and (not had or held != st.last_held):
                 # DESIGN section 9: a resume after a suspension, or a (re)start on an allocation
                 # other than the one held just before, loses the restart time; the first start is free.
-                begin = t + self.restart
+                begin = t + k
                 st.restart = (t, begin)
             st.last_held = held
         if st.rate > 0:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scheduling import records
+from scheduling import failures, gpu_types, records, restart_costs
 from scheduling.bounds import (
     MAX_AMOUNT,
     MAX_RESTART_SECONDS,
@@ -34,6 +34,7 @@ from scheduling.model import (
     POOLS,
     SITES,
     Cluster,
+    Failure,
     InstanceType,
     Job,
     Resource,
@@ -264,7 +265,21 @@ def cluster_from_dict(doc: Any) -> Cluster:
         restart_seconds=number(
             doc.get("restart_seconds", 0), "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
         ),
+        restart_costs=restart_costs.parse_table(doc["restart_costs"]) if "restart_costs" in doc else (),
+        checkpoint_gbps=number(doc.get("checkpoint_gbps", 0), "checkpoint_gbps", maximum=1e6),
+        gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
+        failures=_failures(doc, servers, slot),
+        checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
     )
+
+
+def _failures(doc: Mapping[str, Any], servers: tuple[Server, ...], slot: float) -> tuple[Failure, ...]:
+    """The failure trace and the failures its ``failure_model`` draws (scheduling.failures)."""
+    if "failures" not in doc and "failure_model" not in doc:
+        return ()
+    given = failures.parse_table(doc["failures"], (s.id for s in servers)) if "failures" in doc else []
+    drawn = failures.generate(doc["failure_model"], servers, slot) if "failure_model" in doc else []
+    return failures.checked(given + drawn)
 
 
 def _resources(value: Any) -> tuple[Resource, ...]:
@@ -694,6 +709,14 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
             kw["chunk_gb"] = number(row["chunk_gb"], "chunk_gb", strict=True)
         if "upload_delay" in row:
             kw["upload_delay"] = _upload_delays(row["upload_delay"], names.delay_keys)
+        if row.get("restart_seconds") not in (None, ""):  # the job's own restart cost (restart_costs)
+            kw["restart_seconds"] = number(
+                row["restart_seconds"], "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
+            )
+        if row.get("checkpoint_gb") not in (None, ""):  # a restart cost from the checkpoint size
+            kw["checkpoint_gb"] = number(row["checkpoint_gb"], "checkpoint_gb")
+        if "gpu_speed" in row:  # speed factors per GPU type (gpu_types)
+            kw["gpu_speed"] = gpu_types.parse_job(row["gpu_speed"])
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = no_nul(str(row[key]), key)

@@ -84,6 +84,25 @@ class InstanceType:
 
 
 @record
+class RestartCost:
+    """A row of the cluster's ``restart_costs`` table: seconds a job of ``model`` on ``gpus`` GPUs
+    loses at each restart (None: any model, any GPU count; docs/formats.md "Per-job restart costs")."""
+
+    seconds: float
+    model: str | None = None
+    gpus: int | None = None
+
+
+@record
+class Failure:
+    """A server down over the slots [start, end) (the cluster's failure trace, scheduling.failures)."""
+
+    server: str
+    start: int
+    end: int
+
+
+@record
 class Cluster:
     """The cluster spec as loaded: slot length, resources, servers, worker and PS types."""
 
@@ -95,6 +114,15 @@ class Cluster:
     horizon: int | None = None  # T: slots the cluster runs for; None = until every job is done
     network: Amounts = field(default_factory=no_amounts)  # free-form figures
     restart_seconds: float = 0.0  # time a job loses each time it restarts on another allocation (s)
+    # Optional per-job restart costs and GPU-type speeds (scheduling.restart_costs, scheduling.gpu_types).
+    # Left out of repr (and so of the input digests of scheduling.provenance, which add them when set)
+    # so that a cluster without them has the digest it always had.
+    restart_costs: tuple[RestartCost, ...] = field(default=(), repr=False)
+    checkpoint_gbps: float = field(default=0.0, repr=False)  # GB/s a restart reloads checkpoints at
+    gpu_speeds: Mapping[str, Amounts] = field(default_factory=no_amounts, repr=False)
+    """Model name (or "*": any model) -> GPU type -> speed factor of a rigid job on that type."""
+    failures: tuple[Failure, ...] = field(default=(), repr=False)  # sorted by (start, server)
+    checkpoint_slots: int = field(default=0, repr=False)  # a running job saves its state this often
 
     def resource_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.resources)
@@ -184,6 +212,11 @@ class Job:
     """Delta_js of the edge-cloud paper, slots: server id, site ("edge"/"cloud") or "*" -> delay;
     overrides the server's own ``upload_delay`` (see ``upload_delay_to``)."""
     chunk_gb: float | None = None  # u_j: storage one data chunk occupies, GB (edge-cloud Sec. VI)
+    # Optional (left out of repr as Cluster's optional fields): the job's own restart cost, seconds,
+    # and its speed factor per GPU type (rigid jobs).
+    restart_seconds: float | None = field(default=None, repr=False)
+    checkpoint_gb: float | None = field(default=None, repr=False)  # state a restart reloads (GB)
+    gpu_speed: Amounts = field(default_factory=no_amounts, repr=False)
 
     @property
     def rigid(self) -> bool:

@@ -163,9 +163,18 @@ def inputs(instance: Instance) -> dict[str, str]:
         trace = sha256()
         for job in instance.jobs:  # job by job: no string of the whole trace (150k jobs: ~100 MB)
             trace.update(repr(job).encode())
+            if job.restart_seconds is not None or job.gpu_speed or job.checkpoint_gb is not None:  # not in repr
+                trace.update(repr((job.restart_seconds, dict(job.gpu_speed), job.checkpoint_gb)).encode())
             trace.update(b"\n")
+        cluster = instance.cluster
+        shown = repr(cluster)
+        if cluster.restart_costs or cluster.gpu_speeds or cluster.checkpoint_gbps:  # optional fields, not in repr
+            speeds = {k: dict(v) for k, v in cluster.gpu_speeds.items()}
+            shown += repr((cluster.restart_costs, speeds, cluster.checkpoint_gbps))
+        if cluster.failures or cluster.checkpoint_slots:
+            shown += repr((cluster.failures, cluster.checkpoint_slots))
         digests = {
-            "cluster_sha256": sha256(repr(instance.cluster).encode()).hexdigest(),
+            "cluster_sha256": sha256(shown.encode()).hexdigest(),
             "trace_sha256": trace.hexdigest(),
         }
         cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)

@@ -105,6 +105,12 @@ class Feature:
     missing: Callable[[Instance], str | None]
 
 
+FAILURE_AWARE = frozenset({"fifo", "srtf", "tiresias", "drf", "antman"})
+"""Algorithms that run under the cluster's failure trace (scheduling.failures): they place on the
+engine's ledgers, where a down server is booked in full, and re-place the jobs a failure stopped.
+Others are refused with a clear message rather than failing half-way."""
+
+
 @record
 class AlgorithmSpec:
     """An algorithm's registry entry: what it is, its parameters, what it needs, its factory."""
@@ -148,6 +154,11 @@ class AlgorithmSpec:
         return parsed
 
     def unsupported(self, instance: Instance) -> str | None:
+        if instance.cluster.failures and self.name not in FAILURE_AWARE:
+            return (
+                f"{self.name} does not run under server failures (the cluster's failures or failure_model): "
+                f"it plans on a ledger of its own; algorithms that do: {', '.join(sorted(FAILURE_AWARE))}"
+            )
         for feature in self.needs:
             why = feature.missing(instance)
             if why:

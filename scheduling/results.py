@@ -46,10 +46,19 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "placements": placements,
         "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
     }
-    if run.restart_slots:  # optional fields (DESIGN section 9): absent when restarts cost nothing
+    own = run.job_restart_slots  # per-job restart costs (scheduling.restart_costs), if declared
+    if run.restart_slots or (own and any(own.values())):
+        # optional fields (DESIGN section 9): absent when restarts cost nothing
         doc["restart_seconds"] = run.restart_seconds
         doc["restart_slots"] = run.restart_slots
+        if own:
+            doc["job_restart_slots"] = dict(sorted(own.items()))
         doc["restarts"] = [{"job_id": r.job_id, "start": r.start, "end": r.end} for r in run.restarts]
+    if cluster.failures:  # optional fields (scheduling.failures): instances with a failure trace only
+        doc["failures"] = [{"server": f.server, "start": f.start, "end": f.end} for f in cluster.failures]
+        doc["failure_kills"] = [
+            {"job_id": k.job_id, "server": k.server, "slot": k.slot, "lost_work": k.lost_work} for k in run.kills
+        ]
     doc.update(run.extra)
     doc.update(provenance.record(instance))  # optional: code version and input digests
     doc["metrics"] = compute_metrics(cluster, doc, run.jobs)
@@ -90,6 +99,9 @@ def compute_metrics(
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
     out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity, doc["horizon"])
     out.update(metrics.restart_metrics(restart_usages(doc)))
+    if "failure_kills" in doc:  # instances with a failure trace only
+        out["failure_kills"] = len(doc["failure_kills"])
+        out["lost_work"] = float(sum(k["lost_work"] for k in doc["failure_kills"]))
     return out
 
 

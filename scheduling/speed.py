@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from scheduling import gpu_types
 from scheduling.model import RIGID_WORKER_TYPE, Amounts, Cluster, Job, frozen_amounts, gbps_to_mb_per_slot
 from scheduling.pipeline import alpha, counts_from_allocations, links, stage_index
 from scheduling.records import record
@@ -130,7 +131,9 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
     """Work units per slot that ``job`` makes on ``allocations`` (all of them the job's own).
 
     * rigid jobs: 1 per slot once they hold their requested GPUs, else 0; on a cluster that declares
-      ``network.spread_slowdown`` s, 1 / (1 + s (k - 1)) with the workers on k servers;
+      ``network.spread_slowdown`` s, 1 / (1 + s (k - 1)) with the workers on k servers; times the
+      speed factor of the slowest GPU type it holds when the cluster or job declares GPU-type
+      speeds (``scheduling.gpu_types``);
     * PS jobs: Zhou et al. eq. (1), W * rho_jm^p with rho = 1/(v_jm + U_j^p) when every worker and
       PS is on one server (q_j = 1), else 1/(v_jm + U_j^p + 2 pi_j / b_m);
     * all-reduce jobs: Zhou et al. eq. (14), W * 1/(v_jm + U_j (W-1)/W + 2 pi_j (W-1)/(W b_m)),
@@ -161,10 +164,13 @@ def rate(cluster: Cluster, job: Job, allocations: Iterable[Allocation]) -> float
         assert job.gpus is not None
         if gpus + 1e-9 < job.gpus:
             return 0.0
+        speed = 1.0
         spread = cluster.network.get(SPREAD_SLOWDOWN, 0.0)
         if spread and len(workers) > 1:
-            return 1.0 / (1.0 + spread * (len({a.server for a in workers}) - 1))
-        return 1.0
+            speed = 1.0 / (1.0 + spread * (len({a.server for a in workers}) - 1))
+        if cluster.gpu_speeds or job.gpu_speed:  # gpu_types.declared: the slowest GPU type's factor
+            speed *= gpu_types.factor(cluster, job, (a.server for a in workers))
+        return speed
     pss = [a for a in allocations if a.role == "ps" and a.count > 0]
     if needs_ps(cluster, job) and not pss:
         return 0.0

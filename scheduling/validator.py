@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from scheduling import metrics, storage
+from scheduling import failures, metrics, restart_costs, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance, Job
 from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
@@ -130,19 +130,30 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue
         restarts[rp["job_id"]].append(rp)
     k = int(doc.get("restart_slots", 0))
+    own = restart_costs.job_slots(instance)  # per-job restart costs, recomputed from the instance
+    if own is not None and (any(own.values()) or "job_restart_slots" in doc):
+        reported = doc.get("job_restart_slots")
+        if reported != dict(sorted(own.items())):
+            shown = "none" if reported is None else f"{len(reported)} entries"
+            problems.append(
+                f"job_restart_slots: {shown} reported, the instance's per-job restart costs give {len(own)} jobs"
+            )
     one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
+    lost = _check_failures(instance, doc, problems)  # job id -> work lost to server failures
     for job_id, r in records.items():
         job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
         if (
             len(held) == 1
             and not one_ps_rule
             and job_id not in restarts
+            and job_id not in lost
             and _one_placement_valid(instance, job, r, held[0], made)
         ):
             continue
         timeline = _Timeline(instance, job, held)
-        _check_job(instance, job, r, held, made, problems, timeline)
-        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline)
+        _check_job(instance, job, r, held, made, problems, timeline, *lost.get(job_id, (0.0, 0)))
+        k_job = k if own is None else own.get(job_id, k)
+        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k_job, problems, timeline)
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     _check_horizon(doc, problems)
@@ -154,6 +165,43 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             continue  # a result written before the metric existed
         if not metrics.close(value, doc["metrics"].get(key)):
             problems.append(f"metric {key}: reported {doc['metrics'].get(key)!r}, recomputed {value!r}")
+
+
+def _check_failures(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> dict[str, tuple[float, int]]:
+    """The failure trace (scheduling.failures): the result lists the cluster's failures, holds nothing
+    on a server while it is down, and lists exactly the kills its placements imply, each with the
+    work its checkpoints lose. Returns per killed job the work lost (what its progress made but
+    lost) and its kills (suspensions that are not preemptions)."""
+    cluster = instance.cluster
+    if not cluster.failures:
+        if doc.get("failure_kills"):
+            problems.append("failure_kills reported, but the cluster has no failure trace")
+        return {}
+    listed = [{"server": f.server, "start": f.start, "end": f.end} for f in cluster.failures]
+    if doc.get("failures") != listed:
+        problems.append(f"failures {doc.get('failures')!r}, the cluster's failure trace is {listed!r}")
+    down: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for f in cluster.failures:
+        down[f.server].append((f.start, f.end))
+    for p in doc["placements"]:
+        for start, end in down.get(p["server"], ()):
+            if p["start"] < end and start < p["end"]:
+                problems.append(f"{_where(p)}: the server is down over [{start}, {end})")
+    expected = failures.expected_kills(doc, cluster.failures, cluster.checkpoint_slots)
+    reported = sorted(doc.get("failure_kills") or [], key=lambda k: (k["slot"], k["job_id"]))
+    same = len(reported) == len(expected) and all(
+        (r["job_id"], r["server"], r["slot"]) == (e["job_id"], e["server"], e["slot"])
+        and metrics.close(r["lost_work"], e["lost_work"])
+        for r, e in zip(reported, expected, strict=True)
+    )
+    if not same:
+        shown = [(e["job_id"], e["server"], e["slot"], e["lost_work"]) for e in expected]
+        problems.append(f"failure_kills: {len(reported)} reported, the placements and checkpoints give {shown}")
+    lost: dict[str, tuple[float, int]] = {}
+    for e in expected:
+        work, kills = lost.get(e["job_id"], (0.0, 0))
+        lost[e["job_id"]] = (work + e["lost_work"], kills + 1)
+    return lost
 
 
 def _check_horizon(doc: Mapping[str, Any], problems: list[str]) -> None:
@@ -260,11 +308,14 @@ def _check_job(
     progress: list[Mapping[str, Any]],
     problems: list[str],
     timeline: _Timeline,
+    lost: float = 0.0,
+    kills: int = 0,
 ) -> None:
     name = f"job {job.job_id!r}"
     if not r["admitted"] and (placements or progress):
         problems.append(f"{name}: not admitted but holds resources")
-    done = sum([(g["end"] - g["start"]) * g["rate"] for g in progress])
+    # work made minus what server failures lost since the job's last checkpoints (scheduling.failures)
+    done = sum([(g["end"] - g["start"]) * g["rate"] for g in progress]) - lost
     if not metrics.close(done, r["work_done"], WORK_TOLERANCE):
         problems.append(f"{name}: work_done {r['work_done']} but progress sums to {done}")
     required = job.work_required
@@ -295,9 +346,10 @@ def _check_job(
     if is_edge_cloud(instance.cluster) and needs_ps(instance.cluster, job):
         _check_one_ps(name, placements, problems)
     # each suspension is a placement starting after the ones before it ended: at most all but one
-    if r["preemptions"] < len(placements) - 1:
+    # (a kill by a server failure is a suspension the algorithm did not choose: scheduling.failures)
+    if r["preemptions"] + kills < len(placements) - 1:
         suspensions = _suspensions(placements)
-        if r["preemptions"] < suspensions:
+        if r["preemptions"] + kills < suspensions:
             problems.append(f"{name}: {r['preemptions']} preemptions reported, {suspensions} suspensions seen")
 
 

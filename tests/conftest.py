@@ -27,6 +27,14 @@ TINY_CLUSTER = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _fresh_figure_cache():
+    """No test sees figures another test cached (webapp/figurecache.py)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def tiny_cluster() -> str:
     """Two servers with 4 GPUs each, one worker type and one PS type (JSON text)."""

@@ -26,12 +26,25 @@ from webapp.models import Run
 TESTS = Path(__file__).resolve().parent
 
 # A worker with the test algorithms registered (solo pool: the process is the one simulating).
+# MLSCHED_TEST_SLOW_STORE=<file>: storing a result takes MLSCHED_TEST_SLOW_STORE_SECONDS (60) more
+# (as a 200k-job result does on a busy machine), after its file is written; <file> is created when
+# it starts.
 WORKER = """
-import sys
+import os, sys, time
+import django
+django.setup()
 from scheduling import registry
 from tests.webhelpers import PRICED, SLOW
 registry.REGISTRY["slow"] = SLOW
 registry.REGISTRY["priced"] = PRICED
+if os.environ.get("MLSCHED_TEST_SLOW_STORE"):
+    from webapp import runstore
+    index = runstore.gantt_index
+    def slow_index(result):
+        open(os.environ["MLSCHED_TEST_SLOW_STORE"], "w").close()
+        time.sleep(float(os.environ.get("MLSCHED_TEST_SLOW_STORE_SECONDS", "60")))
+        return index(result)
+    runstore.gantt_index = slow_index
 from workers.celery import app
 app.worker_main(["worker", "--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
                  "--without-heartbeat", "--hostname=" + sys.argv[1]])
@@ -75,6 +88,17 @@ for r, row in zip(exp.runs.all(), out["runs"]):
 print(json.dumps(out))
 """
 
+# What /healthz and the admin's table of workers that cannot store say.
+PROBLEMS = """
+import json
+import django
+django.setup()
+from django.test import Client
+from webapp.models import WorkerProblem
+health = Client().get("/healthz", HTTP_HOST="localhost").json()
+print(json.dumps({"healthz": health, "problems": list(WorkerProblem.objects.values_list("worker", "problem"))}))
+"""
+
 
 class Env:
     def __init__(self, tmp_path, database_url, redis_url, **extra):
@@ -105,10 +129,10 @@ class Env:
         assert out.returncode == 0, out.stderr[-3000:]
         return out.stdout
 
-    def worker(self, name):
+    def worker(self, name, **extra):
         log = open(self.tmp / f"{name}.log", "w")  # noqa: SIM115
-        proc = subprocess.Popen([sys.executable, "-c", WORKER, f"{name}-{os.getpid()}@%h"], cwd=ROOT, env=self.env,
-                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen([sys.executable, "-c", WORKER, f"{name}-{os.getpid()}@%h"], cwd=ROOT,
+                                env={**self.env, **extra}, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         self.workers.append((proc, log))
         return proc
 
@@ -159,6 +183,78 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_run_completes_on_its_second
     slow = slow_run(done)
     assert slow["status"] == "done" and slow["attempts"] == 2 and slow["problems"] == []
     assert {r["status"] for r in done["runs"]} == {"done"}
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_worker_killed_while_storing_is_left_alone_until_then_and_the_run_is_stored_once(tmp_path, postgres_db):
+    env = Env(tmp_path, postgres_db, "redis://127.0.0.1:6379/15")  # heartbeat timeout 3 s
+    env.manage("migrate", "--noinput")
+    storing = tmp_path / "storing"
+    try:
+        first = env.worker("storing", MLSCHED_TEST_SLOW_STORE=str(storing))
+        sub = env.python(SUBMIT, json.dumps([["fifo", {}]]))
+        deadline = time.monotonic() + 60
+        while not storing.exists():
+            assert time.monotonic() < deadline, (tmp_path / "storing.log").read_text()
+            time.sleep(0.2)
+        # Storing for longer than the heartbeat timeout: recovery must see a live run.
+        until = time.monotonic() + 5
+        while time.monotonic() < until:
+            env.manage("recover_runs")
+        alive = env.python(STATUS, sub["id"])["runs"][0]
+        first.send_signal(signal.SIGKILL)  # killed before the run is marked done
+        first.wait(timeout=10)
+        env.worker("replacement")
+        done = env.wait(sub["id"], lambda s: s["finished"], timeout=120)
+    finally:
+        env.stop_workers()
+    assert (alive["status"], alive["attempts"], alive["error"]) == ("running", 1, "")
+    (run,) = done["runs"]
+    files = sorted(p.name for p in (tmp_path / "media" / "results").rglob("*") if p.is_file())
+    status = run["status"]
+    counts = {"started": run["attempts"], "finished": int(status == "done"), "failed": int(status == "failed"),
+              "result files": len(files)}  # fmt: skip
+    # The first attempt died before recording: the run is simulated again once, stored once, and
+    # the killed attempt's half-written files are gone.
+    assert counts == {"started": 2, "finished": 1, "failed": 0, "result files": 3}, (counts, files)
+    assert run["problems"] == []
+
+
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_worker_that_cannot_store_takes_no_runs_says_so_and_another_worker_runs_them(tmp_path, postgres_db):
+    env = Env(tmp_path, postgres_db, "redis://127.0.0.1:6379/15")
+    env.manage("migrate", "--noinput")
+    refused = f"/sys/mlsched-results-{os.getpid()}"  # sysfs: the kernel refuses every new file (EPERM)
+    name = f"readonly-{os.getpid()}"
+    try:
+        readonly = env.worker("readonly", MEDIA_ROOT=refused)
+        deadline = time.monotonic() + 60
+        while not (report := env.python(PROBLEMS))["problems"]:  # its probe when it is ready
+            assert time.monotonic() < deadline, (tmp_path / "readonly.log").read_text()[-3000:]
+            time.sleep(0.5)
+        sub = env.python(SUBMIT, json.dumps([["fifo", {}], ["drf", {}]]))
+        time.sleep(3)
+        waiting = env.python(STATUS, sub["id"])["runs"]  # nobody took them
+        env.worker("healthy")
+        done = env.wait(sub["id"], lambda s: s["finished"], timeout=120)
+        still_up = readonly.poll() is None
+    finally:
+        env.stop_workers()
+    ((worker, problem),) = report["problems"]
+    assert worker.startswith(name + "@") and problem.startswith("cannot store results: PermissionError")
+    assert report["healthz"] == {"ok": True, "workers_unable_to_store": [worker]}
+    assert [(r["status"], r["attempts"]) for r in waiting] == [("queued", 0), ("queued", 0)]
+    log = (tmp_path / "readonly.log").read_text()
+    assert still_up and log.count("it takes no runs") == 1
+    runs = done["runs"]
+    counts = {"started": sum(r["attempts"] for r in runs), "finished": sum(r["status"] == "done" for r in runs),
+              "failed": sum(r["status"] == "failed" for r in runs)}  # fmt: skip
+    assert counts == {"started": 2, "finished": 2, "failed": 0}, runs
+    assert all(r["problems"] == [] for r in runs)
 
 
 @pytest.mark.redis

@@ -65,13 +65,67 @@ def test_a_reproduction_runs_on_the_worker_and_its_table_and_figure_show(client,
     page = client.get(reverse("reproductions")).content.decode()
     section = page.split('id="reproduction-test-demo"')[1].split("</section>")[0]
     assert 'id="reproduction-test-demo" data-status="done"' in page
-    assert "Latest run over 3 seeds" in section and "| fifo |" in section and "W/T/L" in section
-    assert "Claim holds across seeds" in section
+    assert "Latest run over 3 seeds" in section and "W/T/L" in section
+    assert '<th scope="row">fifo</th>' in section and "| fifo |" not in section  # a table, not Markdown in a <pre>
+    assert "Claim holds across seeds" in section and "<pre" not in section
+    # the chart is drawn in the page, by the site's plotly.js: no frame
+    assert 'data-figure="reproduction-figure-test-demo-data"' in section and "<iframe" not in section
     summary = client.get(reverse("reproduction-file", args=["test-demo", "summary.csv"]))
     assert summary.status_code == 200 and b"srtf" in b"".join(summary.streaming_content)
     figure = client.get(reverse("reproduction-file", args=["test-demo", "figure.html"]))
     assert figure.status_code == 200 and figure["X-Frame-Options"] == "SAMEORIGIN"
     assert client.get(reverse("reproduction-file", args=["test-demo", "plotly.min.js"])).status_code == 200
+
+
+def test_the_page_chart_has_a_bar_per_algorithm_with_its_median_and_ci(client, inline_reproduce):
+    import csv
+    import io
+
+    client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
+    figures = client.get(reverse("reproductions")).context["figures"]
+    chart = next(f for f in figures if f["name"] == "test-demo")["chart"]
+    summary = (reproductions_folder() / "summary.csv").read_text()
+    rows = {r["algorithm"]: r for r in csv.DictReader(io.StringIO(summary))}
+    assert [t["name"] for t in chart["data"]] == ["fifo", "srtf"]
+    for trace in chart["data"]:
+        row = rows[trace["name"]]
+        assert trace["y"] == [float(row["median"])]
+        assert trace["error_y"]["array"] == [float(row["median_ci_high"]) - float(row["median"])]
+
+
+def test_figure_html_allows_exactly_its_own_inline_scripts_and_may_be_framed_by_the_site(client, inline_reproduce):
+    import base64
+    import hashlib
+    import re
+
+    client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
+    response = client.get(reverse("reproduction-file", args=["test-demo", "figure.html"]))
+    policy = response["Content-Security-Policy"]
+    html = response.content
+    inline = re.findall(rb"<script>(.*?)</script>", html, re.DOTALL)
+    assert len(inline) == 2  # plotly.py's config and its newPlot call
+    for body in inline:
+        assert f"'sha256-{base64.b64encode(hashlib.sha256(body).digest()).decode()}'" in policy
+    assert "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
+    assert "frame-ancestors 'self'" in policy and "default-src 'none'" in policy
+    # the site's own policy stays as strict for every other page
+    site = client.get(reverse("reproductions"))["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in site and "sha256" not in site
+
+
+def test_the_figure_download_is_one_file_with_plotly_inlined(client, inline_reproduce):
+    client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
+    response = client.get(reverse("reproduction-file", args=["test-demo", "figure.html"]) + "?download=1")
+    assert response["Content-Disposition"] == 'attachment; filename="test-demo-figure.html"'
+    html = response.content
+    assert b'src="plotly.min.js"' not in html and len(html) > 1_000_000  # plotly.js itself is in it
+    assert html.count(b"Plotly.newPlot") >= 1
+
+
+def reproductions_folder():
+    from webapp import reproductions
+
+    return reproductions.folder("test-demo")
 
 
 def test_bad_seeds_unknown_figures_and_other_files_are_refused(client, inline_reproduce):

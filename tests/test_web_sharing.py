@@ -144,3 +144,13 @@ def test_a_queued_run_shows_its_place_in_the_line_of_every_queued_run(auth_clien
     Run.objects.filter(pk=mine[0].pk).update(status="running")
     assert [r["queue_position"] for r in auth_client.get(reverse("experiment-status", args=[exp.pk])).json()["runs"]] \
         == [None, 2]  # fmt: skip
+
+
+def test_a_link_created_on_the_gantt_tab_comes_back_to_the_gantt_tab(auth_client, exp):
+    page = auth_client.get(reverse("experiment", args=[exp.pk]), {"tab": "gantt", "run": "7", "t0": "2"})
+    assert 'name="view" value="tab=gantt&amp;run=7&amp;t0=2"' in page.content.decode()  # the view, without JS
+    response = auth_client.post(reverse("experiment-share", args=[exp.pk]), {"view": "tab=gantt&run=7&t0=2"})
+    assert response.status_code == 302 and response.url == f"/experiments/{exp.pk}/?tab=gantt&run=7&t0=2"
+    response = auth_client.post(reverse("experiment-share", args=[exp.pk]), {"view": "//evil.example/?x=<1>"})
+    assert response.url.startswith(f"/experiments/{exp.pk}/?")  # a query of this page, never another address
+    assert auth_client.post(reverse("experiment-share", args=[exp.pk])).url == f"/experiments/{exp.pk}/"

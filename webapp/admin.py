@@ -1,8 +1,9 @@
-"""The admin site for operators: experiments, runs, datasets, share links and API tokens."""
+"""The admin site for operators: experiments, runs, datasets, share links, API tokens, and workers
+that stopped because they cannot store results."""
 
 from django.contrib import admin
 
-from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink
+from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, WorkerProblem
 
 
 class RunInline(admin.TabularInline):  # type: ignore[type-arg]
@@ -44,3 +45,9 @@ class ShareLinkAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 class ApiTokenAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("user", "name", "created", "last_used")
     exclude = ("key",)
+
+
+@admin.register(WorkerProblem)
+class WorkerProblemAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("worker", "problem", "since")
+    readonly_fields = ("worker", "problem", "since")

@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.urls import reverse
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
 from scheduling import plugins, registry
@@ -25,6 +26,34 @@ View = Callable[..., HttpResponseBase]  # result.json is streamed
 
 def error(status: int, message: str, **extra: Any) -> JsonResponse:
     return JsonResponse({"error": message, **extra}, status=status)
+
+
+def is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+# Django's error views (``handler400`` ... ``handler500`` in webapp/urls.py): on an API path the
+# answer is JSON like every other API error, whatever raised (a view, a middleware, a request
+# Django cannot parse); pages keep Django's default error pages. With DEBUG on, an
+# uncaught exception still shows Django's technical page.
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return error(400, "bad request") if is_api(request) else defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return error(403, "forbidden") if is_api(request) else defaults.permission_denied(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return error(404, "not found") if is_api(request) else defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if is_api(request):  # the traceback is in the server's log (django.request)
+        return error(500, "internal error: the server could not answer this request; it was logged")
+    return defaults.server_error(request)
 
 
 def api_view(methods: tuple[str, ...]) -> Callable[[View], View]:

@@ -266,3 +266,19 @@ class ReproductionStart(models.Model):
 
     def __str__(self) -> str:
         return f"{self.figure} started by {self.owner_id}"
+
+
+class WorkerProblem(models.Model):
+    """A worker that stopped taking runs because it cannot store results (disk full, read-only or
+    refused storage): written by the worker (``workers.tasks``), shown on ``/healthz`` and in the
+    admin. Deleting the row (once the worker's storage is mended and the worker restarted) clears it."""
+
+    worker = models.CharField(max_length=255, unique=True)  # the Celery node name, e.g. celery@host
+    problem = models.TextField()
+    since = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-since",)
+
+    def __str__(self) -> str:
+        return f"{self.worker}: {self.problem}"

@@ -59,9 +59,14 @@ def delete_folder(path: str) -> None:
         default_storage.delete(f"{path}/{file}")
 
 
-def _text(name: str) -> str:
+def read(name: str) -> bytes:
+    """The bytes of the stored file ``name``."""
     with default_storage.open(name, "rb") as f:
-        return bytes(f.read()).decode("utf-8")
+        return bytes(f.read())
+
+
+def _text(name: str) -> str:
+    return read(name).decode("utf-8")
 
 
 def usage(owner_pk: int, since: float) -> tuple[int, int]:

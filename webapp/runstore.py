@@ -1,7 +1,8 @@
 """The Django implementation of ``workers.runs.RunStore``: how a task reads and records a run.
 
 Every state change is one conditional UPDATE (queued -> running -> done/failed/cancelled), so a
-redelivered task does not run twice and a late result cannot overwrite a run declared lost.
+redelivered task does not run twice; the first complete result of a run wins (``finish``), also
+over a run declared lost meanwhile, and never replaces another worker's result or a cancellation.
 Database connection errors become ``TransientStoreError`` (the task retries those).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Callable, Mapping
 from functools import wraps
 from typing import Any, TypeVar
@@ -16,14 +18,14 @@ from typing import Any, TypeVar
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, Q, QuerySet
 from django.db.utils import InterfaceError, OperationalError
 from django.utils import timezone
 
 from scheduling import registry
 from scheduling.errors import InputError
 from webapp.chartindex import chart_index, chart_index_name
-from webapp.models import Run
+from webapp.models import Run, WorkerProblem
 from webapp.repetitions import history_of, repetition_inputs
 from workers.runs import RunInput, TransientStoreError
 
@@ -111,6 +113,34 @@ def _delete(*names: str) -> None:
             default_storage.delete(name)
 
 
+LOST_PREFIX = "lost: "  # the start of the error of a run recover_runs failed as lost (webapp.services)
+
+
+def completable(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Those of ``runs`` a complete result may still finish: running (whichever worker claimed it
+    last), queued again after its worker was declared lost (the claim then skips its message), or
+    failed as lost; not a run the user cancelled or another worker finished."""
+    return runs.filter(
+        Q(status__in=[Run.Status.RUNNING, Run.Status.QUEUED])
+        | Q(status=Run.Status.FAILED, error__startswith=LOST_PREFIX)
+    )
+
+
+def _delete_leftovers(experiment_id: int, run_id: int, keep: set[str]) -> None:
+    """Delete the files an attempt killed while storing left of this run (a worker killed with
+    SIGKILL cannot clean up): every ``run-<id>.*`` and ``run-<id>_*`` in the experiment's folder but
+    the recorded ones. A storage that cannot list a folder keeps them."""
+    folder = f"results/{experiment_id}"
+    try:
+        files = default_storage.listdir(folder)[1]
+    except (NotImplementedError, OSError):
+        return
+    for file in files:
+        path = f"{folder}/{file}"
+        if file.startswith((f"run-{run_id}.", f"run-{run_id}_")) and path not in keep:
+            _delete(path)
+
+
 class DjangoRunStore:
     @transient
     def claim(self, run_id: int) -> RunInput | None:
@@ -161,15 +191,18 @@ class DjangoRunStore:
         return "cancel" if alive.filter(cancel_requested=True).exists() else None
 
     @transient
-    def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
-        """Write the result and its Gantt index, then mark the run done. If anything fails, or the
-        run was declared lost meanwhile (its recorded outcome is kept), no file stays behind."""
-        experiment_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
+    def finish(self, run_id: int, result: Mapping[str, Any]) -> str:
+        """Write the result and its Gantt and chart indexes, then mark the run done if no other
+        outcome wins (``workers.runs.RunStore.finish``). If anything fails, or the run holds another
+        outcome, no file stays behind."""
+        experiment_id = Run.objects.values_list("experiment_id", flat=True).filter(pk=run_id).first()
+        if experiment_id is None:
+            return "the run was deleted"
         name = _save(f"results/{experiment_id}/run-{run_id}.json.gz", encode_result(result))
         try:
             _save(index_name(name), encode_result(gantt_index(result)))
             _save(chart_index_name(name), encode_result(chart_index(result)))
-            updated = Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            updated = completable(Run.objects.filter(pk=run_id)).update(
                 status=Run.Status.DONE,
                 metrics=result["metrics"],
                 code=result.get("code"),
@@ -181,14 +214,37 @@ class DjangoRunStore:
         except BaseException:
             _delete(name, index_name(name), chart_index_name(name))
             raise
-        if not updated:
-            _delete(name, index_name(name), chart_index_name(name))
+        if updated:
+            _delete_leftovers(experiment_id, run_id, {name, index_name(name), chart_index_name(name)})
+            return "done"
+        _delete(name, index_name(name), chart_index_name(name))
+        holds = Run.objects.filter(pk=run_id).values_list("status", "error").first()
+        if holds is None:
+            return "the run was deleted"
+        status, error = holds
+        return f"the run is {status} already" + (f" ({error})" if error else "")
 
     @transient
     def fail(self, run_id: int, message: str) -> None:
         Run.objects.filter(pk=run_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]).update(
             status=Run.Status.FAILED, error=message[:ERROR_CHARS], finished=timezone.now()
         )
+
+    @transient
+    def give_back(self, run_id: int, note: str) -> None:
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+            status=Run.Status.QUEUED, dispatched=False, progress=0.0, error=note[:ERROR_CHARS]
+        )
+
+    @transient
+    def cannot_store(self, worker: str, problem: str) -> None:
+        WorkerProblem.objects.update_or_create(worker=worker[:255], defaults={"problem": problem[:ERROR_CHARS]})
+
+    @transient
+    def probe(self, worker: str) -> None:
+        name = _save(f"results/probe-{os.getpid()}.txt", b"a worker checks that it can store results\n")
+        _delete(name)
+        WorkerProblem.objects.filter(worker=worker[:255]).delete()
 
     @transient
     def cancelled(self, run_id: int, message: str) -> None:

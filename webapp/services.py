@@ -15,7 +15,7 @@ import math
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -33,14 +33,16 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import charts, inputchecks, quotas, repetition_stats, repetitions, tracechecks
+from webapp import charts, figurecache, inputchecks, quotas, repetition_stats, repetitions, tracechecks
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
 from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, TraceCheck, key_digest
+from webapp.rigid import all_rigid, shown_params
 from webapp.runstore import decode_result
 from webapp.security import fit
+from webapp.timeleft import left_text, seconds_left
 from webapp.versions import version_note
 from workers import tasks
 
@@ -143,9 +145,15 @@ def get_dataset(pk: int, user: Any) -> Dataset:
     return ds
 
 
+# The frozen input files of an experiment: megabytes for a production trace. Listing pages (the
+# experiment list, GET /api/experiments) never load them.
+INPUT_TEXTS = ("cluster_text", "trace_text", "history_text")
+
+
 def list_experiments(user: Any) -> list[Experiment]:
-    """The experiments ``user`` sees, each with ``run_badges`` (``labels.run_badges``)."""
-    experiments = list(visible_experiments(user).prefetch_related("runs"))
+    """The experiments ``user`` sees (their input texts not loaded), each with ``run_badges``
+    (``labels.run_badges``)."""
+    experiments = list(visible_experiments(user).defer(*INPUT_TEXTS).prefetch_related("runs"))
     for exp in experiments:
         exp.run_badges = run_badges(exp, list(exp.runs.all()))  # type: ignore[attr-defined]
     return experiments
@@ -228,25 +236,56 @@ def _input_check(sub: Submission, owner: Any) -> TraceCheck | None:
     return inputchecks.upload_check(owner, (i.cluster_name, i.cluster_text), (i.trace_name, i.trace_text))
 
 
-def dispatch(experiment_id: int, run_ids: Sequence[int]) -> bool:
-    """Send runs to the workers (one group); on a broker error keep them waiting. True if sent."""
+def dispatch(
+    experiment_id: int, run_ids: Sequence[int], sent_at: Mapping[int, datetime | None] | None = None
+) -> int | None:
+    """Send runs to the workers (one group); on a broker error keep them waiting. The number of
+    runs this call sent, None if the broker could not be reached.
+
+    Each run is marked sent before its message goes out, by one conditional UPDATE on the state the
+    caller read (``_take``): a run not sent yet (``sent_at`` None), or one sent at ``sent_at[id]``
+    whose message seems lost. Of a submission and a recovery (or two recoveries) that read the
+    same runs, one sends each run. A process that dies between the mark and the send leaves a run
+    marked sent without a message: the lost-message rule of ``recover_runs`` sends it again."""
+    taken, now = _take(run_ids, sent_at)
+    if not taken:
+        return 0
     try:
-        tasks.send_runs(run_ids)
+        tasks.send_runs(taken)
     except OperationalError as exc:
-        logger.warning("broker unreachable, %d runs of experiment %s wait: %s", len(run_ids), experiment_id, exc)
-        Run.objects.filter(pk__in=run_ids, status=Run.Status.QUEUED).update(dispatched=False)
+        logger.warning("broker unreachable, %d runs of experiment %s wait: %s", len(taken), experiment_id, exc)
+        Run.objects.filter(pk__in=taken, status=Run.Status.QUEUED, dispatched_at=now).update(dispatched=False)
         Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=True)
-        return False
-    Run.objects.filter(pk__in=run_ids).update(dispatched=True, dispatched_at=timezone.now())
+        return None
     if not Run.objects.filter(experiment_id=experiment_id, dispatched=False, status=Run.Status.QUEUED).exists():
         Experiment.objects.filter(pk=experiment_id).update(pending_dispatch=False)
-    return True
+    return len(taken)
+
+
+def _take(run_ids: Sequence[int], sent_at: Mapping[int, datetime | None] | None) -> tuple[list[int], datetime]:
+    """Mark as sent now those of ``run_ids`` that are still queued in the state read (not sent, or
+    sent at ``sent_at[id]``), each by one conditional UPDATE, in id order (two processes that
+    take the same runs lock them in the same order); the ids taken and the time recorded."""
+    now = timezone.now()
+    taken = []
+    with transaction.atomic():
+        for pk in sorted(run_ids):
+            same = Run.objects.filter(pk=pk, status=Run.Status.QUEUED)
+            same = (
+                same.filter(dispatched=False)
+                if sent_at is None
+                else same.filter(dispatched=True, dispatched_at=sent_at[pk])
+            )
+            if same.update(dispatched=True, dispatched_at=now):
+                taken.append(pk)
+    return taken, now
 
 
 def enqueue(run_id: int) -> bool:
-    """Send one run (kept for scripts and tests); see ``dispatch``."""
-    exp_id = Run.objects.values_list("experiment_id", flat=True).get(pk=run_id)
-    return dispatch(exp_id, [run_id])
+    """Send one queued run whatever its recorded sending (kept for scripts and tests); True if
+    sent. See ``dispatch``."""
+    exp_id, dispatched, sent_at = Run.objects.values_list("experiment_id", "dispatched", "dispatched_at").get(pk=run_id)
+    return bool(dispatch(exp_id, [run_id], {run_id: sent_at} if dispatched else None))
 
 
 def recover_runs() -> dict[str, int]:
@@ -296,45 +335,49 @@ def recover_runs() -> dict[str, int]:
         finished=now,
     )
     queued = Run.objects.filter(status=Run.Status.QUEUED)
-    # Runs that wait for their trace's check are sent when it ends; a check whose message was lost is sent again.
-    counts["dispatched"] = _send(queued.filter(dispatched=False, experiment__input_check__isnull=True))
-    inputchecks.resend_waiting(settings.MLSCHED_REDISPATCH_AFTER)
+    # Runs that wait for their trace's check (webapp/inputchecks.py) are sent when it ends.
+    counts["dispatched"] = _send(queued.filter(dispatched=False, experiment__input_check__isnull=True), resend=False)
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = queued.filter(dispatched=True)
     # A run sent before dispatch times were recorded counts from its creation.
     overdue = sent.filter(
         Q(dispatched_at__lt=sent_before) | Q(dispatched_at__isnull=True, created__lt=sent_before)
     ).order_by("dispatched_at", "created", "pk")
-    if overdue.exists() and (missing := _missing_messages(sent.count())):
-        counts["resent"] = _send(overdue[:missing])
+    if overdue.exists() and (missing := _missing_messages(sent)):
+        counts["resent"] = _send(overdue[:missing], resend=True)
         if counts["resent"]:
             logger.warning("%d queued runs had no message in the broker's queue: sent again", counts["resent"])
     return counts
 
 
-def _send(runs: QuerySet[Run]) -> int:
-    """Dispatch ``runs``, one group per experiment; stops when the broker is unreachable (they are
-    tried again at the next recovery). The number of runs sent."""
-    by_experiment: dict[int, list[int]] = {}
-    for run_id, exp_id in runs.values_list("pk", "experiment_id"):
-        by_experiment.setdefault(exp_id, []).append(run_id)
+def _send(runs: QuerySet[Run], *, resend: bool) -> int:
+    """Dispatch ``runs`` (``resend``: runs sent before whose message seems lost), one group per
+    experiment; stops when the broker is unreachable (they are tried again at the next recovery).
+    The number of runs sent by this call (not those another process took first)."""
+    by_experiment: dict[int, dict[int, datetime | None]] = {}
+    for run_id, exp_id, sent_at in runs.values_list("pk", "experiment_id", "dispatched_at"):
+        by_experiment.setdefault(exp_id, {})[run_id] = sent_at
     sent = 0
-    for exp_id, ids in by_experiment.items():
-        if not dispatch(exp_id, ids):
+    for exp_id, read in by_experiment.items():
+        count = dispatch(exp_id, list(read), read if resend else None)
+        if count is None:
             break
-        sent += len(ids)
+        sent += count
     return sent
 
 
-def _missing_messages(expected: int) -> int:
-    """How many of ``expected`` messages (one per queued run sent) the runs' queue lacks (0 when
-    the broker cannot tell). A message a worker holds but has not started (prefetch) is not in the
-    count, so its run may be sent twice: harmless."""
+def _missing_messages(sent: QuerySet[Run]) -> int:
+    """How many messages the runs' queue lacks for the queued runs ``sent`` to it (0 when the broker
+    cannot tell). The queue is read before the runs are counted: a worker taking a message in
+    between then makes the count too low, never too high. A message a worker holds but has not
+    started (prefetch, or taken and not yet claimed) is not in the queue, so its run may be sent
+    twice: harmless (the claim skips it)."""
     try:
-        return max(0, expected - tasks.queued_messages())
+        messages = tasks.queued_messages()
     except OperationalError as exc:
         logger.warning("broker unreachable, lost messages not checked: %s", exc)
         return 0
+    return max(0, sent.count() - messages)
 
 
 def expire_lost_runs() -> int:
@@ -503,6 +546,8 @@ def status(exp: Experiment) -> dict[str, Any]:
     """The experiment page's (and the API's) polling payload."""
     runs = list(exp.runs.all())
     places = queue_positions(runs)
+    now = timezone.now()
+    left = {r.pk: seconds_left(r.progress, r.started, now) for r in runs if r.status == Run.Status.RUNNING}
     return {
         "experiment": exp.pk,
         "name": exp.name,
@@ -522,6 +567,8 @@ def status(exp: Experiment) -> dict[str, Any]:
                 "window": r.window,
                 "status": r.status,
                 "progress": round(r.progress, 4),
+                "seconds_left": None if (s := left.get(r.pk)) is None else round(s, 1),  # timeleft.py
+                "time_left": left_text(left.get(r.pk)),
                 "queue_position": places.get(r.pk),  # queued runs: 1 = next to start
                 "attempts": r.attempts,
                 "error": r.error,
@@ -602,12 +649,17 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     done = [r for r in runs if r.status == Run.Status.DONE]
     labels = run_labels(exp, runs)
     places = queue_positions(runs)
+    now = timezone.now()
     for r in runs:
         r.queue_position = places.get(r.pk)  # type: ignore[attr-defined]
+        running = r.status == Run.Status.RUNNING
+        r.time_left = left_text(seconds_left(r.progress, r.started, now)) if running else ""  # type: ignore[attr-defined]
+    rigid = all_rigid(exp.trace_name, exp.trace_text)
     ctx: dict[str, Any] = {
         "experiment": exp,
         "runs": runs,
-        "run_rows": [(r, labels[r.pk]) for r in runs],
+        "run_rows": [(r, labels[r.pk], shown_params(r.params, rigid)[0]) for r in runs],
+        "hidden_params": sorted({k for r in runs for k in shown_params(r.params, rigid)[1]}),
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
         "waiting_for_broker": exp.input_check_id is None
@@ -637,33 +689,10 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     elif tab == "repetitions":
         ctx.update(repetition_stats.page(exp, runs, q))
         ctx["figures"] = _figures("rep", ctx.pop("rep_figures", []))
-    elif tab == "jct" and done:
-        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
-        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
-        a = _pick(q.get("a"), done, 0)
-        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
-        ctx.update(a=a.pk, b=b.pk)
-        ctx["figures"] = _figures(
-            "jct",
-            [
-                *charts.metric_bars(docs),
-                charts.jct_cdf(docs),
-                charts.jct_box(docs),
-                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
-                charts.timeliness(docs),
-            ],
-        )
-    elif tab == "gantt" and done:
-        run = _pick(q.get("run"), done, 0)
-        index = load_gantt_index(run)
-        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
-        job, server = q.get("job", ""), q.get("server", "")
-        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
-        ctx.update(run=run.pk, servers=index["servers"])
-        ctx["figures"] = _figures("gantt", [figure])
-    elif tab == "time" and done:
-        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
-        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
+    elif tab in figurecache.TABS and done:
+        # Finished runs' results never change: the tab's figures are cached (webapp/figurecache.py).
+        key = figurecache.key(exp.pk, tab, q, done)
+        ctx.update(figurecache.cached(key, lambda: _result_tab(exp, tab, q, done, labels)))
     elif tab == "prices":
         # The runs of algorithms that write a price log (registry `prices`); only the chosen run's
         # result is opened (a result of 1,000 OASiS jobs is 8 MB of JSON, one of Philly's 82,247
@@ -683,6 +712,57 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         if exp.history_text:
             ctx["history_preview"] = preview(exp.history_text)
     return ctx
+
+
+def _result_tab(
+    exp: Experiment, tab: str, q: Mapping[str, str], done: Sequence[Run], labels: Mapping[int, str]
+) -> dict[str, Any]:
+    """What the JCT, Gantt and Utilisation tabs add to the page's context: their figures, and the
+    runs and window they show."""
+    ctx: dict[str, Any] = {}
+    if tab == "jct":
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
+        by_id = {r.pk: d for r, d in zip(done, docs, strict=True)}
+        a = _pick(q.get("a"), done, 0)
+        b = _pick(q.get("b"), done, 1 if len(done) > 1 else 0)
+        ctx.update(a=a.pk, b=b.pk)
+        ctx["figures"] = _figures(
+            "jct",
+            [
+                *charts.metric_bars(docs),
+                charts.jct_cdf(docs),
+                charts.jct_box(docs),
+                charts.jct_scatter(by_id[a.pk], by_id[b.pk]),
+                charts.timeliness(docs),
+            ],
+        )
+    elif tab == "gantt":
+        run = _pick(q.get("run"), done, 0)
+        index = load_gantt_index(run)
+        (t0, t1), ctx["window_error"] = _window(q.get("t0"), q.get("t1"))
+        job, server = q.get("job", ""), q.get("server", "")
+        figure = charts.gantt_from_index(index, labels[run.pk], job=job, server=server, t0=t0, t1=t1)
+        ctx.update(run=run.pk, servers=index["servers"])
+        ctx["figures"] = _figures("gantt", [figure])
+    elif tab == "time" and exp.repetition:
+        ctx["figures"] = _figures("time", repetition_bands(exp, done))
+    elif tab == "time":
+        docs = [(labels[r.pk], load_chart_doc(r)) for r in done]
+        ctx["figures"] = _figures("time", [*charts.utilization(docs), *charts.events_over_time(docs)])
+    return ctx
+
+
+def repetition_bands(exp: Experiment, done: Sequence[Run]) -> list[dict[str, Any]]:
+    """The Utilisation tab of a repeated experiment: a colour per variant, its repetitions as a band."""
+    from webapp.charts.bands import events_bands, utilization_bands
+
+    variants = run_labels(exp, done, repetition=False)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in done:
+        groups.setdefault(variants[r.pk], []).append(load_chart_doc(r))
+    pairs = list(groups.items())
+    slot_seconds = next((d.get("slot_seconds") for _, docs in pairs for d in docs if d.get("slot_seconds")), None)
+    return [*utilization_bands(pairs, slot_seconds), *events_bands(pairs, slot_seconds)]
 
 
 def history_notes(exp: Experiment, runs: Sequence[Run]) -> list[str]:

@@ -11,7 +11,7 @@
   ``MLSCHED_LOGIN_COOLOFF_MINUTES``, the ``MLSCHED_QUOTA_*`` limits, ``MLSCHED_WEB_PARSE_SECONDS``,
   ``MLSCHED_DRAFT_MAX_AGE``, ``MLSCHED_DRAFT_KEEP``;
 * ``MLSCHED_HEARTBEAT``,
-  ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``,
+  ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_STORE_BACKOFF``, ``MLSCHED_STORE_PATIENCE``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
 * ``MLSCHED_STORAGE`` (where results, uploads and reproductions are kept: ``database``, the default,
   ``filesystem`` under ``MEDIA_ROOT``, or a storage class's dotted path) and
@@ -170,7 +170,13 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": dj_database_url.config(default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60)}
+# Connections are kept for 60 s and checked before a request (or a recovery pass) reuses one, so
+# that after a database restart no process answers a 500 on its dead connection.
+DATABASES = {
+    "default": dj_database_url.config(
+        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=60, conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The web server and the worker write to one file: wait for the lock instead of failing,
     # take it at the start of a transaction, and let readers (status polls) run beside a writer.
@@ -278,6 +284,11 @@ MLSCHED_STALE_GRACE = 120  # seconds past the time limit before a "running" run 
 MLSCHED_HEARTBEAT = float(os.environ.get("MLSCHED_HEARTBEAT", "2"))
 MLSCHED_HEARTBEAT_TIMEOUT = float(os.environ.get("MLSCHED_HEARTBEAT_TIMEOUT", "60"))
 MLSCHED_MAX_ATTEMPTS = int(os.environ.get("MLSCHED_MAX_ATTEMPTS", "2"))
+# A worker that cannot reach the database to record an outcome (a PostgreSQL restart) tries again in
+# place, pausing MLSCHED_STORE_BACKOFF seconds and doubling up to 30 s, for MLSCHED_STORE_PATIENCE
+# seconds; its heartbeat goes on meanwhile, so a finished run is neither lost nor simulated again.
+MLSCHED_STORE_BACKOFF = float(os.environ.get("MLSCHED_STORE_BACKOFF", "1"))
+MLSCHED_STORE_PATIENCE = float(os.environ.get("MLSCHED_STORE_PATIENCE", "600"))
 # Lost-run checks and re-dispatch of runs the broker did not take run from `manage.py recover_runs
 # --every N` (bin/run-local and docker-compose's recover service run it; never a web request, so a
 # hung broker costs pages nothing).

@@ -81,3 +81,9 @@ urlpatterns = [
     # Pages without the icon link (the admin site) and non-HTML documents make browsers ask for this.
     path("favicon.ico", login_not_required(RedirectView.as_view(url=static("favicon.svg"), permanent=True))),
 ]
+
+# JSON errors on API paths (webapp/api.py); Django's pages elsewhere.
+handler400 = "webapp.api.bad_request"
+handler403 = "webapp.api.permission_denied"
+handler404 = "webapp.api.page_not_found"
+handler500 = "webapp.api.server_error"

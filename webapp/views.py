@@ -19,7 +19,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import BadRequest
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,7 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from scheduling.errors import InputError
 from webapp import datasets, preflight, services, tracechecks
 from webapp.forms import ExperimentForm
-from webapp.models import ApiToken, Experiment, Run, TraceCheck
+from webapp.models import ApiToken, Experiment, Run, TraceCheck, WorkerProblem
 from webapp.quotas import QuotaExceeded
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +144,10 @@ def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
         days = request.POST.get("expires_days", "")
         services.share(exp, int(days) if days.isdigit() and int(days) in services.SHARE_EXPIRY_DAYS else None)
         messages.info(request, "Share link created: anyone with it can view this experiment (read-only).")
-    return redirect(exp)
+    # Back on the view the form was posted from (tab, run, filters, window): the new link's box
+    # then holds the link to that view, as the card says.
+    view = QueryDict(request.POST.get("view", "").lstrip("?")).urlencode()
+    return redirect(f"{exp.get_absolute_url()}?{view}" if view else exp.get_absolute_url())
 
 
 @require_POST
@@ -340,6 +343,12 @@ def account(request: HttpRequest) -> HttpResponse:
 @login_not_required
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
+    """200 ``{"ok": true}`` while the web side and its database answer; names the workers that
+    stopped taking runs because they cannot store results (``WorkerProblem``: the admin has the
+    reason), which does not make the web side unhealthy."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    return JsonResponse({"ok": True})
+    body: dict[str, object] = {"ok": True}
+    if unable := list(WorkerProblem.objects.values_list("worker", flat=True)):
+        body["workers_unable_to_store"] = unable
+    return JsonResponse(body)

@@ -49,13 +49,19 @@ class CheckStore(Protocol):
     def claim(self, check_id: int) -> CheckInput | None:
         """Mark a queued check as running and return its input; None if it is not queued any more."""
 
+    def beat(self, check_id: int) -> bool:
+        """Record that the check's worker is alive; False when the check is no longer running."""
+
+    def release(self) -> None:
+        """Free what the calling thread holds (database connection); called by the heartbeat thread."""
+
     def progress(self, check_id: int, progress: float, phase: str) -> None: ...
 
     def finish(self, check_id: int, summary: dict[str, Any]) -> None: ...
 
     def fail(self, check_id: int, error: str, line: int | None) -> None:
-        """Record the error (naming file, line and field). A check that imports a raw upload also
-        discards what was stored of it: no half of an import stays usable."""
+        """Record the error (naming file, line and field) of a running check. A check that imports a
+        raw upload also discards what was stored of it: no half of an import stays usable."""
 
     def imported(self, check_id: int, text: str) -> None:
         """Store the trace imported from the check's raw file as its dataset's text."""

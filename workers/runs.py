@@ -51,11 +51,28 @@ class RunStore(Protocol):
         Returns None to go on, "cancel" when the user asked to cancel, "gone" when the run is no
         longer this worker's (declared lost and re-queued, deleted)."""
 
-    def finish(self, run_id: int, result: Mapping[str, Any]) -> None:
-        """Record a validated result document and mark the run done."""
+    def finish(self, run_id: int, result: Mapping[str, Any]) -> str:
+        """Record a validated result document and mark the run done; "done" when it was.
+
+        Idempotent completion: the first complete result wins. It is recorded while the run is
+        running (whichever worker claimed it last), queued again, or failed as lost (declared lost
+        while its worker was only slow); otherwise (another worker's result is already recorded,
+        the user cancelled it, it was deleted) nothing is recorded and the returned text says what
+        the run holds instead."""
 
     def fail(self, run_id: int, message: str) -> None:
         """Mark the run failed with a message for the user."""
+
+    def give_back(self, run_id: int, note: str) -> None:
+        """Put a running run back in the queue, unsent (``recover_runs`` sends it to another
+        worker), with ``note`` as its error: its worker cannot store results."""
+
+    def cannot_store(self, worker: str, problem: str) -> None:
+        """Record that ``worker`` stopped taking runs because it cannot store results."""
+
+    def probe(self, worker: str) -> None:
+        """Write and delete a small file where results go; raise the storage's OSError if it refuses.
+        On success, clear what ``cannot_store`` recorded of ``worker``."""
 
     def cancelled(self, run_id: int, message: str) -> None:
         """Mark the run cancelled (it stopped at the user's request)."""

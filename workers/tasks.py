@@ -3,9 +3,11 @@
 A claimed run always leaves "running": known failures (bad input, an instance the algorithm does
 not support, an invalid schedule, the time limit) are recorded with their message; a cancellation
 is recorded as such; anything else is recorded as an internal error and re-raised so that Celery
-logs it with its traceback.
+logs it with its traceback. A worker whose storage refuses the result gives the run back to the
+queue instead (``_cannot_store``).
 
-While a run simulates, a heartbeat thread writes its progress every ``MLSCHED_HEARTBEAT`` seconds
+From the claim until the outcome is recorded (loading, simulating and storing the result, which
+takes minutes for a big run), a heartbeat thread writes its progress every ``MLSCHED_HEARTBEAT`` seconds
 (the throttle: the engine may decide thousands of times a second) and reads back whether the user
 asked to cancel. The algorithm is wrapped so that its next decision after such a request raises
 ``RunStopped`` (cooperative cancellation: the engine itself knows nothing of it).
@@ -13,15 +15,17 @@ asked to cancel. The algorithm is wrapped so that its next decision after such a
 
 from __future__ import annotations
 
+import errno
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from celery import group
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_ready
 from django.conf import settings
 from django.utils.module_loading import import_string
 from kombu import Connection
@@ -39,7 +43,12 @@ from workers.runs import RunInput, RunStore, TransientStoreError, load_instance
 
 logger = logging.getLogger(__name__)
 
-STORE_WRITE_ATTEMPTS = 4  # recording a finished run is retried in place (the simulation is not redone)
+T = TypeVar("T")
+
+
+# Errors of a storage that refuses to write (full, read-only, not permitted, failing): not the run's
+# fault, so the run goes to another worker (``_cannot_store``) instead of failing.
+CANNOT_STORE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
 
 
 def run_store() -> RunStore:
@@ -86,25 +95,36 @@ class Watched(Tracked):
 
 
 class Heartbeat(threading.Thread):
-    def __init__(self, store: RunStore, run_id: int, control: Control, interval: float) -> None:
-        super().__init__(name=f"heartbeat-{run_id}", daemon=True)
-        self.store, self.run_id, self.control, self.interval = store, run_id, control, interval
+    """Calls ``beat`` every ``interval`` seconds until ``done`` is set: for a run through the load,
+    the simulation and the storing of the result; for a trace check through its import and check.
+
+    ``beat`` returns None to go on, "cancel" or "gone". A "cancel" verdict stops the simulation
+    (``control.stop``) and the thread goes on beating (a result already being stored is kept; the
+    task records the cancellation otherwise); "gone" ends the beats (the work is no longer this
+    worker's). ``release`` frees the thread's database connection at the end."""
+
+    def __init__(
+        self, name: str, beat: Callable[[], str | None], release: Callable[[], None], control: Control, interval: float
+    ) -> None:
+        super().__init__(name=f"heartbeat-{name}", daemon=True)
+        self.label, self.beat, self.release, self.control, self.interval = name, beat, release, control, interval
         self.done = threading.Event()
 
     def run(self) -> None:
         try:
             while not self.done.wait(self.interval):
                 try:
-                    verdict = self.store.beat(self.run_id, self.control.progress)
+                    verdict = self.beat()
                 except TransientStoreError:
-                    logger.warning("run %s: heartbeat not recorded (store unreachable)", self.run_id)
+                    logger.warning("%s: heartbeat not recorded (store unreachable)", self.label)
                     continue
                 if verdict:
-                    self.control.reason = verdict
+                    self.control.reason = self.control.reason or verdict
                     self.control.stop.set()
-                    return
+                    if verdict == "gone":
+                        return
         finally:
-            self.store.release()
+            self.release()
 
 
 def simulate_run_input(
@@ -122,34 +142,56 @@ def simulate_run_input(
     return doc
 
 
-def _retrying(write: Callable[[], None]) -> None:
-    for attempt in range(STORE_WRITE_ATTEMPTS):
+def _retrying(write: Callable[[], T], patience: float | None = None) -> T:
+    """``write()``, tried again on TransientStoreError (the database restarting, a dropped
+    connection) with a doubling pause (``MLSCHED_STORE_BACKOFF`` s, at most 30 s), for up to
+    ``patience`` seconds (default ``MLSCHED_STORE_PATIENCE``), then the error is raised."""
+    patience = settings.MLSCHED_STORE_PATIENCE if patience is None else patience
+    deadline = time.monotonic() + patience
+    pause = settings.MLSCHED_STORE_BACKOFF
+    while True:
         try:
-            write()
-            return
+            return write()
         except TransientStoreError:
-            if attempt == STORE_WRITE_ATTEMPTS - 1:
+            if time.monotonic() + pause > deadline:
                 raise
-            time.sleep(2**attempt)
+            time.sleep(pause)
+            pause = min(2 * pause, 30.0)
 
 
 @app.task(
     name="workers.simulate_run",
+    bind=True,
     ignore_result=True,  # the outcome is recorded in the run store
-    autoretry_for=(TransientStoreError,),  # only infrastructure errors are retried
-    retry_backoff=2,
-    retry_backoff_max=60,
     max_retries=5,
 )
-def simulate_run(run_id: int) -> str:
+def simulate_run(self: Any, run_id: int) -> str:
     store = run_store()
-    job = store.claim(run_id)
+    try:
+        job = store.claim(run_id)
+    except TransientStoreError as exc:  # only the claim is retried as a new message: nothing is done yet
+        raise self.retry(exc=exc, countdown=min(2 ** (self.request.retries + 1), 60)) from exc
     if job is None:
         logger.warning("run %s is not queued (already taken, finished or deleted): skipped", run_id)
         return "skipped"
     control = Control()
-    beat = Heartbeat(store, run_id, control, settings.MLSCHED_HEARTBEAT)
+    beat = Heartbeat(
+        f"run {run_id}",
+        lambda: store.beat(run_id, control.progress),
+        store.release,
+        control,
+        settings.MLSCHED_HEARTBEAT,
+    )
     beat.start()
+    try:  # the heartbeat covers the load, the simulation and the storing of the result
+        worker = None if self.request.is_eager else self.request.hostname  # eager: no worker to stop
+        return _simulate_and_record(store, run_id, job, control, worker)
+    finally:
+        beat.done.set()
+        beat.join(timeout=10)
+
+
+def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: Control, worker: str | None) -> str:
     try:
         with collector.fewer_collections():  # rarer collections while the run lasts
             # A cancel (seen by the heartbeat) also stops the loading of a large trace.
@@ -169,7 +211,7 @@ def simulate_run(run_id: int) -> str:
         if stop.reason == "cancel":
             _retrying(lambda: store.cancelled(run_id, "cancelled by the user"))
             return "cancelled"
-        logger.warning("run %s was taken from this worker (declared lost): stopped", run_id)
+        logger.warning("run %s was taken from this worker (declared lost, deleted or done elsewhere): stopped", run_id)
         return "gone"
     except (InputError, UnsupportedInstance, ScheduleError) as exc:
         message = str(exc)
@@ -182,18 +224,73 @@ def simulate_run(run_id: int) -> str:
     except BaseException as exc:
         store.fail(run_id, f"internal error: {type(exc).__name__}: {exc}")
         raise
-    finally:
-        beat.done.set()
-        beat.join(timeout=10)
     try:
-        _retrying(lambda: store.finish(run_id, result))
+        # Retried in place while the store is unreachable: a new message would find the run
+        # running, skip it, and the result would be lost.
+        kept = _retrying(lambda: store.finish(run_id, result))
     except TransientStoreError:
-        raise  # retried by Celery (autoretry_for); a run left running is re-queued by the heartbeat rule
+        logger.error(
+            "run %s: the result could not be stored for %g s (store unreachable): dropped; the run is re-queued "
+            "when its heartbeat is stale",
+            run_id,
+            settings.MLSCHED_STORE_PATIENCE,
+        )
+        return "unstored"
+    except OSError as exc:
+        if exc.errno not in CANNOT_STORE:
+            _fail_unstored(store, run_id, exc)
+            raise
+        _cannot_store(store, run_id, worker or "this worker", exc)
+        return "given back"
     except Exception as exc:
-        message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
-        _retrying(lambda: store.fail(run_id, message))
+        _fail_unstored(store, run_id, exc)
         raise
+    if kept != "done":
+        logger.warning("run %s: %s; this worker's result was not kept", run_id, kept)
+        return "duplicate"
     return "done"
+
+
+def _fail_unstored(store: RunStore, run_id: int, exc: Exception) -> None:
+    message = f"internal error: could not store the result: {type(exc).__name__}: {exc}"
+    _retrying(lambda: store.fail(run_id, message))
+
+
+def _cannot_store(store: RunStore, run_id: int, worker: str, exc: OSError) -> None:
+    """This worker's storage refuses results (disk full, read-only, permission): the run goes back
+    to the queue for another worker, the worker is recorded as unable to store (``/healthz``, the
+    admin) and stops consuming the runs' queue (it stays up; restart it once its storage is
+    mended)."""
+    problem = f"cannot store results: {type(exc).__name__}: {exc}"
+    logger.error("run %s: %s; the run goes back to the queue and %s stops taking runs", run_id, problem, worker)
+    _retrying(lambda: store.give_back(run_id, f"{worker} {problem}; queued again for another worker"))
+    _retrying(lambda: store.cannot_store(worker, problem))
+    if worker != "this worker":
+        app.control.cancel_consumer(app.conf.task_default_queue, destination=[worker])
+
+
+@worker_ready.connect
+def probe_storage(sender: Any, **kwargs: Any) -> None:
+    """When a worker (``celery worker``) is ready: if its storage refuses a small file, it records
+    itself as unable to store and does not consume the runs' queue; if it can store, what was
+    recorded of it before (a mended disk, a restart) is cleared. A probe that cannot reach the
+    database changes nothing."""
+    worker = str(sender.hostname)
+    try:
+        run_store().probe(worker)
+    except OSError as exc:
+        if exc.errno not in CANNOT_STORE:
+            logger.exception("%s: storage probe failed", worker)
+            return
+        problem = f"cannot store results: {type(exc).__name__}: {exc}"
+        logger.error("%s %s: it takes no runs", worker, problem)
+        try:
+            run_store().cannot_store(worker, problem)
+        except TransientStoreError as again:
+            logger.error("%s: could not record it: %s", worker, again)
+        sender.cancel_task_queue(app.conf.task_default_queue)
+    except Exception:
+        logger.exception("%s: storage probe failed", worker)
 
 
 def check_store() -> checks.CheckStore:
@@ -203,12 +300,29 @@ def check_store() -> checks.CheckStore:
 
 @app.task(name="workers.check_trace", ignore_result=True)
 def check_trace(check_id: int) -> str:
-    """Load a trace against a cluster spec and store its summary (or the error naming the line)."""
+    """Load a trace against a cluster spec and store its summary (or the error naming the line).
+
+    A claimed check always leaves "running" (a failure while reading its input too); a heartbeat
+    (``CheckStore.beat``) shows that its worker is alive, so ``recover_checks`` can tell a long check
+    from a lost one."""
     store = check_store()
-    data = store.claim(check_id)
+    try:
+        data = store.claim(check_id)
+    except BaseException as exc:
+        _fail_check(store, check_id, exc)
+        raise
     if data is None:
         logger.warning("trace check %s is not queued (already taken, finished or deleted): skipped", check_id)
         return "skipped"
+    control = Control()
+    beat = Heartbeat(
+        f"trace check {check_id}",
+        lambda: None if store.beat(check_id) else "gone",
+        store.release,
+        control,
+        settings.MLSCHED_HEARTBEAT,
+    )
+    beat.start()
     try:
         with collector.fewer_collections():  # as for a run: a large trace makes many long-lived objects
             if data.raw is not None:  # a large raw upload: imported here, not in the web request
@@ -221,10 +335,22 @@ def check_trace(check_id: int) -> str:
         store.fail(check_id, str(exc), exc.line)
         return "failed"
     except BaseException as exc:
-        store.fail(check_id, f"internal error: {type(exc).__name__}: {exc}", None)
+        _fail_check(store, check_id, exc)
         raise
+    finally:
+        beat.done.set()
+        beat.join(timeout=10)
     store.finish(check_id, summary)
     return "done"
+
+
+def _fail_check(store: checks.CheckStore, check_id: int, exc: BaseException) -> None:
+    """Record ``exc`` as the internal error of a running check; if even that fails (the database is
+    down), the check stays as it is and ``recover_checks`` finds it."""
+    try:
+        store.fail(check_id, f"internal error: {type(exc).__name__}: {exc}", None)
+    except Exception as again:
+        logger.error("trace check %s: its failure could not be recorded: %s: %s", check_id, type(again).__name__, again)
 
 
 def send_check(check_id: int) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from scheduling import gpu_types
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
 from scheduling.algorithms.placement import Place, PlacementName, placement_of
 from scheduling.algorithms.placement import check as check_placement
@@ -377,11 +378,13 @@ class _Queues:
         self.cluster = view.cluster
         self.jobs = {j.job_id: j for j in owner.instance.jobs}
         assert view.engine is not None
-        # (A rigid job spread over servers under network.spread_slowdown progresses more slowly.)
+        # (A rigid job spread over servers under network.spread_slowdown, or on a GPU type with a
+        # speed factor, progresses at another rate; a job with its own restart cost pauses for its own.)
         self.anchored = (
             owner.running_key == "remaining"
-            and all(j.rigid for j in owner.instance.jobs)
+            and all(j.rigid and not gpu_types.declared(view.cluster, j) for j in owner.instance.jobs)
             and not view.cluster.network.get(SPREAD_SLOWDOWN, 0.0)
+            and not view.per_job_restarts()
         )
         self.pause = view.restart_slots() if self.anchored else 0  # restart time charged to a resume or move
         self.refresh = owner.running_key in ("decreasing", "remaining") and not self.anchored

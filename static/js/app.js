@@ -159,6 +159,8 @@
             badge.className = "badge " + run.status;
             const bar = row.querySelector("[data-progress]");
             if (bar) bar.value = run.progress;
+            const left = row.querySelector("[data-left]");
+            if (left) left.textContent = run.time_left || ""; // estimated as the CLI's bar does (webapp/timeleft.py)
             const place = row.querySelector("[data-queue]");
             if (place) place.textContent = run.queue_position ? "#" + run.queue_position + " in the queue" : "";
             const cancel = row.querySelector("form[data-cancel]");
@@ -198,11 +200,15 @@
   // Share links open on the view shown: each link box follows this page's query string (tab, run,
   // filters, Gantt window, price decision), both on load and whenever a chart rewrites the address
   // with history.replaceState (zoom, slider). Without JavaScript the box holds the bare link.
+  // The share forms post the view too, so that the page they come back to (with the new link)
+  // is the same view.
   const shareBoxes = document.querySelectorAll("input.share-url");
-  if (shareBoxes.length) {
+  const shareViews = document.querySelectorAll("input.share-view");
+  if (shareBoxes.length || shareViews.length) {
     shareBoxes.forEach(function (box) { box.dataset.base = box.value.split("?")[0]; });
     const follow = function () {
       shareBoxes.forEach(function (box) { box.value = box.dataset.base + window.location.search; });
+      shareViews.forEach(function (input) { input.value = window.location.search.replace(/^\?/, ""); });
     };
     const replaceState = window.history.replaceState.bind(window.history);
     window.history.replaceState = function (state, title, url) {
@@ -252,6 +258,7 @@
     }
     window.Plotly.newPlot(div, figure.data, figure.layout, config).then(function () {
       div.dataset.ready = "true"; // time-to-interactive marker (bench/dashboard_gantt.py)
+      if (window.mlschedExport) window.mlschedExport(div); // SVG/PNG/PDF buttons (export.js)
     });
     if (div.classList.contains("gantt")) {
       // Keep the zoomed window in the address, so that reloading or sharing shows the same view.
@@ -341,6 +348,7 @@
         { height: Math.min(900, 160 + 18 * prices.servers.length), margin: { l: 20, r: 20, t: 20, b: 40 },
           xaxis: { title: { text: "slot" } }, yaxis: { title: { text: "server" }, autorange: "reversed", automargin: true } }, config).then(function () {
         target.dataset.decision = String(k);
+        if (window.mlschedExport) window.mlschedExport(target);
       });
       const url = new URL(window.location.href);
       url.searchParams.set("decision", k);

@@ -139,6 +139,7 @@ def metric_bars(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
         values = [doc["metrics"].get(key) for _, doc in runs]
         if all(v is None for v in values) or (key == "total_utility" and not utility_varies(runs)):
             continue
+        zero = all_zero(values, "0 for every run")
         figures.append(
             _small(
                 title,
@@ -152,9 +153,22 @@ def metric_bars(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str,
                     }
                 ],
                 xaxis={"automargin": True},  # long run labels (sweeps, variants) stay whole
+                yaxis={"title": {"text": title}, "rangemode": "tozero", "automargin": True, **zero.pop("yaxis", {})},
+                **zero,
             )
         )
     return figures
+
+
+def all_zero(values: Sequence[float | None], note: str) -> dict[str, Any]:
+    """Layout for a chart whose values are all 0 (or missing): a 0..1 axis (plotly's own is -1..1
+    around nothing) and a note saying so; nothing otherwise."""
+    if any(v for v in values):
+        return {}
+    return {
+        "yaxis": {"range": [0, 1], "rangemode": "tozero"},
+        "annotations": [{"text": note, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}],
+    }
 
 
 def jcts(doc: Mapping[str, Any]) -> dict[str, int]:

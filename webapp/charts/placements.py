@@ -32,6 +32,9 @@ ROLES = {
 }
 
 
+BUSY_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"], [1.0, "#08306b"]]
+
+
 def job_colour(job_id: str) -> str:
     """A stable colour per job (the same job has the same colour in every chart and run)."""
     h = 0
@@ -122,6 +125,9 @@ def gantt(
     restarting = _restart_bars(result.get("restarts") or [], shown, rows, lanes, lane_count)
     if restarting:
         data.append(_restart_trace(restarting, slot_seconds))
+    down = [f for f in result.get("failures") or [] if f["server"] in rows.centre]  # scheduling.failures
+    if down:
+        data.append(_failure_trace(down, rows, slot_seconds))
     xaxis: dict[str, Any] = {"title": {"text": f"time (slots of {slot_seconds:g} s)"}, "rangemode": "tozero"}
     if t0 is not None or t1 is not None:
         lo = t0 if t0 is not None else 0
@@ -259,6 +265,29 @@ def _restart_trace(bars: Sequence[tuple[str, float, float, int, int]], slot_seco
     }
 
 
+def _failure_trace(down: Sequence[Mapping[str, Any]], rows: Rows, slot_seconds: float) -> dict[str, Any]:
+    """Server failures (the cluster's failure trace): the whole row of the server, shaded, while it
+    is down; the jobs it stopped are listed in the result's ``failure_kills``."""
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": "server down (failure)",
+        "y": [rows.centre[f["server"]] for f in down],
+        "width": [rows.span(f["server"]) for f in down],
+        "base": [f["start"] for f in down],
+        "x": [f["end"] - f["start"] for f in down],
+        "customdata": [
+            [f["server"], f["start"], f["end"], clock(f["start"] * slot_seconds), clock(f["end"] * slot_seconds)]
+            for f in down
+        ],
+        "marker": {"color": "rgba(220,38,38,0.25)", "line": {"color": "#b91c1c", "width": 1}},
+        "hovertemplate": (
+            "<b>server %{customdata[0]}</b> down (failure)<br>slots [%{customdata[1]}, %{customdata[2]})<br>"
+            "%{customdata[3]} – %{customdata[4]}<extra></extra>"
+        ),
+    }
+
+
 def gantt_aggregate(
     result: Mapping[str, Any],
     placements: Sequence[Mapping[str, Any]],
@@ -344,7 +373,9 @@ def aggregate_columns(
                 "z": np.round(z, 3).tolist(),
                 "x": [round(lo + (b + 0.5) * width, 3) for b in range(bins)],
                 "y": [server_ids[i] for i in used],
-                "colorscale": "Blues",
+                # ColorBrewer's Blues: idle pale, busy dark (plotly.js's named "Blues" runs dark to pale)
+                "colorscale": BUSY_SCALE,
+                "zmin": 0,
                 "colorbar": {"title": {"text": unit}},
                 "hovertemplate": "%{y}, slot %{x:.0f}: %{z:.2f} " + unit + "<extra></extra>",
             }

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from webapp.charts import downsample
+from webapp.charts.compare import all_zero
 from webapp.charts.style import LEGEND_RIGHT, PALETTE, _small, legend_height, runs_slot_seconds, slot_axis
 
 
@@ -79,7 +80,15 @@ def events_over_time(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict
         )
     common = {"xaxis": {"title": {"text": slot_axis("slot", runs_slot_seconds(runs))}}, "showlegend": True,
               "legend": LEGEND_RIGHT, "height": legend_height(len(runs), 300)}  # fmt: skip
+    jobs = {"title": {"text": "jobs"}, "rangemode": "tozero"}
+    none = all_zero([y for t in suspended for y in t["y"]], "no suspension in any run")
     return [
-        _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common),
-        _small("Suspensions (a started job left without resources), cumulative", suspended, **common),
+        _small("Admitted (solid, at arrival) and completed (dotted) jobs, cumulative", admitted, **common, yaxis=jobs),
+        _small(
+            "Suspensions (a started job left without resources), cumulative",
+            suspended,
+            **common,
+            yaxis={**jobs, **none.pop("yaxis", {})},
+            **none,
+        ),
     ]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webapp", "0008_stored_files_and_reproduction_starts"),
+        ("webapp", "0009_stored_files_and_reproduction_starts"),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webapp", "0007_experiment_history"),
+        ("webapp", "0008_worker_problem"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
