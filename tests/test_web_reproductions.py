@@ -84,7 +84,7 @@ def test_the_page_chart_has_a_bar_per_algorithm_with_its_median_and_ci(client, i
     client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
     figures = client.get(reverse("reproductions")).context["figures"]
     chart = next(f for f in figures if f["name"] == "test-demo")["chart"]
-    summary = (reproductions_folder() / "summary.csv").read_text()
+    summary = default_storage.open(f"{reproductions_folder()}/summary.csv").read().decode()
     rows = {r["algorithm"]: r for r in csv.DictReader(io.StringIO(summary))}
     assert [t["name"] for t in chart["data"]] == ["fifo", "srtf"]
     for trace in chart["data"]:

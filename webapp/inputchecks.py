@@ -12,8 +12,6 @@ or, when the trace is invalid, fails every run with the check's error (file, lin
 
 from __future__ import annotations
 
-import logging
-from datetime import timedelta
 from functools import partial
 from typing import Any
 
@@ -21,8 +19,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from webapp.models import Dataset, Experiment, Run, TraceCheck
-
-logger = logging.getLogger(__name__)
 
 INLINE_ROWS = 5000
 """Traces with at most this many rows are checked in the request (well under a second); larger ones
@@ -68,30 +64,6 @@ def release(check_id: int) -> None:
                     queued.filter(algorithm=algorithm).update(status=Run.Status.FAILED, error=why, finished=now)
             ids = list(queued.values_list("pk", flat=True))
             transaction.on_commit(partial(_dispatch, exp_id, ids))
-
-
-def resend_waiting(older_than: float) -> int:
-    """Send again the queued checks that experiments wait on, queued more than ``older_than``
-    seconds ago (their message did not reach the broker, or was lost); a check already taken is
-    skipped by the task. Called by ``services.recover_runs``. The number sent."""
-    from kombu.exceptions import OperationalError
-
-    from workers import tasks
-
-    since = timezone.now() - timedelta(seconds=older_than)
-    waiting = TraceCheck.objects.filter(status=TraceCheck.Status.QUEUED, waiting_experiments__isnull=False)
-    sent = 0
-    for check_id in waiting.filter(updated__lt=since).values_list("pk", flat=True).distinct():
-        try:
-            tasks.send_check(check_id)
-        except OperationalError as exc:
-            logger.warning("broker unreachable, trace check %s waits: %s", check_id, exc)
-            break
-        TraceCheck.objects.filter(pk=check_id).update(updated=timezone.now())
-        sent += 1
-    if sent:
-        logger.warning("%d trace checks that experiments wait on were queued for long: sent again", sent)
-    return sent
 
 
 def _dispatch(exp_id: int, ids: list[int]) -> None:
