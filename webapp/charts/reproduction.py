@@ -29,7 +29,8 @@ def reproduction_figure(fig: Figure, summary_csv: str, seeds: int) -> dict[str, 
         xs, ys, up, down = [], [], [], []
         for row in rows:
             median = _number(row.get("median"))
-            if row.get("algorithm") != label or median is None:
+            # summary.csv also holds the metric's _censored rows (scheduling.reproduce.write): not drawn
+            if row.get("algorithm") != label or row.get("metric", fig.metric) != fig.metric or median is None:
                 continue
             low, high = _number(row.get("median_ci_low")), _number(row.get("median_ci_high"))
             xs.append(row.get("point", ""))
