@@ -69,6 +69,12 @@ def inline_tasks(settings, tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def filesystem_storage(settings):
+    """Files go to the folder MEDIA_ROOT (``MLSCHED_STORAGE=filesystem``) instead of the database."""
+    settings.STORAGES = {**settings.STORAGES, "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"}}
+
+
+@pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user("alice", password="alice-password-1")
 

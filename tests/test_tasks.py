@@ -160,7 +160,7 @@ def test_a_run_is_simulated_at_most_once(tiny_cluster, tiny_trace):
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("inline_tasks")
+@pytest.mark.usefixtures("inline_tasks", "filesystem_storage")
 def test_a_result_that_cannot_be_stored_fails_the_run_with_the_cause(tiny_cluster, tiny_trace, settings):
     settings.MEDIA_ROOT.mkdir()
     (settings.MEDIA_ROOT / "results").write_text("a regular file where the results folder should be")
@@ -174,7 +174,7 @@ def test_a_result_that_cannot_be_stored_fails_the_run_with_the_cause(tiny_cluste
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("inline_tasks")
+@pytest.mark.usefixtures("inline_tasks", "filesystem_storage")
 def test_a_result_whose_row_cannot_be_recorded_leaves_no_file(tiny_cluster, tiny_trace, settings, monkeypatch):
     from django.db.models import QuerySet
     from django.db.utils import DataError

@@ -21,6 +21,9 @@ from workers import tasks
 from workers.runs import load_instance
 from workers.tasks import simulate_run
 
+# These tests look at, and break, the result files themselves: the file system storage under MEDIA_ROOT.
+pytestmark = pytest.mark.usefixtures("filesystem_storage")
+
 
 @pytest.fixture
 def simulations(monkeypatch):

@@ -107,6 +107,9 @@ class Env:
             DATABASE_URL=database_url,
             REDIS_URL=redis_url,
             MLSCHED_QUEUE=f"mlsched-faults-{os.getpid()}-{time.monotonic_ns()}",
+            # Results as files under MEDIA_ROOT: these tests fill, refuse and count them (the database
+            # storage, the default, is what tests/test_multihost.py runs).
+            MLSCHED_STORAGE="filesystem",
             MEDIA_ROOT=str(tmp_path / "media"),
             MLSCHED_VAR_DIR=str(tmp_path / "var"),
             MLSCHED_HEARTBEAT="0.5",

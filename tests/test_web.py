@@ -503,7 +503,9 @@ def test_a_done_run_offers_its_result_document(client, tiny_cluster, tiny_trace,
     with django_capture_on_commit_callbacks(execute=True):
         upload(client, tiny_cluster, tiny_trace)
     run = Run.objects.get()
-    doc = client.get(reverse("run-result", args=[run.pk])).json()
+    response = client.get(reverse("run-result", args=[run.pk]))
+    assert response.streaming  # decompressed a piece at a time, never held whole
+    doc = json.loads(b"".join(response.streaming_content))
     assert doc["schema"] == "mlsched.result/1" and doc["algorithm"] == "fifo"
     assert run.result.name.endswith(".json.gz")
 

@@ -1,6 +1,8 @@
 """The JSON API: creating and polling experiments with a token, field errors, token checks, other
 users' experiments, and API keys issued on the account page (shown once, stored as digests)."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -40,7 +42,7 @@ def test_the_api_creates_an_experiment_from_files_polls_it_and_returns_results(
     assert status["finished"] and [r["status"] for r in status["runs"]] == ["done", "done"]
     fifo = status["runs"][0]
     assert fifo["params"]["workers_max"] == 2 and fifo["metrics"]["completed"] == 3
-    doc = api.get(fifo["links"]["result.json"].replace("http://testserver", "")).json()
+    doc = json.loads(b"".join(api.get(fifo["links"]["result.json"].replace("http://testserver", "")).streaming_content))
     assert doc["metrics"] == fifo["metrics"]
     assert api.get(fifo["links"]["jobs.csv"].replace("http://testserver", "")).content.startswith(b"job_id,")
     assert [e["id"] for e in api.get("/api/experiments/").json()["experiments"]] == [exp_id]

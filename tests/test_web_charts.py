@@ -2,10 +2,11 @@
 aggregate heat map, suspensions, the tab's URL state, the stored Gantt index) and the prices tab."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from scheduling import api, presets, registry
@@ -161,7 +162,9 @@ def test_the_prices_tab_draws_a_recorded_price_log(
     # a result stored before the runs of slots (schema mlsched.prices/1, single entries) still shows
     assert prices["schema"] == "mlsched.prices/3"
     older = single_entries(prices)
-    Path(priced.result.path).write_bytes(encode_result({**services.load_result(priced), "prices": older}))
+    stored = encode_result({**services.load_result(priced), "prices": older})
+    default_storage.delete(priced.result.name)
+    assert default_storage.save(priced.result.name, ContentFile(stored)) == priced.result.name
     page = client.get(exp.get_absolute_url(), {"tab": "prices"})
     assert page.context["run"] == priced.pk and page.context["prices"]["schema"] == "mlsched.prices/1"
     assert page.context["figures"][0]["figure"]["data"][0]["y"] == mean

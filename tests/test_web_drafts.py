@@ -2,16 +2,18 @@
 maintenance command runs and when their owner previews another file, and a user keeps at most their
 newest MLSCHED_DRAFT_KEEP."""
 
-import os
-import time
+from datetime import timedelta
 from io import StringIO
 
 import pytest
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from webapp import datasets
+from webapp.models import StoredFile
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -26,14 +28,23 @@ def preview(client, cluster_text, name="c.json"):
     return response.context["form"].data["draft"]
 
 
+class Draft:
+    """A draft in the default storage (the database)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def exists(self):
+        return default_storage.exists(self.name)
+
+
 def draft_file(settings, user, token):
-    return settings.MEDIA_ROOT / datasets.DRAFTS / f"{user.pk}-{token}.json"
+    return Draft(f"{datasets.DRAFTS}/{user.pk}-{token}.json")
 
 
-def age(path, seconds):
-    """Make the file ``seconds`` old."""
-    then = time.time() - seconds
-    os.utime(path, (then, then))
+def age(draft, seconds):
+    """Make the draft ``seconds`` old."""
+    assert StoredFile.objects.filter(name=draft.name).update(modified=timezone.now() - timedelta(seconds=seconds))
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 reproduce task (run inline here, on a small made-up figure) and its table, CSVs and figure show."""
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from scheduling import reproduce
@@ -41,9 +43,8 @@ def inline_reproduce(settings, tmp_path, monkeypatch):
 
     def send(name, seeds, out):
         sent.append((name, seeds))
-        (out / "cases").mkdir()
         for point, seed, algorithm in task.cases_of(reproduce.FIGURES[name], seeds):
-            task.reproduce_case.apply((name, seeds, point, seed, algorithm, str(out)))
+            task.reproduce_case.apply((name, seeds, point, seed, algorithm, out))
 
     monkeypatch.setattr(task, "send", send)
     return sent
@@ -83,7 +84,7 @@ def test_the_page_chart_has_a_bar_per_algorithm_with_its_median_and_ci(client, i
     client.post(reverse("reproduction-start", args=["test-demo"]), {"seeds": ""})
     figures = client.get(reverse("reproductions")).context["figures"]
     chart = next(f for f in figures if f["name"] == "test-demo")["chart"]
-    summary = (reproductions_folder() / "summary.csv").read_text()
+    summary = default_storage.open(f"{reproductions_folder()}/summary.csv").read().decode()
     rows = {r["algorithm"]: r for r in csv.DictReader(io.StringIO(summary))}
     assert [t["name"] for t in chart["data"]] == ["fifo", "srtf"]
     for trace in chart["data"]:
@@ -151,17 +152,15 @@ def test_a_failed_reproduction_shows_its_reason(client, inline_reproduce, monkey
     assert "Failed: fifo on 6 jobs, seed 1: InputError: field &#x27;jobs&#x27;: the preset cannot be built" in page
 
 
-def test_a_running_reproduction_counts_its_finished_runs_and_cannot_start_twice(client, settings, tmp_path):
+def test_a_running_reproduction_counts_its_finished_runs_and_cannot_start_twice(client):
     import json
     import time
 
     from webapp import reproductions
 
-    settings.MEDIA_ROOT = tmp_path / "media"
     folder = reproductions.folder("zhou-fig2")
-    (folder / "cases").mkdir(parents=True)
-    (folder / "started.json").write_text(json.dumps({"at": time.time(), "seeds": [0, 1]}))
-    (folder / "cases" / "0-0-0.json").write_text("{}")
+    default_storage.save(f"{folder}/started.json", ContentFile(json.dumps({"at": time.time(), "seeds": [0, 1]})))
+    default_storage.save(f"{folder}/cases/0-0-0.json", ContentFile(b"{}"))
     section = client.get(reverse("reproductions")).content.decode().split('id="reproduction-zhou-fig2"')[1]
     assert "1 of 10 runs finished" in section.split("</section>")[0]  # 1 point x 2 seeds x 5 algorithms
     response = client.post(reverse("reproduction-start", args=["zhou-fig2"]), follow=True)
@@ -211,9 +210,9 @@ def test_a_reproduction_fans_out_as_a_group_over_redis_and_is_assembled_once(red
     done = reproductions.state("test-demo")
     assert done["status"] == "done", done
     folder = reproductions.folder("test-demo")
-    assert len(list((folder / "cases").glob("*.json"))) == 6  # 3 seeds x 2 algorithms, a task each
-    assert "| fifo |" in done["table"] and (folder / "figure.html").exists()
-    runs_csv = (folder / "runs.csv").read_text().splitlines()
+    assert len(default_storage.listdir(f"{folder}/cases")[1]) == 6  # 3 seeds x 2 algorithms, a task each
+    assert "| fifo |" in done["table"] and default_storage.exists(f"{folder}/figure.html")
+    runs_csv = default_storage.open(f"{folder}/runs.csv").read().decode().splitlines()
     assert len(runs_csv) == 7 and runs_csv[0].startswith("point,seed,label,algorithm")
 
 
@@ -284,11 +283,9 @@ def test_running_a_reproduction_is_held_to_the_active_runs_and_hourly_quotas(cli
     assert "You have 6 runs queued or running and this experiment adds 6" in response.content.decode()
     # A reproduction counts as an experiment created this hour, also once its folder is replaced.
     settings.MLSCHED_QUOTA_ACTIVE_RUNS, settings.MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR = 100, 1
-    import shutil
-
     from webapp import reproductions
 
-    shutil.rmtree(reproductions.folder("test-demo"))
+    reproductions.delete_folder(reproductions.folder("test-demo"))
     response = client.post(start, {"seeds": "1"}, follow=True)
     assert "You created 1 experiments in the last hour" in response.content.decode()
     assert len(queued_reproduce) == 1

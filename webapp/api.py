@@ -10,7 +10,8 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -20,7 +21,7 @@ from webapp import datasets, repetition_stats, services
 from webapp.forms import ExperimentForm
 from webapp.quotas import QuotaExceeded
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]  # result.json is streamed
 
 
 def error(status: int, message: str, **extra: Any) -> JsonResponse:
@@ -60,7 +61,7 @@ def api_view(methods: tuple[str, ...]) -> Callable[[View], View]:
         @login_not_required
         @csrf_exempt
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if request.method not in methods:
                 return error(405, f"method {request.method} not allowed; use {', '.join(methods)}")
             user = services.user_for_token(request.headers.get("Authorization", ""))
@@ -128,11 +129,11 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @api_view(("GET",))
-def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponse:
+def run_file(request: HttpRequest, pk: int, run: int, what: str) -> HttpResponseBase:
     exp = services.get_experiment(pk, request.user)
     r = services.get_run(exp, run, done=True)
     if what == "result":
-        return HttpResponse(services.result_bytes(r), content_type="application/json")
+        return StreamingHttpResponse(services.result_chunks(r), content_type="application/json")
     doc = services.load_result(r)
     body = services.jobs_csv(doc) if what == "jobs" else services.placements_csv(doc)
     return HttpResponse(body, content_type="text/csv; charset=utf-8")

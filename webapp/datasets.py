@@ -457,11 +457,16 @@ def remember_uploads(user: Any, form: Any) -> None:
     if inputs.history_text:
         files.append((Dataset.Kind.TRACE, inputs.history_name, inputs.history_text))
     for kind, name, text in files:
-        size = len(text.encode("utf-8"))
-        # The size narrows the rows whose text the database compares: an edited file of the same
-        # size is new content and is kept.
-        if not Dataset.objects.filter(owner=user, kind=kind, name=name, size=size, text=text).exists():
-            Dataset.objects.create(owner=user, kind=kind, name=name, text=text, size=size)
+        remember(user, kind, name, text)
+
+
+def remember(user: Any, kind: str, name: str, text: str) -> Dataset:
+    """The user's dataset of this kind, name and content: the one stored, or a new one."""
+    size = len(text.encode("utf-8"))
+    # The size narrows the rows whose text the database compares: an edited file of the same
+    # size is new content and is kept.
+    found = Dataset.objects.filter(owner=user, kind=kind, name=name, size=size, text=text).first()
+    return found or Dataset.objects.create(owner=user, kind=kind, name=name, text=text, size=size)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import bounds, loaders, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
-from webapp import adapted, quotas, repetitions, tracechecks
+from webapp import adapted, inputchecks, quotas, repetitions, tracechecks
 from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
@@ -237,6 +237,9 @@ class ExperimentForm(forms.Form):
         self.sweep: dict[str, Any] = {}
         self.run_lines: dict[str, list[int]] = {}  # algorithm -> numbers of the "Also run" lines naming it
         self.repetition: dict[str, Any] = {}  # Experiment.repetition
+        # A trace too large to check here: () for uploaded files, (trace, cluster) dataset ids for
+        # library ones; None: checked here (webapp/inputchecks.py).
+        self.check_first: tuple[int, int] | tuple[()] | None = None
 
     def algorithm_groups(self) -> list[dict[str, Any]]:
         """For the template: each algorithm's checkbox, registry entry and parameter fields."""
@@ -275,7 +278,7 @@ class ExperimentForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
-        loaded: tuple[Inputs, Instance | Reasons] | None
+        loaded: tuple[Inputs, Instance | Reasons | None] | None
         if data.get("source") == Experiment.Source.PRESET:
             loaded = self._preset_inputs(data)
         elif data.get("source") == Experiment.Source.LIBRARY:
@@ -288,16 +291,31 @@ class ExperimentForm(forms.Form):
         if loaded is not None:
             self.inputs, instance = loaded
             if data.get("model") or data.get("history_fraction") is not None:  # webapp/adapted.py
+                # Adapting needs the rigid instance: check_form loads a large trace here, in the request.
                 self.repetition = self._repetition(data, instance)
                 adapted.check_form(self, data, instance)
+                return data
+            if instance is None:  # a worker checks the trace before the runs start (webapp/inputchecks.py)
+                self.repetition = self._repetition_unchecked(data)
                 return data
             self._check_supported(instance, set(data.get("algorithms") or ()))
             self.repetition = self._repetition(data, instance)
         return data
 
-    def _repetition(self, data: dict[str, Any], instance: Instance | Reasons) -> dict[str, Any]:
+    def _repetition_unchecked(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Repetitions of inputs not loaded in the request: over seeds (windows are cut from the
+        loaded trace)."""
+        if (data.get("repeat") or repetitions.NONE) == repetitions.WINDOWS:
+            rows = f"{inputchecks.INLINE_ROWS:,}"
+            self.add_error("repeat_windows", f"a trace of more than {rows} rows is checked in the background: add it "
+                           "to your datasets, and repeat over its windows once it is checked")  # fmt: skip
+            return {}
+        return self._repetition(data, None)
+
+    def _repetition(self, data: dict[str, Any], instance: Instance | Reasons | None) -> dict[str, Any]:
         """The repetitions asked for (``repetitions.describe``); a form error on the field at fault.
-        ``instance`` may be a stored trace check's reasons: windows then load the inputs after all."""
+        ``instance`` may be a stored trace check's reasons: windows then load the inputs after all;
+        None: inputs not loaded, repetitions over seeds only (``_repetition_unchecked``)."""
         over = data.get("repeat") or repetitions.NONE
         seeds: list[int] = []
         cut: int | list[tuple[int, int]] | None = None
@@ -305,7 +323,7 @@ class ExperimentForm(forms.Form):
         try:
             if over == repetitions.SEEDS:
                 seeds = repetitions.parse_seeds(data.get("repeat_seeds") or "")
-            elif over == repetitions.WINDOWS:
+            elif over == repetitions.WINDOWS and instance is not None:
                 if not isinstance(instance, Instance):
                     assert self.inputs is not None
                     i = self.inputs
@@ -368,6 +386,8 @@ class ExperimentForm(forms.Form):
             kind=self.cleaned_data.get("mode") or Experiment.Kind.COMPARISON,
             sweep=self.sweep,
             repetition=self.repetition,
+            check_first=self.check_first is not None,
+            library=self.check_first or None,
         )
 
     def _swept(self, data: dict[str, Any], chosen: Chosen) -> Chosen:
@@ -396,7 +416,7 @@ class ExperimentForm(forms.Form):
         self.sweep = {"param": name, "values": [int(f) if (f := float(v)).is_integer() else f for v in raw]}
         return runs
 
-    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance | Reasons] | None:
+    def _library_inputs(self, data: dict[str, Any]) -> tuple[Inputs, Instance | Reasons | None] | None:
         cluster_ds: Dataset | None = data.get("cluster_dataset")
         trace_ds: Dataset | None = data.get("trace_dataset")
         if cluster_ds is None:
@@ -426,6 +446,9 @@ class ExperimentForm(forms.Form):
                 return None
             if check.summary is not None:
                 return inputs, dict(check.summary["unsupported"])
+        elif inputchecks.too_large(trace_ds.text):  # its check has not ended: the runs wait for it
+            self.check_first = (trace_ds.pk, cluster_ds.pk)
+            return inputs, None
         if parsed is None:
             parsed = self._library_cluster(cluster_ds)
             if parsed is None:
@@ -458,7 +481,7 @@ class ExperimentForm(forms.Form):
             self.add_error(field, str(exc))
             return None
 
-    def _uploaded_inputs(self) -> tuple[Inputs, Instance] | None:
+    def _uploaded_inputs(self) -> tuple[Inputs, Instance | None] | None:
         cluster = self._read_upload("cluster_file", "cluster.json")
         trace = self._read_upload("trace_file", "trace.csv")
         if cluster is None or trace is None:
@@ -471,11 +494,6 @@ class ExperimentForm(forms.Form):
         if message := too_many_rows(trace[1], trace[0]):
             self.add_error("trace_file", message)
             return None
-        try:
-            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]), parse_deadline(trace[0]))
-        except InputError as exc:
-            self.add_error("trace_file", str(exc))
-            return None
         inputs = Inputs(Experiment.Source.UPLOAD, cluster[0], cluster[1], trace[0], trace[1])
         past: tuple[Job, ...] = ()
         if self.cleaned_data.get("history_file") is not None:
@@ -484,6 +502,14 @@ class ExperimentForm(forms.Form):
             if history is None or found is None:
                 return None
             inputs, past = dataclasses.replace(inputs, history_name=history[0], history_text=history[1]), found
+        if inputchecks.too_large(trace[1]) and getattr(self.user, "pk", None):
+            self.check_first = ()  # checked by a worker before the runs start
+            return inputs, None
+        try:
+            jobs = loaders.parse_trace(trace[1], parsed, trace[0], trace_format(trace[0]), parse_deadline(trace[0]))
+        except InputError as exc:
+            self.add_error("trace_file", str(exc))
+            return None
         return inputs, Instance(parsed, jobs, history=past)
 
     def _read_upload(self, field: str, default_name: str) -> tuple[str, str] | None:
@@ -672,11 +698,12 @@ def choices(field: forms.Field) -> forms.ChoiceField:
 
 
 def _with_restart_seconds(
-    inputs: Inputs, instance: Instance | Reasons, seconds: float
-) -> tuple[Inputs, Instance | Reasons]:
+    inputs: Inputs, instance: Instance | Reasons | None, seconds: float
+) -> tuple[Inputs, Instance | Reasons | None]:
     """The inputs with the form's restart cost written into the frozen cluster spec (DESIGN
     section 9), so that every run of the experiment, and any rerun, charges it. ``instance`` may be
-    a stored trace check's reasons (library inputs checked before): they do not depend on it."""
+    a stored trace check's reasons (library inputs checked before), or None (inputs a worker checks
+    first): they do not depend on it."""
     spec = json.loads(inputs.cluster_text)
     spec["restart_seconds"] = seconds
     text = json.dumps(spec, indent=1)

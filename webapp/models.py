@@ -120,6 +120,12 @@ class Experiment(models.Model):
     seed = models.PositiveBigIntegerField(default=0)  # frozen with the inputs: a rerun reproduces the runs
     # Set while runs wait for the broker (it was unreachable at submission); cleared once all are sent.
     pending_dispatch = models.BooleanField(default=False)
+    # A trace too large to check in the web request is checked by a worker first (TraceCheck of the
+    # uploaded files, added to the owner's datasets): the runs are sent once it passes, failed with
+    # its error if it does not (webapp/inputchecks.py). None: nothing to wait for.
+    input_check = models.ForeignKey(
+        "TraceCheck", on_delete=models.SET_NULL, null=True, blank=True, related_name="waiting_experiments"
+    )
 
     class Meta:
         ordering = ("-created", "-id")
@@ -218,6 +224,48 @@ class ApiToken(models.Model):
         """A new token and its key (the only time the key is known)."""
         key = new_token()
         return cls.objects.create(user=user, name=name, key=key_digest(key)), key
+
+
+class StoredFile(models.Model):
+    """A file of the database storage (``webapp.dbstorage.DatabaseStorage``, the default): results,
+    chart indexes, drafts, raw uploads and reproductions, readable from every host that reaches the
+    database. Its bytes are ``StoredChunk`` rows of at most ``chunk_size`` bytes each, so that a large
+    result is neither one giant row nor read whole to be streamed."""
+
+    name = models.CharField(max_length=255, unique=True)  # the storage name, e.g. "results/3/run-7.json.gz"
+    size = models.PositiveBigIntegerField(default=0)  # bytes
+    chunk_size = models.PositiveIntegerField()  # bytes of every chunk but the last
+    modified = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StoredChunk(models.Model):
+    file = models.ForeignKey(StoredFile, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()  # 0, 1, ...: the chunk's place in the file
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = (models.UniqueConstraint(fields=("file", "index"), name="one_chunk_per_place"),)
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of {self.file_id}"
+
+
+class ReproductionStart(models.Model):
+    """A reproduction started from the page: the hourly quota counts them (a figure's stored files
+    are replaced by its next run, so they cannot)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    figure = models.CharField(max_length=100)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = (models.Index(fields=("owner", "at"), name="reproduction_start_owner_at"),)
+
+    def __str__(self) -> str:
+        return f"{self.figure} started by {self.owner_id}"
 
 
 class WorkerProblem(models.Model):

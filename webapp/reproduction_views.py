@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -36,10 +37,10 @@ def _shown(entry: dict[str, Any]) -> dict[str, Any]:
     if run["status"] != "done":
         return entry
     fig = reproduce.FIGURES[entry["name"]]
-    summary = reproductions.file_path(entry["name"], "summary.csv")
+    summary = reproductions.file_name(entry["name"], "summary.csv")
     chart = None
     if summary is not None:
-        chart = reproduction_figure(fig, summary.read_text(encoding="utf-8"), len(run.get("seeds", [])))
+        chart = reproduction_figure(fig, reproductions.read(summary).decode("utf-8"), len(run.get("seeds", [])))
     return {
         **entry,
         "table_html": markdown_tables.render(run["table"]),
@@ -108,12 +109,11 @@ def figure_policy(html: bytes) -> str:
     )
 
 
-def _figure_document(name: str, path: Any, download: bool) -> HttpResponse:
-    html = path.read_bytes()
+def _figure_document(name: str, html: bytes, download: bool) -> HttpResponse:
     if download:  # one file that opens offline: plotly.js inlined in place of the tag loading it
-        bundle = reproductions.file_path(name, "plotly.min.js")
+        bundle = reproductions.file_name(name, "plotly.min.js")
         if bundle is not None:
-            code = bundle.read_bytes().replace(b"</script", b"<\\/script")
+            code = reproductions.read(bundle).replace(b"</script", b"<\\/script")
             html = _PLOTLY_TAG.sub(lambda _: b'<script charset="utf-8">' + code + b"</script>", html, count=1)
         response = HttpResponse(html, content_type=reproductions.FILES["figure.html"])
         response["Content-Disposition"] = f'attachment; filename="{name}-figure.html"'
@@ -126,12 +126,12 @@ def _figure_document(name: str, path: Any, download: bool) -> HttpResponse:
 @xframe_options_sameorigin  # figure.html may be framed by this site's pages (its CSP says so too)
 @require_GET
 def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpResponseBase:
-    path = reproductions.file_path(name, filename)
-    if path is None:
+    stored = reproductions.file_name(name, filename)
+    if stored is None:
         raise Http404("no such file")
     if filename == "figure.html":
-        return _figure_document(name, path, request.GET.get("download") == "1")
-    response = FileResponse(path.open("rb"), content_type=reproductions.FILES[filename])
+        return _figure_document(name, reproductions.read(stored), request.GET.get("download") == "1")
+    response = FileResponse(default_storage.open(stored, "rb"), content_type=reproductions.FILES[filename])
     if filename.endswith((".csv", ".md")):
         response["Content-Disposition"] = f'attachment; filename="{name}-{filename}"'
     return response

@@ -1,8 +1,10 @@
 """The reproductions page: one entry per paper figure ``scheduling.reproduce.FIGURES`` lists, run by
-a Celery group of ``workers.reproduce_case`` tasks into a folder per figure under
-``MEDIA_ROOT/reproductions/`` (docs/architecture.md, "Reproductions"). The folder is the record: its
-files say whether the latest run is running, done or failed, and hold its table and figure. A new
-run of a figure replaces the previous one's files.
+a Celery group of ``workers.reproduce_case`` tasks into a folder per figure, ``reproductions/<name>/``
+of the default storage (the database unless configured otherwise: every host reads it;
+docs/architecture.md, "Reproductions"). The folder is the record: its files say whether the latest
+run is running, done or failed, and hold its table and figure. A new run of a figure replaces the
+previous one's files; the starts themselves are rows (``ReproductionStart``), which the hourly
+quota counts.
 
 A figure whose instances are a preset drawn per seed (``reproduce.preset_builder``) can also be
 launched as a dashboard experiment: the preset repeated over the figure's default seeds with its
@@ -12,19 +14,20 @@ from __future__ import annotations
 
 import inspect
 import json
-import shutil
 import time
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from kombu.exceptions import OperationalError
 
 from scheduling import presets, registry, reproduce
 from scheduling.errors import InputError
 from webapp import quotas, repetitions
 from webapp.forms import MAX_RUNS
-from webapp.models import Experiment
+from webapp.models import Experiment, ReproductionStart
 from webapp.services import Inputs, Submission
 from workers import reproductions as task
 
@@ -39,24 +42,37 @@ FILES = {
 }
 
 
-def folder(name: str) -> Path:
-    return Path(settings.MEDIA_ROOT) / "reproductions" / name
+def folder(name: str) -> str:
+    """The storage folder of figure ``name``'s latest run."""
+    return f"reproductions/{name}"
 
 
-def starts_log() -> Path:
-    """One JSON line per reproduction started from the page, ``{"owner", "at"}``: the hourly quota
-    counts them (a figure's folder is replaced by its next run, so it cannot)."""
-    return Path(settings.MEDIA_ROOT) / "reproductions" / "starts.jsonl"
+def delete_folder(path: str) -> None:
+    """Delete every stored file under the storage folder ``path``."""
+    try:
+        dirs, files = default_storage.listdir(path)
+    except FileNotFoundError:  # the file system storage: no such folder
+        return
+    for sub in dirs:
+        delete_folder(f"{path}/{sub}")
+    for file in files:
+        default_storage.delete(f"{path}/{file}")
+
+
+def read(name: str) -> bytes:
+    """The bytes of the stored file ``name``."""
+    with default_storage.open(name, "rb") as f:
+        return bytes(f.read())
+
+
+def _text(name: str) -> str:
+    return read(name).decode("utf-8")
 
 
 def usage(owner_pk: int, since: float) -> tuple[int, int]:
     """(reproductions ``owner_pk`` started since the Unix time ``since``, cases still to run of
     their reproductions running now): what they count against the quotas (webapp/quotas.py)."""
-    started = 0
-    if (log := starts_log()).exists():
-        for line in log.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
-            started += entry["owner"] == owner_pk and entry["at"] >= since
+    started = ReproductionStart.objects.filter(owner=owner_pk, at__gte=datetime.fromtimestamp(since, UTC)).count()
     left = 0
     for name in reproduce.FIGURES:
         run = state(name)
@@ -68,19 +84,20 @@ def usage(owner_pk: int, since: float) -> tuple[int, int]:
 def state(name: str) -> dict[str, Any]:
     """The latest run of a figure: {"status": none|running|done|failed|lost, "started", "seeds", ...}."""
     f = folder(name)
-    started = f / "started.json"
-    if not started.exists():
+    try:
+        info: dict[str, Any] = json.loads(_text(f"{f}/started.json"))
+    except FileNotFoundError:
         return {"status": "none"}
-    info: dict[str, Any] = json.loads(started.read_text(encoding="utf-8"))
-    if (f / "table.md").exists():
-        return {**info, "status": "done", "table": (f / "table.md").read_text(encoding="utf-8"),
-                "figure": (f / "figure.html").exists()}  # fmt: skip
-    if (f / "error.txt").exists():
-        return {**info, "status": "failed", "error": (f / "error.txt").read_text(encoding="utf-8").strip()}
-    finished = len(list((f / "cases").glob("*.json"))) if (f / "cases").is_dir() else 0
+    present = task.listed(f)
+    if "table.md" in present:
+        return {**info, "status": "done", "table": _text(f"{f}/table.md"), "figure": "figure.html" in present}
+    if "error.txt" in present:
+        return {**info, "status": "failed", "error": _text(f"{f}/error.txt").strip()}
     fig = reproduce.FIGURES.get(name)
-    total = len(task.cases_of(fig, info["seeds"])) if fig is not None else 0
-    progress = {"finished": finished, "total": total}
+    cases = task.cases_of(fig, info["seeds"]) if fig is not None else []
+    stored = task.listed(f"{f}/cases")
+    finished = sum(f"{p}-{s}-{a}.json" in stored for p, s, a in cases)
+    progress = {"finished": finished, "total": len(cases)}
     if time.time() - info["at"] > settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE:
         return {**info, **progress, "status": "lost"}  # its workers stopped: it may be started again
     return {**info, **progress, "status": "running"}
@@ -164,25 +181,23 @@ def start(name: str, seeds_text: str, owner: Any = None) -> str:
         return str(exc)
     owner_pk = getattr(owner, "pk", None)
     f = folder(name)
-    if f.exists():
-        shutil.rmtree(f)
-    f.mkdir(parents=True)
+    delete_folder(f)
     at = time.time()
-    (f / "started.json").write_text(json.dumps({"at": at, "seeds": seeds, "owner": owner_pk}), encoding="utf-8")
+    started = json.dumps({"at": at, "seeds": seeds, "owner": owner_pk}).encode("utf-8")
+    default_storage.save(f"{f}/started.json", ContentFile(started))
     try:
         task.send(name, seeds, f)
     except OperationalError:
-        shutil.rmtree(f)
+        delete_folder(f)
         return "the task queue cannot be reached: try again later"
     if owner_pk is not None:
-        with starts_log().open("a", encoding="utf-8") as log:
-            log.write(json.dumps({"owner": owner_pk, "at": at}) + "\n")
+        ReproductionStart.objects.create(owner_id=owner_pk, figure=name)
     return f"{name} started over {len(seeds)} seeds (about {fig.minutes:g} min at {fig.default_seeds} seeds)"
 
 
-def file_path(name: str, filename: str) -> Path | None:
-    """A file of a figure's latest run the page may serve, or None."""
+def file_name(name: str, filename: str) -> str | None:
+    """The storage name of a file of a figure's latest run the page may serve, or None."""
     if name not in reproduce.FIGURES or filename not in FILES:
         return None
-    path = folder(name) / filename
-    return path if path.is_file() else None
+    stored = f"{folder(name)}/{filename}"
+    return stored if default_storage.exists(stored) else None

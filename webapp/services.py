@@ -13,7 +13,7 @@ import json
 import logging
 import math
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -33,12 +33,12 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import adapted, charts, figurecache, quotas, repetition_stats, repetitions
+from webapp import adapted, charts, figurecache, inputchecks, quotas, repetition_stats, repetitions, tracechecks
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
 from webapp.labels import run_badges, run_labels
-from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, key_digest
+from webapp.models import ApiToken, Dataset, Experiment, Run, ShareLink, TraceCheck, key_digest
 from webapp.rigid import all_rigid, shown_params
 from webapp.runstore import decode_result
 from webapp.security import fit
@@ -77,6 +77,11 @@ class Submission:
     kind: str = Experiment.Kind.COMPARISON
     sweep: Mapping[str, Any] = field(default_factory=dict)  # {"param", "values"} of a sweep
     repetition: Mapping[str, Any] = field(default_factory=dict)  # Experiment.repetition (repetitions.py)
+    # The trace was too large to check in the request (webapp/inputchecks.py): a worker checks it
+    # before the runs are sent; ``library`` names the datasets (trace, cluster) it came from, None
+    # for uploaded files (then added to the owner's datasets for the check).
+    check_first: bool = False
+    library: tuple[int, int] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,6 +200,7 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             history_name=inputs.history_name,
             history_text=inputs.history_text,
             seed=sub.seed,
+            input_check=_input_check(sub, owner),
         )
         runs = Run.objects.bulk_create(
             [
@@ -212,8 +218,22 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             ]
         )
         ids = [r.pk for r in runs] or list(exp.runs.values_list("pk", flat=True))
-        transaction.on_commit(partial(dispatch, exp.pk, ids))
+        if exp.input_check_id is not None:  # sent once the check passes (at once if it already ended)
+            transaction.on_commit(partial(inputchecks.release, exp.input_check_id))
+        else:
+            transaction.on_commit(partial(dispatch, exp.pk, ids))
     return exp
+
+
+def _input_check(sub: Submission, owner: Any) -> TraceCheck | None:
+    """The check a submission's runs wait for (webapp/inputchecks.py), started now; None: none."""
+    if not sub.check_first or owner is None or not getattr(owner, "pk", None):
+        return None  # (no owner to keep the datasets: each run loads and checks the inputs itself)
+    if sub.library is not None:
+        trace, cluster = (Dataset.objects.get(pk=pk) for pk in sub.library)
+        return tracechecks.start(trace, cluster)
+    i = sub.inputs
+    return inputchecks.upload_check(owner, (i.cluster_name, i.cluster_text), (i.trace_name, i.trace_text))
 
 
 def dispatch(
@@ -315,7 +335,8 @@ def recover_runs() -> dict[str, int]:
         finished=now,
     )
     queued = Run.objects.filter(status=Run.Status.QUEUED)
-    counts["dispatched"] = _send(queued.filter(dispatched=False), resend=False)
+    # Runs that wait for their trace's check (webapp/inputchecks.py) are sent when it ends.
+    counts["dispatched"] = _send(queued.filter(dispatched=False, experiment__input_check__isnull=True), resend=False)
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = queued.filter(dispatched=True)
     # A run sent before dispatch times were recorded counts from its creation.
@@ -487,6 +508,19 @@ def result_bytes(run: Run) -> bytes:
         return gzip.decompress(f.read())
 
 
+RESULT_CHUNK = 1 << 20  # bytes of the decompressed document per piece sent
+
+
+def result_chunks(run: Run) -> Iterator[bytes]:
+    """The run's result document, decompressed a piece at a time as it is read from the storage: a
+    large result is sent without being held whole (DESIGN section 8)."""
+    assert run.result.name, "a done run has a stored result"
+    stored = run.result.storage.open(run.result.name, "rb")
+    with stored, gzip.GzipFile(fileobj=stored) as document:
+        while piece := document.read(RESULT_CHUNK):
+            yield piece
+
+
 # ---------------------------------------------------------------------------------------------
 # Status and pages
 
@@ -519,7 +553,9 @@ def status(exp: Experiment) -> dict[str, Any]:
         "name": exp.name,
         "kind": exp.kind,
         "finished": all(r.is_finished for r in runs),
-        "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_for_broker": exp.input_check_id is None
+        and any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "input_check": inputchecks.state(exp),  # the trace's check the runs wait for (None: none)
         "runs": [
             {
                 "id": r.pk,
@@ -626,7 +662,9 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "hidden_params": sorted({k for r in runs for k in shown_params(r.params, rigid)[1]}),
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
-        "waiting_for_broker": any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_for_broker": exp.input_check_id is None
+        and any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "input_check": inputchecks.state(exp),
         "waiting_long": waiting_long(runs),
         "redispatch_after": f"{settings.MLSCHED_REDISPATCH_AFTER:g}",
         "tab": tab,

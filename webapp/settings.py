@@ -13,7 +13,10 @@
 * ``MLSCHED_HEARTBEAT``,
   ``MLSCHED_HEARTBEAT_TIMEOUT``, ``MLSCHED_MAX_ATTEMPTS``, ``MLSCHED_STORE_BACKOFF``, ``MLSCHED_STORE_PATIENCE``,
   ``MLSCHED_REDISPATCH_AFTER``, ``MLSCHED_BROKER_TIMEOUT`` (docs/architecture.md, "A run's life");
-* ``MEDIA_ROOT`` (stored results, default ``var/media``), ``MLSCHED_VAR_DIR`` (default ``var/``);
+* ``MLSCHED_STORAGE`` (where results, uploads and reproductions are kept: ``database``, the default,
+  ``filesystem`` under ``MEDIA_ROOT``, or a storage class's dotted path) and
+  ``MLSCHED_STORAGE_OPTIONS`` (JSON); ``MEDIA_ROOT`` (default ``var/media``), ``MLSCHED_VAR_DIR``
+  (default ``var/``);
 * ``MLSCHED_RUN_TIME_LIMIT`` (seconds one simulation may take), ``MLSCHED_QUEUE`` (Celery queue);
 * ``MLSCHED_PUBLIC_URL``: the base URL share links are built on (default: the request's host);
   ``MLSCHED_NETWORK_URL``: the base for links made from a request to 127.0.0.1/localhost (set by
@@ -22,6 +25,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -209,9 +213,42 @@ def static_cache_headers(headers: dict[str, str], path: str, url: str) -> None:
 
 WHITENOISE_ADD_HEADERS_FUNCTION = static_cache_headers
 
-# Stored results (gzip JSON files referenced from the Run rows, DESIGN section 8).
+# Where every file one host writes and another reads is kept (results with their chart and Gantt
+# indexes, drafts, raw uploads, reproductions; DESIGN section 8, docs/architecture.md "Storage and
+# hosts"). MLSCHED_STORAGE: "database" (the default: rows of the database every host reaches, so
+# hosts need no shared folder), "filesystem" (MEDIA_ROOT: one machine, or a folder every host
+# mounts), or the dotted path of any Django storage class (e.g. django-storages' S3 backend), with
+# MLSCHED_STORAGE_OPTIONS a JSON object of its keyword arguments.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
 MEDIA_URL = "/media/"  # not served: results are read through the app's own views
+STORAGE_BACKENDS = {
+    "database": "webapp.dbstorage.DatabaseStorage",
+    "filesystem": "django.core.files.storage.FileSystemStorage",
+}
+
+
+def storage_setting(name: str, options_text: str) -> dict[str, object]:
+    """The ``STORAGES["default"]`` entry that MLSCHED_STORAGE and MLSCHED_STORAGE_OPTIONS describe."""
+    name = name.strip() or "database"
+    backend = STORAGE_BACKENDS.get(name, name)
+    if "." not in backend:
+        choices = ", ".join(STORAGE_BACKENDS)
+        raise ImproperlyConfigured(
+            f"MLSCHED_STORAGE={name!r}: expected one of {choices} or a storage class's dotted path"
+        )
+    try:
+        options = json.loads(options_text or "{}")
+    except json.JSONDecodeError as exc:
+        raise ImproperlyConfigured(f"MLSCHED_STORAGE_OPTIONS is not JSON: {exc}") from None
+    if not isinstance(options, dict):
+        raise ImproperlyConfigured("MLSCHED_STORAGE_OPTIONS must be a JSON object of the storage's options")
+    return {"BACKEND": backend, "OPTIONS": options}
+
+
+STORAGES = {
+    "default": storage_setting(os.environ.get("MLSCHED_STORAGE", ""), os.environ.get("MLSCHED_STORAGE_OPTIONS", "")),
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
 
 # Uploads: files up to 2.5 MB stay in memory, larger ones spill to a temporary file, and the
 # capped handler stops storing a file past the loaders' limit (the form reports its size).

@@ -15,6 +15,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from webapp import inputchecks
 from webapp.models import Dataset, Run, TraceCheck
 from workers import tasks
 from workers.checks import CheckInput
@@ -72,6 +73,7 @@ class DjangoCheckStore:
         TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.RUNNING).update(
             status=TraceCheck.Status.DONE, progress=1.0, phase="", summary=summary, error="", updated=timezone.now()
         )
+        inputchecks.release(check_id)  # runs of experiments waiting on this check are sent
 
     def fail(self, check_id: int, error: str, line: int | None) -> None:
         """Record the error; a check that imports a raw upload (``import_options["file"]``) keeps none
@@ -80,6 +82,7 @@ class DjangoCheckStore:
         running = TraceCheck.objects.filter(pk=check_id, status=TraceCheck.Status.RUNNING)
         if _failed(running, error, line):
             _discard_import(check_id)
+        inputchecks.release(check_id)  # runs of experiments waiting on this check fail with its error
 
 
 def _failed(checks: QuerySet[TraceCheck], error: str, line: int | None) -> int:
@@ -186,6 +189,7 @@ def recover_checks() -> dict[str, int]:
             reason = f"lost: the worker stopped or was killed while checking, twice ({silence})"
             if _failed(same, reason, None):
                 _discard_import(check.pk)
+                inputchecks.release(check.pk)  # runs waiting on it fail with the reason
                 counts["checks_failed"] += 1
                 logger.warning("trace check %s: %s", check.pk, reason)
         elif same.update(status=TraceCheck.Status.QUEUED, error=f"{LOST_NOTE} ({silence}); checked again", updated=now):

@@ -8,7 +8,8 @@ templates; ``base`` is the URL prefix the templates build links from, ``shared``
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib import messages
@@ -18,7 +19,8 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 from django.core.exceptions import BadRequest
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -197,6 +199,18 @@ def _exp_for(request: HttpRequest, pk: int | None, token: str | None) -> Experim
 
 def _download(body: bytes | str, content_type: str, filename: str) -> HttpResponse:
     response = HttpResponse(body, content_type=content_type)
+    return _attachment(response, filename)
+
+
+def _download_stream(pieces: Iterator[bytes], content_type: str, filename: str) -> StreamingHttpResponse:
+    """An attachment sent a piece at a time (a result document, never held whole)."""
+    return _attachment(StreamingHttpResponse(pieces, content_type=content_type), filename)
+
+
+R = TypeVar("R", HttpResponse, StreamingHttpResponse)
+
+
+def _attachment(response: R, filename: str) -> R:
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Robots-Tag"] = "noindex"
     return response
@@ -206,12 +220,12 @@ def _download(body: bytes | str, content_type: str, filename: str) -> HttpRespon
 @require_GET
 def run_export(
     request: HttpRequest, run: int, what: str, pk: int | None = None, token: str | None = None
-) -> HttpResponse:
+) -> HttpResponseBase:
     exp = _exp_for(request, pk, token)
     r = services.get_run(exp, run, done=True)
     stem = f"experiment-{exp.pk}-run-{r.pk}-{services._safe(r.algorithm)}"
     if what == "result":
-        return _download(services.result_bytes(r), "application/json", f"{stem}.json")
+        return _download_stream(services.result_chunks(r), "application/json", f"{stem}.json")
     doc = services.load_result(r)
     if what == "jobs":
         return _download(services.jobs_csv(doc), "text/csv; charset=utf-8", f"{stem}-jobs.csv")
@@ -228,7 +242,7 @@ def experiment_export(request: HttpRequest, pk: int | None = None, token: str | 
 
 
 @require_GET
-def run_result(request: HttpRequest, pk: int) -> HttpResponse:
+def run_result(request: HttpRequest, pk: int) -> HttpResponseBase:
     """``/runs/<id>/result.json`` (the first dashboard's URL), for runs the user may see."""
     experiment_id = Run.objects.filter(pk=pk).values_list("experiment_id", flat=True).first()
     if experiment_id is None:
