@@ -44,7 +44,8 @@ def post(api, philly, capture, **extra):
 def results(api, exp_id):
     status = api.get(f"/api/experiments/{exp_id}/").json()
     assert status["finished"], status
-    docs = [api.get(r["links"]["result.json"].replace("http://testserver", "")).json() for r in status["runs"]]
+    links = [r["links"]["result.json"].replace("http://testserver", "") for r in status["runs"]]
+    docs = [json.loads(b"".join(api.get(link).streaming_content)) for link in links]  # streamed
     return status, docs
 
 
