@@ -9,7 +9,18 @@ from typing import Any
 
 from scheduling.engine import Decision, View, simulate
 from tests.twins.core import Twin
-from tests.twins.sims import RUN_FIELDS, Outcome, Rigid, Sim, incremental_run, rigid_sources, run_features, same_run, sims, sources
+from tests.twins.sims import (
+    RUN_FIELDS,
+    Outcome,
+    Rigid,
+    Sim,
+    incremental_run,
+    rigid_sources,
+    run_features,
+    same_run,
+    sims,
+    sources,
+)
 
 # opportunistic_runs (extra) and the end slot too
 SAME = same_run(*RUN_FIELDS, "extra", "horizon")
@@ -102,7 +113,9 @@ TWINS = [
         must_see=frozenset({"queued", "suspended", "spread or moved", "starved", "restarted"}),
         named={
             # many events with long queues: every decision's suffix starts at a different place
-            "a long congested rigid run": Sim(random_rigid(99, 400), "antman", (("max_wait", "6"), ("quota", "0.5")), 120.0),
+            "a long congested rigid run": Sim(
+                random_rigid(99, 400), "antman", (("max_wait", "6"), ("quota", "0.5")), 120.0
+            ),
         },
     ),
     Twin(

@@ -56,7 +56,14 @@ class Loaded:
             base = spec["servers"][0]
             spec["servers"] = [
                 {**base, "id": "big", "count": 3},
-                {**base, "id": "small", "count": 4, "capacity": {"gpu": 4}, "nic_bw_gbps": 25.0, "intra_bw_gbps": 600.0},
+                {
+                    **base,
+                    "id": "small",
+                    "count": 4,
+                    "capacity": {"gpu": 4},
+                    "nic_bw_gbps": 25.0,
+                    "intra_bw_gbps": 600.0,
+                },
             ]
         cluster = cluster_from_dict(spec)
         past = presets.build("asrpt", jobs=self.jobs, seed=self.seed + 1000, size=0.02, load=6.0)
@@ -67,7 +74,9 @@ class Loaded:
 
 def as_rigid(inst: Instance) -> Instance:
     def rigid(j: Job) -> Job:
-        return Job(j.job_id, j.arrival, gpus=j.gpus, duration=max(1, int(j.work_required) // 500), group=j.group, user=j.user)
+        return Job(
+            j.job_id, j.arrival, gpus=j.gpus, duration=max(1, int(j.work_required) // 500), group=j.group, user=j.user
+        )
 
     return Instance(inst.cluster, tuple(map(rigid, inst.jobs)), history=tuple(map(rigid, inst.history)))
 
@@ -117,7 +126,9 @@ def selections(fast: bool):
             {
                 "slot_seconds": 60,
                 "resources": ["gpu"],
-                "servers": [{"id": f"m{i}", "count": c, "capacity": {"gpu": g}} for i, (c, g) in enumerate(case.groups)],
+                "servers": [
+                    {"id": f"m{i}", "count": c, "capacity": {"gpu": g}} for i, (c, g) in enumerate(case.groups)
+                ],
             }
         )
         gpus = Gpus(cluster, fast=fast)

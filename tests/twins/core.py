@@ -60,5 +60,3 @@ def first_difference(fast: Any, reference: Any, what: str = "") -> str | None:
             if fast.get(key) != reference.get(key):
                 return first_difference(fast.get(key), reference.get(key), f"{what}[{key!r}]")
     return f"{what}: fast {fast!r}, reference {reference!r}"
-
-

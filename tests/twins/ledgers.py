@@ -53,7 +53,11 @@ class Ops:
 OPS = st.builds(
     Ops,
     st.lists(
-        st.tuples(st.sampled_from([0, 2, 4, 8]), st.sampled_from([4.0, 16.0, 32.5]), st.sampled_from([None] * 4 + ["worker", "ps"])),
+        st.tuples(
+            st.sampled_from([0, 2, 4, 8]),
+            st.sampled_from([4.0, 16.0, 32.5]),
+            st.sampled_from([None] * 4 + ["worker", "ps"]),
+        ),
         min_size=1,
         max_size=40,
     ).map(tuple),

@@ -21,6 +21,7 @@ from tests.twins.sims import (
     Preset,
     Rigid,
     Sim,
+    Traced,
     incremental_run,
     preset_sources,
     ready_slots,
@@ -232,9 +233,14 @@ TWINS = [
         incremental_run(True),
         incremental_run(False),
         SAME,
-        examples=30,
+        examples=40,
         features=srtf_features,
         must_see=frozenset({"queued", "suspended", "restarted", "anchored", "refreshed"}),
+        named={
+            # resumes and moves of anchored entries charged the restart time (_Queues.pause)
+            f"the golden rigid trace {seed} with a restart cost": Sim(Traced(seed, 60), "srtf", (), 120.0)
+            for seed in (21, 22)
+        },
     ),
     Twin(
         "tiresias-order-start",
@@ -262,7 +268,10 @@ TWINS = [
     Twin(
         "tiresias",
         "tiresias_changes.ChangePath vs Tiresias.decide_full",
-        sims(st.one_of(rigid_sources(40, cpus=True), preset_sources(jobs=(10, 30))), [("tiresias", p) for p in TIRESIAS_PARAMS]),
+        sims(
+            st.one_of(rigid_sources(40, cpus=True), preset_sources(jobs=(10, 30))),
+            [("tiresias", p) for p in TIRESIAS_PARAMS],
+        ),
         tiresias_run(True),
         tiresias_run(False),
         SAME,

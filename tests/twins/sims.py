@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from scheduling import registry
-from scheduling.engine import Decision, Run, View, simulate
+from scheduling.engine import Run, simulate
 from scheduling.loaders import cluster_from_dict, parse_trace
 from scheduling.model import Instance
 from tests.twins.core import first_difference
@@ -61,19 +61,37 @@ class Preset:
         return preset_instance(self.name, self.jobs, self.seed, self.size)
 
 
+@dataclass(frozen=True)
+class Traced:
+    """The golden schedules' random rigid trace (tests/golden/make_golden.py) on 4 x 8 GPUs."""
+
+    seed: int
+    jobs: int
+
+    def build(self) -> Instance:
+        from tests.golden.make_golden import RIGID_CLUSTER, rigid_trace
+
+        cluster = cluster_from_dict(RIGID_CLUSTER)
+        return Instance(cluster, parse_trace(rigid_trace(self.seed, self.jobs), cluster, "trace.csv", "csv"))
+
+
+Source = Rigid | Preset | Traced
+
+
 @lru_cache(maxsize=32)
-def instance_of(source: Rigid | Preset) -> Instance:
+def instance_of(source: Source) -> Instance:
     return source.build()
 
 
 @st.composite
 def rigid_sources(draw: Any, max_jobs: int = 40, cpus: bool = False) -> Rigid:
-    """A few small servers and bursts of rigid jobs, each no larger than the cluster."""
+    """A few small servers and bursts of rigid jobs, each no larger than the cluster (at least a
+    quarter of ``max_jobs``: queues, evictions and resumes)."""
     servers = tuple(draw(st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=4)))
     total = sum(servers)
     deltas = st.sampled_from([0, 0, 0, 1, 2, 5])
     job = st.tuples(deltas, st.sampled_from([1, 1, 1, 2, 3, 4, 8, 16]), st.integers(1, 30), st.integers(0, 2))
-    raw = draw(st.lists(job, min_size=1, max_size=max_jobs))
+    raw = draw(st.lists(job, min_size=max(1, max_jobs // 4), max_size=max_jobs))
     t, jobs = 0, []
     for delta, gpus, duration, group in raw:
         t += delta
@@ -90,8 +108,12 @@ def preset_sources(names: tuple[str, ...] = tuple(PRESETS), jobs: tuple[int, int
     )
 
 
+def traced_sources(jobs: tuple[int, int] = (30, 60)) -> Any:
+    return st.builds(Traced, st.integers(0, 999), st.integers(*jobs))
+
+
 def sources(max_jobs: int = 40, cpus: bool = False) -> Any:
-    return st.one_of(rigid_sources(max_jobs, cpus), preset_sources())
+    return st.one_of(rigid_sources(max_jobs, cpus), traced_sources(), preset_sources())
 
 
 # -- simulated twins -----------------------------------------------------------------------------
@@ -101,7 +123,7 @@ def sources(max_jobs: int = 40, cpus: bool = False) -> Any:
 class Sim:
     """One simulation case: an instance, an algorithm with its parameters and the restart cost."""
 
-    source: Rigid | Preset
+    source: Source
     algorithm: str
     params: tuple[tuple[str, str], ...] = ()
     restart_seconds: float = 0.0
@@ -167,25 +189,9 @@ def incremental_run(incremental: bool, horizon: int | None = None) -> Callable[[
 
 def sims(source: Any, algorithms: list[tuple[str, dict[str, str]]], extra: Any = None) -> Any:
     """Cases of ``algorithms`` (name, parameters) on ``source``, without and with a restart cost."""
-    return st.tuples(source, st.sampled_from(algorithms), st.sampled_from([0.0, 120.0]), st.none() if extra is None else extra).map(
-        lambda x: Sim(x[0], x[1][0], tuple(sorted(x[1][1].items())), x[2], x[3])
-    )
-
-
-class Recorder:
-    """Keeps every decision of the wrapped scheduler."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.decisions: list[tuple[int, Decision]] = []
-
-    def decide(self, view: View) -> Decision:
-        d = self.inner.decide(view)
-        self.decisions.append((view.t, d))
-        return d
-
-    def report(self) -> Any:
-        return self.inner.report()
+    return st.tuples(
+        source, st.sampled_from(algorithms), st.sampled_from([0.0, 120.0]), st.none() if extra is None else extra
+    ).map(lambda x: Sim(x[0], x[1][0], tuple(sorted(x[1][1].items())), x[2], x[3]))
 
 
 def ready_slots(case: Sim) -> dict[str, int]:
