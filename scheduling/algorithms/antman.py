@@ -118,7 +118,7 @@ class _Changes:
     workers) in arrival order, merged with the suffix's running jobs, and a queue leaves the
     merge once its shape failed with as few workers. The jobs the walk visits, and the order it
     visits them in, are those of the full walk less the ones it would pass over.
-    tests/test_antman_paths.py compares both paths.
+    tests/test_fast_twins.py compares both paths.
 
     The classification is redone every decision with the same sums in the same order as
     decide_full, so it is the same. What it needs besides each job's arrival and GPUs is kept

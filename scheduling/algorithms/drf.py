@@ -32,7 +32,7 @@ class Drf:
         self.shapes: dict[str, tuple[object, ...]] = {}
         self.instance = instance
         # Change-based path for traces of rigid jobs only (production-trace replays): same walk
-        # as _rigid, on queues and group usage kept across events (tests/test_priority_paths.py).
+        # as _rigid, on queues and group usage kept across events (tests/test_fast_twins.py).
         self.rigid_only = all(j.rigid for j in instance.jobs)
         # Change-based path for fixed sizes on traces of elastic jobs only (_ElasticWaiting).
         self.elastic_only = not resize and not any(j.rigid for j in instance.jobs)
@@ -364,7 +364,7 @@ class _ElasticWaiting:
     across events (by arrival). A running job keeps what it has: its committed allocation is
     booked in the committed ledger (which the engine checked, so re-booking every running job, as
     the full path does, always succeeds), and only the waiting jobs are filled, from that ledger.
-    A started job never waits again (fixed sizes stop no job). tests/test_priority_paths.py
+    A started job never waits again (fixed sizes stop no job). tests/test_fast_twins.py
     compares it with decide_full."""
 
     def __init__(self, owner: Drf, view: View) -> None:

@@ -148,7 +148,7 @@ class ListScheduler:
     Non-preemptive walk (fifo): running jobs keep their place, waiting jobs are placed in key
     order; without backfill the first that does not fit blocks the rest.
 
-    Two paths give the same schedule (tests/test_priority_paths.py, tests/test_golden.py):
+    Two paths give the same schedule (tests/test_fast_twins.py, tests/test_golden.py):
 
     * ``decide_full`` is the readable transcription: every event it walks every active job in key
       order and returns the complete allocation;

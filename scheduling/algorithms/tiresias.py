@@ -42,7 +42,7 @@ slots in bench/tiresias_crosscheck.py. What that simulator does, and so this mod
 
 Time is the engine's: slots of ``slot_seconds``; thresholds are converted to GPU-slots once.
 
-Two paths give the same schedule (tests/test_tiresias_paths.py): ``Tiresias.decide_full``, the
+Two paths give the same schedule (tests/test_fast_twins.py): ``Tiresias.decide_full``, the
 readable transcription, visits every active job at every decision and returns the complete
 allocation; ``tiresias_changes.ChangePath`` (the default under the engine) keeps queues, executed and waiting times
 incrementally and returns only the changes, so a decision costs in proportion to the jobs that
@@ -82,7 +82,7 @@ class _Entry:
 class Tiresias:
     """Discretised 2D-LAS with the authors' queue discipline (see the module docstring).
 
-    Two paths give the same schedule (tests/test_tiresias_paths.py): ``decide_full`` is the
+    Two paths give the same schedule (tests/test_fast_twins.py): ``decide_full`` is the
     readable transcription (every decision visits every active job and returns the complete
     allocation); the change-based path (``ChangePath``, the default when the engine drives the
     scheduler directly) keeps the same state incrementally and returns only the changes."""

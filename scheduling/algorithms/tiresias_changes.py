@@ -2,7 +2,7 @@
 ``scheduling.algorithms.tiresias.Tiresias`` kept incrementally, so that a decision costs in
 proportion to the jobs that arrive, complete, change queue or are placed or evicted, not to the
 jobs that keep running. It gives the schedule of ``Tiresias.decide_full``, the readable
-transcription (tests/test_tiresias_paths.py); line numbers cited are of the authors' run_sim.py,
+transcription (tests/test_fast_twins.py); line numbers cited are of the authors' run_sim.py,
 as in that module.
 """
 

@@ -111,7 +111,7 @@ class Gpus:
     ``select`` is the readable transcription (sort the servers by free GPUs); with ``fast`` the
     scheduler uses ``select_fast`` (the servers kept in buckets by free GPUs, each bucket in cluster
     order) and ``mapping`` reuses a Heavy-Edge plan per (job graph, free GPUs of the chosen servers).
-    Both give the same servers and mappings (tests/test_asrpt_paths.py).
+    Both give the same servers and mappings (tests/test_fast_twins.py).
     """
 
     def __init__(self, cluster: Cluster, fast: bool = False) -> None:

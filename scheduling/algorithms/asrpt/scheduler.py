@@ -34,7 +34,7 @@ class _NonPreemptive:
 
     ``readable`` selects the plain transcription instead: the complete allocation at every event
     (the engine's original interface), servers sorted at every placement, Heavy-Edge run at every
-    placement, the waiting jobs walked in full. tests/test_asrpt_paths.py checks that both paths
+    placement, the waiting jobs walked in full. tests/test_fast_twins.py checks that both paths
     give the same schedule on random instances.
     """
 
