@@ -215,12 +215,17 @@ class Zhou:
         log: Callable[[str, bool, list[tuple[int, int, int, float]]], None],
     ) -> dict[str, Plan]:
         chosen: dict[str, Plan] = {}
+        turned_away = False  # the previous job was: prices are high, try the bar first (fast path)
         for job in jobs:  # line 2
             spec = self.spec(job)
+            if self.p.fast and turned_away and fast.declines(spec, duals, tau, self.p.ra_order == "ascending"):
+                log(job.job_id, False, [])  # every schedule costs more than w_j: line 9 fails
+                continue
             best = self.best_schedule(spec, duals, tau)  # lines 3-7
             # Line 9: u_j = w_j - cost_j > 0. A free schedule is also taken (a zero-weight job
             # would otherwise never run); it raises no price another job has paid.
-            if best is None or not (job.weight - best.cost > 0 or best.cost == 0):
+            turned_away = best is None or not (job.weight - best.cost > 0 or best.cost == 0)
+            if best is None or turned_away:
                 log(job.job_id, False, [])
                 continue
             opt = spec.option(best.worker_type, best.ps_type)
