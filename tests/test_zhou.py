@@ -530,3 +530,21 @@ def _zhou_params(**over: Any) -> online.Params:
     from scheduling.algorithms.zhou import _params
 
     return _params(over)
+
+
+@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce"])
+def test_numpy_rho_is_the_engines_rate_per_worker_for_every_option_and_worker_count(preset: str) -> None:
+    """``fast._rho`` (eqs. (1), (14) without allocations) against ``spec.rho`` (``speed.rate``) on a
+    preset's jobs and the random instances', float for float."""
+    files = presets.build(preset, jobs=5, seed=3, size=0.1)
+    c = parse_cluster(files.cluster)
+    cases = [(c, j) for j in parse_trace(files.trace, c, files.trace_name)]
+    for seed in range(3):
+        inst = random_instance(np.random.default_rng(600 + seed), preset.split("-")[1])
+        cases += [(inst.cluster, j) for j in inst.jobs]
+    for cl, j in cases:
+        spec = job_spec(cl, j)
+        for opt in spec.options:
+            for workers in range(1, spec.chunks + 1):
+                for colocated in (True, False):
+                    assert fast._rho(spec, opt, workers, colocated) == spec.rho(opt, workers, colocated=colocated)

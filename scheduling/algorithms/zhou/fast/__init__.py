@@ -32,7 +32,7 @@ from .a_mincost1 import mincost1
 from .a_mincost2 import mincost2
 from .a_ramincost import ra_mincost
 from .bound import SLACK, declines
-from .lengths import _LENGTHS, _RA_LENGTHS, _all_lengths, _job_lengths, _Lengths, _lengths, _ra_length
+from .lengths import _LENGTHS, _RA_LENGTHS, _all_lengths, _job_lengths, _Lengths, _lengths, _ra_length, _rho
 from .spread_ps import spread_with_ps
 from .tables import _NEED, BAND, KEEP, Tables, _host_limits, _limit, _ps_needed, fit_counts, fits_one, pick, tables_for
 from .workers import _block, _fill_cost, _sorted_fill, _Workers, cheapest_first, spread
@@ -56,6 +56,7 @@ __all__ = [
     "_limit",
     "_ps_needed",
     "_ra_length",
+    "_rho",
     "_sorted_fill",
     "cheapest_first",
     "declines",
