@@ -83,10 +83,13 @@ def main() -> None:
     ap.add_argument("--runs", required=True, help="ALGORITHM:PRESET:JOBS, comma separated")
     ap.add_argument("--before", type=Path, help="an older checkout to run beside this one")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", choices=("after", "before"), help="run one of the two checkouts only")
     ap.add_argument("--timeout", type=float, default=900.0, help="wall seconds per simulate")
     args = ap.parse_args()
     print(machine())
     checkouts = [("after", HERE)] + ([("before", args.before.resolve())] if args.before else [])
+    if args.only:
+        checkouts = [c for c in checkouts if c[0] == args.only]
     for name, path in checkouts:
         head = subprocess.run(
             ["git", "log", "-1", "--format=%h"], check=False, cwd=path, capture_output=True, text=True
