@@ -37,11 +37,14 @@ def generate(preset: str, jobs: int, seed: int, out: Path) -> None:
     subprocess.run([*cmd, "--seed", str(seed), "--out", str(out)], check=True, cwd=HERE, capture_output=True)
 
 
-def simulate(checkout: Path, data: Path, algorithm: str, out: Path, timeout: float) -> dict[str, object]:
+def simulate(
+    checkout: Path, data: Path, algorithm: str, out: Path, timeout: float, params: list[str]
+) -> dict[str, object]:
     """One simulate process: CPU seconds, peak RSS (MiB), wall seconds, digest (None if it failed)."""
     trace = next(p for p in data.iterdir() if p.name.startswith("trace."))
     cmd = ["nice", "-n", "10", sys.executable, "-m", "scheduling", "simulate", "--cluster", str(data / "cluster.json")]
     cmd += ["--trace", str(trace), "--algorithm", algorithm, "--out", str(out)]
+    cmd += [arg for p in params for arg in ("--param", p)]
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     t0 = time.perf_counter()
     err = out.with_suffix(".err")
@@ -83,6 +86,7 @@ def main() -> None:
     ap.add_argument("--runs", required=True, help="ALGORITHM:PRESET:JOBS, comma separated")
     ap.add_argument("--before", type=Path, help="an older checkout to run beside this one")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--param", action="append", default=[], help="KEY=VALUE for every run's algorithm")
     ap.add_argument("--only", choices=("after", "before"), help="run one of the two checkouts only")
     ap.add_argument("--timeout", type=float, default=900.0, help="wall seconds per simulate")
     args = ap.parse_args()
@@ -105,7 +109,8 @@ def main() -> None:
             if not data.exists():
                 generate(preset, int(jobs), args.seed, data)
             rows = [
-                simulate(path, data, algorithm, Path(tmp) / f"{name}.json", args.timeout) for name, path in checkouts
+                simulate(path, data, algorithm, Path(tmp) / f"{name}.json", args.timeout, args.param)
+                for name, path in checkouts
             ]
             cells = [
                 f"{r['cpu']:.1f} s / {r['rss_mib']:.0f} MiB" + ("" if r["status"] == "ok" else f" ({r['status']})")
