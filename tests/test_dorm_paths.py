@@ -204,3 +204,33 @@ def test_a_failed_round_robin_try_leaves_the_ledger_bit_for_bit():
     assert rr.next == position
     assert rr.place(ledger, job, [("worker", 3), ("ps", 0)]) is not None
     assert ledger.used("w", "bw") == 0.1 + 0.1 + 0.1 + 0.1  # the sums of instance-by-instance takes
+
+
+@pytest.mark.parametrize(
+    "params", [DEFAULT, NO_FAIRNESS, FULL_FAIRNESS], ids=["default", "no-fairness", "full-fairness"]
+)
+def test_the_sparse_milp_is_the_dense_one_highs_receives_at_every_solve(params):
+    """``Dorm.model`` builds its constraint matrix from the non-zero entries: at every solve of a
+    run, the same CSC arrays (what ``scipy.optimize.milp`` makes of the dense matrix) and the same
+    objective, bounds and right-hand sides as the dense build."""
+    from scipy.sparse import csc_array
+
+    inst = instance("oasis-30-seed3-size0.2", "few-worker-servers")
+    algo = SPEC.build(inst, SPEC.parse_params({**params, **TIME}), 1)
+    model, compared = algo.model, []
+
+    def both(jobs, current, fair, dense=False):
+        obj, matrix, hi, bounds = model(jobs, current, fair)
+        d_obj, d_matrix, d_hi, d_bounds = model(jobs, current, fair, dense=True)
+        want = csc_array(d_matrix)
+        assert matrix.shape == want.shape and matrix.has_sorted_indices
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(matrix, name), getattr(want, name)), name
+        assert np.array_equal(obj, d_obj) and np.array_equal(hi, d_hi)
+        assert np.array_equal(bounds.lb, d_bounds.lb) and np.array_equal(bounds.ub, d_bounds.ub)
+        compared.append(matrix.nnz)
+        return obj, matrix, hi, bounds
+
+    algo.model = both
+    simulate(inst, algo)
+    assert len(compared) >= 10 and max(compared) > 0

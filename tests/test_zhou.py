@@ -3,6 +3,7 @@ cases, the bandwidth constraint (13d), doubling rounds, numpy path = transcripti
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -250,6 +251,7 @@ def random_instance(rng: np.random.Generator, arch: str) -> Instance:
 @pytest.mark.parametrize("arch", ["ps", "allreduce"])
 @pytest.mark.parametrize("seed", range(5))
 def test_the_numpy_path_gives_the_transcriptions_schedule(arch: str, seed: int, tie: str) -> None:
+    """Whole runs (with tie=completion the weight bar, ``fast.declines``, proves 12 of its 16 declines)."""
     inst = random_instance(np.random.default_rng(seed), arch)
     params = {"lam": 3.0, "F": 1.0, "start": "now", "ra_order": "descending", "tie": tie}
     slow = api.run(inst, "zhou", {**params, "fast": False})
@@ -472,3 +474,77 @@ def test_a_sub_round_beyond_the_price_array_bound_is_refused_with_its_size(
         api.run(inst, algorithm, params)
     assert "more than the 200,000 this implementation allows" in caught.value.problem
     assert api.run(tiny_instance(arrivals=(0, 3, 1_000)), algorithm, {"tau": 300} if params else {})["metrics"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numpy_spread_with_ps_builds_the_transcriptions_plan_for_every_ps_server(seed: int) -> None:
+    """Alg. 4 lines 10-29 for one (t^-, n): the same plan (or None) as ``mincost.spread_with_ps``, with
+    PS demands on one or two resources, servers refusing PSs, and zero / small PS bandwidths."""
+    rng = np.random.default_rng(400 + seed)
+    servers, slots = 7, 12
+    cap = rng.integers(1, 9, size=(3, servers)).astype(float)
+    beta = np.floor(rng.uniform(0, 1, size=(3, servers, slots)) * cap[:, :, None])
+    ps_ok = rng.uniform(size=servers) < 0.7
+    d = Duals(cap, np.ones(servers, dtype=bool), ps_ok, 5.0, beta, "completion")
+    omega = d.free()
+    for _ in range(60):
+        e = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.5, 1.5)
+        z = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.3, 1.2)
+        b, big_b = (float(rng.choice([0.0, 0.7, 2.0])), float(rng.choice([0.0, 0.5, 3.0])))
+        opt = Option("w", "p", e, z, b, big_b)
+        length = int(rng.integers(1, slots))
+        t = int(rng.integers(0, slots - length + 1))
+        order, caps = mincost.cheapest_first(d, omega, e, t, length)
+        for n_j in (1, 3, 8):
+            for n in range(servers):
+                want = mincost.spread_with_ps(d, omega, opt, t, length, n_j, n, order, caps)
+                assert fast.spread_with_ps(d, omega, opt, t, length, n_j, n, order, caps) == want
+
+
+@pytest.mark.parametrize("arch", ["ps", "allreduce"])
+def test_the_weight_bar_declines_only_jobs_whose_cheapest_schedule_costs_at_least_their_weight(arch: str) -> None:
+    """``fast.declines`` (tried by A_maxweight after a job was turned away) says True only where the
+    transcription's best schedule is None or fails Alg. 3 line 9; it is tried on weights around the
+    best cost, and both answers occur."""
+    answers = []
+    for seed in range(6):
+        rng = np.random.default_rng(500 + seed)
+        inst = random_instance(rng, arch)
+        c, tau = inst.cluster, 9
+        cap = np.array([[s.capacity.get(r, 0.0) for s in c.servers] for r in c.resource_names()])
+        beta = np.floor(rng.uniform(0, 1, size=(*cap.shape, tau)) * cap[:, :, None])
+        d = duals(c, tau, lam=40.0, beta=beta, tie="completion")
+        zhou = online.Zhou(inst, _zhou_params(fast=False))
+        for j in inst.jobs:
+            best = zhou.best_schedule(job_spec(c, j), d, tau)
+            for w in [0.5, 2.0, 8.0] + ([] if best is None else [best.cost * (1 - 1e-12), best.cost, best.cost * 1.01]):
+                spec = job_spec(c, dataclasses.replace(j, weight=w))
+                said = fast.declines(spec, d, tau, True)
+                answers.append(said)
+                if said:
+                    assert best is None or not (w - best.cost > 0 or best.cost == 0)
+    assert True in answers and False in answers
+
+
+def _zhou_params(**over: Any) -> online.Params:
+    from scheduling.algorithms.zhou import _params
+
+    return _params(over)
+
+
+@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce"])
+def test_numpy_rho_is_the_engines_rate_per_worker_for_every_option_and_worker_count(preset: str) -> None:
+    """``fast._rho`` (eqs. (1), (14) without allocations) against ``spec.rho`` (``speed.rate``) on a
+    preset's jobs and the random instances', float for float."""
+    files = presets.build(preset, jobs=5, seed=3, size=0.1)
+    c = parse_cluster(files.cluster)
+    cases = [(c, j) for j in parse_trace(files.trace, c, files.trace_name)]
+    for seed in range(3):
+        inst = random_instance(np.random.default_rng(600 + seed), preset.split("-")[1])
+        cases += [(inst.cluster, j) for j in inst.jobs]
+    for cl, j in cases:
+        spec = job_spec(cl, j)
+        for opt in spec.options:
+            for workers in range(1, spec.chunks + 1):
+                for colocated in (True, False):
+                    assert fast._rho(spec, opt, workers, colocated) == spec.rho(opt, workers, colocated=colocated)

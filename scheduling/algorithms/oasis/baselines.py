@@ -247,18 +247,49 @@ class Dorm:
         self, jobs: Sequence[JobView], current: Mapping[str, int], fair: bool
     ) -> dict[str, tuple[int, int]] | None:
         """The MILP: worker counts n_i, PS counts m_i, change flags c_i (running jobs)."""
+        from scipy.optimize import LinearConstraint, milp  # SciPy loads only when Dorm solves
+
+        obj, matrix, hi, bounds = self.model(jobs, current, fair)
+        res = milp(
+            obj,
+            constraints=LinearConstraint(matrix, np.full(len(hi), -np.inf), hi),
+            integrality=np.ones(len(obj)),
+            bounds=bounds,
+            options={"time_limit": self.time_limit, "mip_rel_gap": self.gap, "disp": False},
+        )
+        self.solves += 1
+        if res.x is None:
+            return None
+        x = np.round(res.x).astype(int)
+        n = len(jobs)
+        return {jv.job.job_id: (int(x[i]), int(x[n + i])) for i, jv in enumerate(jobs)}
+
+    def model(
+        self, jobs: Sequence[JobView], current: Mapping[str, int], fair: bool, dense: bool = False
+    ) -> tuple[np.ndarray, Any, np.ndarray, Any]:
+        """The MILP's objective, constraint matrix (rows <= ``hi``), upper bounds and variable bounds.
+
+        The matrix is built from its non-zero entries, as sparse CSC: the form ``scipy.optimize.milp``
+        hands HiGHS, and what it makes of a dense matrix too (zeros dropped). ``dense`` builds the
+        dense array instead (the reference the tests compare against: the same CSC arrays)."""
+        from scipy.optimize import Bounds
+        from scipy.sparse import coo_array
+
         n = len(jobs)
         running = [i for i, jv in enumerate(jobs) if current.get(jv.job.job_id, 0) > 0]
         nv = 2 * n + len(running)  # [n_0..n_{n-1}, m_0..m_{n-1}, c_...]
         cw, cp = self.cap["worker"], self.cap["ps"]
         obj = np.zeros(nv)
-        rows: list[np.ndarray] = []
-        lo: list[float] = []
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
         hi: list[float] = []
 
-        def add(row: np.ndarray, upper: float) -> None:
-            rows.append(row)
-            lo.append(-np.inf)
+        def add(entries: Sequence[tuple[int, float]], upper: float) -> None:
+            for col, value in entries:
+                rows.append(len(hi))
+                cols.append(col)
+                vals.append(value)
             hi.append(upper)
 
         w = [self._vec(jv.job.worker_demand) for jv in jobs]
@@ -267,20 +298,12 @@ class Dorm:
             obj[i] = -sum(w[i][r] / cw[r] for r in range(len(self.resources)) if cw[r] > 0)
             obj[n + i] = -sum(s[i][r] / cp[r] for r in range(len(self.resources)) if cp[r] > 0)
         for r in range(len(self.resources)):  # aggregate capacities (4)-(5)
-            row = np.zeros(nv)
-            row[:n] = [w[i][r] for i in range(n)]
-            add(row, cw[r])
-            row = np.zeros(nv)
-            row[n : 2 * n] = [s[i][r] for i in range(n)]
-            add(row, cp[r])
+            add([(i, float(w[i][r])) for i in range(n)], cw[r])
+            add([(n + i, float(s[i][r])) for i in range(n)], cp[r])
         for i, jv in enumerate(jobs):  # (6) PS bandwidth, (7) PSs <= workers
             b, big_b = (jv.job.worker_demand or {}).get("bw", 0.0), (jv.job.ps_demand or {}).get("bw", 0.0)
-            row = np.zeros(nv)
-            row[i], row[n + i] = b, -big_b
-            add(row, 0.0)
-            row = np.zeros(nv)
-            row[n + i], row[i] = 1.0, -1.0
-            add(row, 0.0)
+            add([(i, b), (n + i, -big_b)], 0.0)
+            add([(n + i, 1.0), (i, -1.0)], 0.0)
         upper = np.array([float(jv.job.max_workers()) for jv in jobs])
         lower = np.zeros(n)
         if fair:  # fairness: at least `fairness` x the workers of an equal dominant share (capped)
@@ -292,31 +315,22 @@ class Dorm:
         for k, i in enumerate(running):  # adjustment overhead: |n_i - n_i^old| <= N_i c_i
             old = current[jobs[i].job.job_id]
             for sign in (1.0, -1.0):
-                row = np.zeros(nv)
-                row[i], row[2 * n + k] = sign, -upper[i]
-                add(row, sign * old)
+                add([(i, sign), (2 * n + k, -upper[i])], sign * old)
         if running:
-            row = np.zeros(nv)
-            row[2 * n :] = 1.0
-            add(row, float(limit))
-        from scipy.optimize import Bounds, LinearConstraint, milp  # SciPy loads only when Dorm solves
-
+            add([(2 * n + k, 1.0) for k in range(len(running))], float(limit))
         bounds = Bounds(
             np.concatenate([lower, np.zeros(n), np.zeros(len(running))]),
             np.concatenate([upper, upper, np.ones(len(running))]),
         )
-        res = milp(
-            obj,
-            constraints=LinearConstraint(np.array(rows), np.array(lo), np.array(hi)),
-            integrality=np.ones(nv),
-            bounds=bounds,
-            options={"time_limit": self.time_limit, "mip_rel_gap": self.gap, "disp": False},
-        )
-        self.solves += 1
-        if res.x is None:
-            return None
-        x = np.round(res.x).astype(int)
-        return {jv.job.job_id: (int(x[i]), int(x[n + i])) for i, jv in enumerate(jobs)}
+        shape = (len(hi), nv)
+        if dense:
+            matrix: Any = np.zeros(shape)
+            matrix[rows, cols] = vals  # every (row, column) is set once
+        else:
+            matrix = coo_array((np.array(vals, dtype=float), (rows, cols)), shape=shape).tocsc()
+            matrix.eliminate_zeros()  # a dense matrix's zeros are not entries
+            matrix.sort_indices()
+        return obj, matrix, np.array(hi), bounds
 
     def decide(self, view: View) -> Decision:
         jobs = list(view.jobs)

@@ -158,7 +158,8 @@ class Zhou:
         for iota, job_id, admitted, changes in events:
             base = origin + (iota - 1) * tau
             self.price_events.append((tau, job_id, admitted, [(r, h, base + s, v) for r, h, s, v in changes]))
-        never = [j.job_id for j in jobs if j.job_id in self.waiting and self._hopeless(j, tau)]
+        fresh_duals: list[Duals] = []  # one zero-price state for every check of the round (read only)
+        never = [j.job_id for j in jobs if j.job_id in self.waiting and self._hopeless(j, tau, fresh_duals)]
         for job_id in never:
             del self.waiting[job_id]
             self.rejected.append(job_id)
@@ -215,12 +216,19 @@ class Zhou:
         log: Callable[[str, bool, list[tuple[int, int, int, float]]], None],
     ) -> dict[str, Plan]:
         chosen: dict[str, Plan] = {}
+        turned_away = False  # the previous job was: prices are high, try the bar first (fast path)
+        # An older numpy package loaded by bench/zhou_scale.py --against has no weight bar.
+        declines = getattr(fast, "declines", None) if self.p.fast else None
         for job in jobs:  # line 2
             spec = self.spec(job)
+            if declines is not None and turned_away and declines(spec, duals, tau, self.p.ra_order == "ascending"):
+                log(job.job_id, False, [])  # every schedule costs more than w_j: line 9 fails
+                continue
             best = self.best_schedule(spec, duals, tau)  # lines 3-7
             # Line 9: u_j = w_j - cost_j > 0. A free schedule is also taken (a zero-weight job
             # would otherwise never run); it raises no price another job has paid.
-            if best is None or not (job.weight - best.cost > 0 or best.cost == 0):
+            turned_away = best is None or not (job.weight - best.cost > 0 or best.cost == 0)
+            if best is None or turned_away:
                 log(job.job_id, False, [])
                 continue
             opt = spec.option(best.worker_type, best.ps_type)
@@ -303,18 +311,20 @@ class Zhou:
             job, start, start + plan.length, tuple(allocs), usage, plan.cost, round_no
         )
 
-    def _hopeless(self, job: Job, tau: int) -> bool:
-        """A job no fresh sub-round of this length could place: it never fits the cluster."""
+    def _hopeless(self, job: Job, tau: int, shared: list[Duals] | None = None) -> bool:
+        """A job no fresh sub-round of this length could place: it never fits the cluster.
+
+        ``shared`` holds the zero-price state of the round's checks once made (nothing commits to
+        it, so every job sees the same prices and the numpy path's tables are built once)."""
         spec = self.spec(job)
-        duals = Duals(
-            self.capacity,
-            self.worker_ok,
-            self.ps_ok,
-            self.lam,
-            self._base(None, tau),
-        )
         if tau - 1 < spec.longest():
             return False
+        if shared:
+            duals = shared[0]
+        else:
+            duals = Duals(self.capacity, self.worker_ok, self.ps_ok, self.lam, self._base(None, tau))
+            if shared is not None:
+                shared.append(duals)
         first, second = self._solvers(spec)
         return first(spec, duals, tau) is None and second(spec, duals, tau) is None
 

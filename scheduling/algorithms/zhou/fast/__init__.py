@@ -16,8 +16,10 @@ Modules, by idea:
 * ``lengths``: the window lengths L_j (with N_j for A_mincost1/2, per Phi' for A_RAmincost1/2);
 * ``workers``: A_mincost1's worker blocks (fit counts, unit costs, cheapest-first fills per worker
   demand and L_j), also used by A_RAmincost1/2, and the line-8 order and spread;
+* ``spread_ps``: Alg. 4 lines 10-29 for one candidate, the exact rebuild of A_mincost1's band;
 * ``a_mincost2``, ``a_mincost1``, ``a_ramincost``: the subroutines ``mincost2``, ``mincost1`` and
-  ``ra_mincost``.
+  ``ra_mincost``;
+* ``bound``: ``declines``, a scan against a bar at the job's weight that proves Alg. 3 line 9 fails.
 
 Every name is re-exported here (``fast.mincost1``, ``fast.fit_counts``, ...). The modules import
 each other relatively, so that ``bench/zhou_scale.py --against`` can load an older commit's
@@ -29,13 +31,16 @@ from __future__ import annotations
 from .a_mincost1 import mincost1
 from .a_mincost2 import mincost2
 from .a_ramincost import ra_mincost
-from .lengths import _LENGTHS, _RA_LENGTHS, _all_lengths, _job_lengths, _Lengths, _lengths, _ra_length
+from .bound import SLACK, declines
+from .lengths import _LENGTHS, _RA_LENGTHS, _all_lengths, _job_lengths, _Lengths, _lengths, _ra_length, _rho
+from .spread_ps import spread_with_ps
 from .tables import _NEED, BAND, KEEP, Tables, _host_limits, _limit, _ps_needed, fit_counts, fits_one, pick, tables_for
 from .workers import _block, _fill_cost, _sorted_fill, _Workers, cheapest_first, spread
 
 __all__ = [
     "BAND",
     "KEEP",
+    "SLACK",
     "_LENGTHS",
     "_NEED",
     "_RA_LENGTHS",
@@ -51,8 +56,10 @@ __all__ = [
     "_limit",
     "_ps_needed",
     "_ra_length",
+    "_rho",
     "_sorted_fill",
     "cheapest_first",
+    "declines",
     "fit_counts",
     "fits_one",
     "mincost1",
@@ -60,5 +67,6 @@ __all__ = [
     "pick",
     "ra_mincost",
     "spread",
+    "spread_with_ps",
     "tables_for",
 ]

@@ -9,15 +9,16 @@ from scheduling.algorithms.zhou.duals import TOL, Duals, Plan
 from scheduling.algorithms.zhou.spec import JobSpec, Option
 
 from .lengths import _lengths
+from .spread_ps import spread_with_ps
 from .tables import BAND, _limit, _ps_needed, fit_counts, pick, tables_for
 from .workers import _block, _fill_cost, _Workers, cheapest_first
 
 
-def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
-    """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n."""
+def mincost1(spec: JobSpec, duals: Duals, tau: int, best: Plan | None = None) -> Plan | None:
+    """``mincost.a_mincost1``: candidates (t, n) in loop order, workers spread, PSs on n (``best``:
+    the scan's starting best, see ``bound``)."""
     tables = tables_for(duals)
     H = duals.servers
-    best: Plan | None = None
     for opt in spec.options:
         rows, s_max = tables.ps_most(opt.z)
         ub_caps, ub_room = tables.most_workers(opt.e, duals.worker_ok)
@@ -117,7 +118,7 @@ def mincost1(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
                 got = tables.orders.get(key)
                 if got is None:
                     got = tables.orders[key] = cheapest_first(duals, opt.e, t, length, blk.caps[:, t])
-                return mincost.spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, *got)
+                return spread_with_ps(duals, tables.omega, opt, t, length, n_j, n, *got)
 
             best, done = pick(
                 approx, best, exact, tables.scale * float(opt.e.sum() * n_j + opt.z.sum() * n_j), duals, length, H

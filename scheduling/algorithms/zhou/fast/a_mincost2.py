@@ -12,11 +12,11 @@ from .lengths import _lengths
 from .tables import BAND, _limit, fits_one, pick, tables_for
 
 
-def mincost2(spec: JobSpec, duals: Duals, tau: int) -> Plan | None:
-    """``mincost.a_mincost2``: candidates (t, h) in loop order, one server for everything."""
+def mincost2(spec: JobSpec, duals: Duals, tau: int, best: Plan | None = None) -> Plan | None:
+    """``mincost.a_mincost2``: candidates (t, h) in loop order, one server for everything (``best``:
+    the scan's starting best, see ``bound``)."""
     tables = tables_for(duals)
     both = duals.worker_ok & duals.ps_ok
-    best: Plan | None = None
     for opt in spec.options:
         fits: np.ndarray | None = None  # looked up on first use
         for length, n_j in _lengths(spec, opt, tau, True):

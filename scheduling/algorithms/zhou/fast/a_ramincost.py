@@ -13,14 +13,15 @@ from .tables import _limit, pick, tables_for
 from .workers import _block, _Workers, cheapest_first, spread
 
 
-def ra_mincost(spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool) -> Plan | None:
+def ra_mincost(
+    spec: JobSpec, duals: Duals, tau: int, colocated: bool, ascending: bool, best: Plan | None = None
+) -> Plan | None:
     """``mincost.a_ramincost1`` (colocated) or ``a_ramincost2``.
 
     The fit counts, unit costs and cheapest-first fills come from the worker blocks A_mincost1
     uses (``_Workers``, per worker demand and L_j and price state, built for the scanned starts)."""
     tables = tables_for(duals)
     H = duals.servers
-    best: Plan | None = None
     for opt in spec.options:
         for phi in mincost.ra_counts(spec, ascending):
             length = _ra_length(spec, opt, phi, colocated)
