@@ -22,6 +22,12 @@ Restart cost (DESIGN section 9): with ``restart_slots`` k > 0, a job that starts
 different from the one it held just before (resume after a suspension, a move, a change of worker
 or PS count or type) holds the new allocation and makes no progress for k slots; a job's first
 start is free. The periods are reported as ``Run.restarts``.
+
+Upload delays (DESIGN section 9, the edge-cloud model): a job's data reaches server s at
+r_j + Delta_js (``Job.upload_delay_to``). A job holding workers on a server its data has not reached
+yet holds them without progress until it has reached every server its workers use; every algorithm
+pays this alike (an algorithm that waits for the data, as A_online does per chunk, pays nothing).
+The validator checks it (``validator.upload_problems``).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from typing import Any, Protocol, TypeVar, overload
 from scheduling import records
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
-from scheduling.model import Amounts, Cluster, Instance, Job
+from scheduling.model import Amounts, Cluster, Instance, Job, Server
 from scheduling.records import field, record
 from scheduling.speed import Allocation, demand_of, rate
 
@@ -297,6 +303,9 @@ class _Engine:
         self.rank = {j.job_id: i for i, j in enumerate(self.jobs)}
         self.log = _Log()
         self.restarts: list[RestartPeriod] = []
+        # Upload delays matter only where a server or a job states one (the edge-cloud model).
+        self.delays = any(s.upload_delay for s in self.cluster.servers) or any(j.upload_delay for j in self.jobs)
+        self.servers = {s.id: s for s in self.cluster.servers}
         self.order: tuple[Allocation, ...] | None = ()  # the last full decision's allocations, in its order
         self.t = 0
 
@@ -557,6 +566,8 @@ class _Engine:
                 begin = t + self.restart
                 st.restart = (t, begin)
             st.last_held = held
+        if self.delays:
+            begin = max(begin, data_ready(self.servers, st.job, new))
         if st.rate > 0:
             st.progress_start = begin
             remaining = st.job.work_required - st.work_done
@@ -600,6 +611,15 @@ class _Engine:
                 self.restarts.append(RestartPeriod(st.job.job_id, start, min(end, t)))
             st.restart = None
         self.log.close_progress(st, t)
+
+
+def data_ready(servers: Mapping[str, Server], job: Job, allocs: Iterable[Allocation]) -> int:
+    """The first slot the job's data is on every server its workers in ``allocs`` use (``servers``:
+    the cluster's, by id): the largest r_j + Delta_js (its arrival when no worker waits for data)."""
+    return max(
+        (job.arrival + job.upload_delay_to(servers[a.server]) for a in allocs if a.role == "worker"),
+        default=job.arrival,
+    )
 
 
 def _merge(allocations: Iterable[Allocation]) -> tuple[Allocation, ...]:

@@ -15,7 +15,8 @@ from typing import Any
 
 from scheduling import metrics, storage
 from scheduling.capacity import TOLERANCE
-from scheduling.model import Instance, Job
+from scheduling.engine import data_ready
+from scheduling.model import Instance, Job, Server
 from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
 from scheduling.speed import (
     Allocation,
@@ -125,18 +126,22 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         restarts[rp["job_id"]].append(rp)
     k = int(doc.get("restart_slots", 0))
     one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
+    delays = any(s.upload_delay for s in cluster.servers) or any(j.upload_delay for j in instance.jobs)
     for job_id, r in records.items():
         job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
         if (
             len(held) == 1
             and not one_ps_rule
+            and not delays
             and job_id not in restarts
             and _one_placement_valid(instance, job, r, held[0], made)
         ):
             continue
         timeline = _Timeline(instance, job, held)
         _check_job(instance, job, r, held, made, problems, timeline)
-        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline)
+        _check_restarts(
+            instance, job, r, held, made, restarts.get(job_id, []), k, problems, timeline, servers if delays else None
+        )
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     recomputed = compute_metrics(cluster, doc)
@@ -331,14 +336,18 @@ def _check_restarts(
     k: int,
     problems: list[str],
     timeline: _Timeline,
+    servers: Mapping[str, Server] | None = None,
 ) -> None:
     """DESIGN section 9: restart periods where the rule puts them, and progress exactly outside them.
 
     The job's allocation is constant between change points (placement starts and ends). Each time
     it changes to a non-empty allocation after the job has held one before (a resume, a move, a
-    resize), a restart of ``k`` slots begins, cut short by the next change. The job must progress
-    (at the rate its placements give, checked in _check_job) whenever it holds an allocation with a
-    positive rate outside a restart period, until it completes, and never during one.
+    resize), a restart of ``k`` slots begins, cut short by the next change. With ``servers`` (a
+    cluster with upload delays), an allocation whose workers use a server the job's data has not
+    reached (r_j + Delta_js) makes no progress until the data is on all of them (engine.data_ready),
+    also cut short by the next change: an upload wait. The job must progress (at the rate its
+    placements give, checked in _check_job) whenever it holds an allocation with a positive rate
+    outside restart periods and upload waits, until it completes, and never during one.
     """
     name = f"job {job.job_id!r}"
     held_at: list[tuple[int, frozenset[tuple[str, str, str, int]]]] = []
@@ -347,6 +356,7 @@ def _check_restarts(
         if not held_at or held != held_at[-1][1]:
             held_at.append((c, held))
     expected: list[tuple[int, int]] = []
+    waits: list[tuple[int, int]] = []  # upload waits [start, end)
     due = 0  # slots of the job holding an allocation with a positive rate, outside restart periods
     last: frozenset[tuple[str, str, str, int]] | None = None
     previous: frozenset[tuple[str, str, str, int]] = frozenset()
@@ -358,6 +368,11 @@ def _check_restarts(
             if k and last is not None and (not previous or held != last):
                 begin = min(c + k, nxt)
                 expected.append((c, begin))
+            if servers is not None:
+                ready = min(data_ready(servers, job, [Allocation(job.job_id, *a) for a in held]), nxt)
+                if ready > begin:
+                    waits.append((begin, ready))
+                    begin = ready
             last = held
             stop = nxt if end_of_work is None else min(nxt, end_of_work)
             if stop > begin and timeline.rate(tuple(held)) > 0:
@@ -370,6 +385,13 @@ def _check_restarts(
     for start, end in seen:
         if any(g["start"] < end and start < g["end"] for g in progress):
             problems.append(f"{name}: progresses during its restart period [{start}, {end})")
+            return
+    for start, end in waits:
+        if any(g["start"] < end and start < g["end"] for g in progress):
+            problems.append(
+                f"{name}: progresses over [{start}, {end}) before its data reaches every server its workers use "
+                "(upload delay)"
+            )
             return
     worked = sum([g["end"] - g["start"] for g in progress])
     if worked != due:
