@@ -18,10 +18,13 @@ Either way a violation (overbooked server, unknown type, too many workers, a job
 is a bug in the algorithm and raises ScheduleError. The engine keeps the committed allocation and
 the capacity ledger incrementally, completion slots in a heap, and builds job views lazily.
 
-Restart cost (DESIGN section 9): with ``restart_slots`` k > 0, a job that starts on an allocation
-different from the one it held just before (resume after a suspension, a move, a change of worker
-or PS count or type) holds the new allocation and makes no progress for k slots; a job's first
-start is free. The periods are reported as ``Run.restarts``.
+Restart cost (DESIGN section 9): a restart time of x = restart_seconds / slot_seconds slots
+(``restart_slots`` k = ceil(x)); a job that starts on an allocation different from the one it held
+just before (resume after a suspension, a move, a change of worker or PS count or type) holds the
+new allocation for a restart period of k slots and loses exactly x slots of progress in it: none in
+its first k - 1 slots, and in its last slot it progresses at its rate times k - x (``restart_share``;
+0 when x is whole, so that slot is lost too). A 30-s restart on one-hour slots thus costs 30 s of
+progress, not an hour. A job's first start is free. The periods are reported as ``Run.restarts``.
 
 Upload delays (DESIGN section 9, the edge-cloud model): a job's data reaches server s at
 r_j + Delta_js (``Job.upload_delay_to``). A job holding workers on a server its data has not reached
@@ -199,6 +202,7 @@ class _JobState:
     booked: Booked = ()
     last_held: frozenset[tuple[str, str, str, int]] | None = None  # the last non-empty allocation
     progress_start: int | None = None  # slot progress (re)starts at the current rate
+    first_rate: float | None = None  # rate in slot progress_start only (the last slot of a restart period)
     restart: tuple[int, int] | None = None  # current restart period [start, end)
     version: int = 0  # bumped when the completion slot changes (stale heap entries)
     view: JobView | None = None  # cached until the state changes
@@ -275,6 +279,16 @@ def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int
     return math.ceil(seconds / cluster.slot_seconds - EPS) if seconds > 0 else 0
 
 
+def restart_share(restart_seconds: float, slot_seconds: float) -> float:
+    """Share of a restart period's last slot in which the job progresses: k - x for a restart of
+    x = restart_seconds / slot_seconds slots and k = ceil(x); 0 when x is whole (within EPS)."""
+    if restart_seconds <= 0:
+        return 0.0
+    x = restart_seconds / slot_seconds
+    share = math.ceil(x - EPS) - x
+    return share if share > EPS else 0.0
+
+
 def simulate(
     instance: Instance,
     algorithm: Algorithm,
@@ -286,6 +300,7 @@ def simulate(
     ``restart_seconds`` overrides the cluster's ``restart_seconds`` (see the module docstring)."""
     seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
     engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds))
+    engine.share = restart_share(seconds, instance.cluster.slot_seconds)
     return records.replace(engine.run(algorithm), restart_seconds=float(seconds))
 
 
@@ -294,6 +309,7 @@ class _Engine:
         self.cluster = instance.cluster
         self.horizon = horizon if horizon is not None else self.cluster.horizon
         self.restart = restart
+        self.share = 0.0  # restart_share: progress in the last slot of a restart period, x its rate
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
         self.states = {j.job_id: _JobState(j) for j in self.jobs}
         self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
@@ -426,7 +442,12 @@ class _Engine:
         """Bring the job's work and attained service up to slot ``t``. Both are sums over closed
         segments plus the open one, so they do not depend on how often a job is looked at."""
         start = st.progress_start
-        st.work_done = st.work_closed + (st.rate * (t - start) if start is not None and t > start else 0.0)
+        if start is None or t <= start:
+            st.work_done = st.work_closed
+        elif st.first_rate is None:
+            st.work_done = st.work_closed + st.rate * (t - start)
+        else:
+            st.work_done = st.work_closed + st.first_rate + st.rate * (t - start - 1)
         st.attained = st.attained_closed + (st.gpus * (t - st.held_since) if st.gpus and t > st.held_since else 0.0)
 
     # -- checking and committing a decision ----------------------------------------------------
@@ -558,6 +579,7 @@ class _Engine:
         if st.start is None:
             st.start = t
         begin = t
+        first = False  # whether slot ``begin`` is the last of a restart period, at a reduced rate
         if self.restart:  # (only then is last_held read)
             held = held_key(new)
             if st.last_held is not None and (not had or held != st.last_held):
@@ -565,13 +587,23 @@ class _Engine:
                 # other than the one held just before, loses the restart time; the first start is free.
                 begin = t + self.restart
                 st.restart = (t, begin)
+                if self.share:
+                    begin -= 1  # its last slot at rate x share (restart_share)
+                    first = True
             st.last_held = held
         if self.delays:
-            begin = max(begin, data_ready(self.servers, st.job, new))
+            ready = data_ready(self.servers, st.job, new)
+            if ready > begin:
+                begin, first = ready, False  # the data arrives after the restart period: full rate then
         if st.rate > 0:
             st.progress_start = begin
             remaining = st.job.work_required - st.work_done
-            done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
+            if first:
+                st.first_rate = st.rate * self.share
+                rest = remaining - st.first_rate
+                done_at = begin + 1 + (math.ceil(rest / st.rate - EPS) if rest / st.rate > EPS else 0)
+            else:
+                done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
             heapq.heappush(self.heap, (done_at, self.rank[st.job.job_id], st.job.job_id, st.version))
 
     def _set_allocs(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
@@ -652,10 +684,16 @@ class _Log:
             self.close(key, t)
 
     def close_progress(self, st: _JobState, t: int) -> None:
-        if st.progress_start is not None and t > st.progress_start:
-            self.progress.append(ProgressSegment(st.job.job_id, st.progress_start, t, st.rate))
-            st.work_closed += st.rate * (t - st.progress_start)
+        start = st.progress_start
+        if start is not None and t > start and st.first_rate is not None:
+            self.progress.append(ProgressSegment(st.job.job_id, start, start + 1, st.first_rate))
+            st.work_closed += st.first_rate
+            start += 1
+        if start is not None and t > start:
+            self.progress.append(ProgressSegment(st.job.job_id, start, t, st.rate))
+            st.work_closed += st.rate * (t - start)
         st.progress_start = None
+        st.first_rate = None
 
     def sorted_placements(self) -> tuple[PlacementSegment, ...]:
         return tuple(sorted(self.placements, key=lambda p: (p.start, p.job_id, p.server, p.role, p.type)))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduling import metrics, provenance, records
-from scheduling.engine import JobRecord, Run
+from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
 from scheduling.speed import demand_of
 
@@ -89,7 +89,9 @@ def compute_metrics(
     ``records``: the records ``doc["jobs"]`` was written from, when the caller has them (build)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
     out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity)
-    out.update(metrics.restart_metrics(restart_usages(doc)))
+    k = int(doc.get("restart_slots", 0) or 0)
+    share = restart_share(float(doc.get("restart_seconds", 0) or 0), cluster.slot_seconds) if k else 0.0
+    out.update(metrics.restart_metrics(restart_usages(doc), k, share))
     return out
 
 

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from scheduling import api, registry, repeat, reproduce
+from scheduling.loaders import cluster_from_dict
 from scheduling.model import Instance
+from scheduling.presets._common import PAPER_RESTART_SECONDS
 from scheduling.validator import validate
 from tests.test_edge_cloud import tiny
 
@@ -113,3 +115,24 @@ def test_a_job_on_the_cloud_waits_for_the_cloud_delay() -> None:
     doc = api.run(inst, "srtf", {"worker_rule": "chunks"}, seed=0)
     assert {p["server"] for p in doc["placements"] if p["role"] == "worker"} >= {"cloud"}
     assert doc["jobs"][0]["completion"] >= 10 + 2
+
+
+# ---- restart costs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce", "zhou-batch", "asrpt"])
+def test_the_paper_presets_charge_a_restart_cost_by_default(preset: str) -> None:
+    inst = repeat.preset_instance(preset, 6, 1, 0.2)
+    assert inst.cluster.restart_seconds == PAPER_RESTART_SECONDS > 0
+
+
+def test_a_generic_cluster_spec_keeps_free_restarts() -> None:
+    spec = {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "m", "capacity": {"gpu": 8}}]}
+    assert cluster_from_dict(spec).restart_seconds == 0
+
+
+def test_preemptions_on_a_paper_preset_are_charged_without_a_run_option() -> None:
+    inst = repeat.preset_instance("zhou-ps", 30, 1)
+    doc = api.run(inst, "tiresias", seed=1)
+    assert doc["metrics"]["preemptions"] > 0
+    assert doc["metrics"]["restarts"] > 0 and doc["restart_seconds"] == PAPER_RESTART_SECONDS
