@@ -18,12 +18,23 @@ Either way a violation (overbooked server, unknown type, too many workers, a job
 is a bug in the algorithm and raises ScheduleError. The engine keeps the committed allocation and
 the capacity ledger incrementally, completion slots in a heap, and builds job views lazily.
 
-Restart cost (DESIGN section 9): with ``restart_slots`` k > 0, a job that starts on an allocation
-different from the one it held just before (resume after a suspension, a move, a change of worker
-or PS count or type) holds the new allocation and makes no progress for k slots; a job's first
-start is free. The periods are reported as ``Run.restarts``. A job with its own restart cost (a
-trace column or the cluster's ``restart_costs`` table, ``scheduling.restart_costs``) pays that
-instead of the constant.
+Restart cost (DESIGN section 9): a restart time of x = restart_seconds / slot_seconds slots
+(``restart_slots`` k = ceil(x)); a job that starts on an allocation different from the one it held
+just before (resume after a suspension, a move, a change of worker or PS count or type) holds the
+new allocation for a restart period of k slots and loses exactly x slots of progress in it: none in
+its first k - 1 slots, and in its last slot it progresses at its rate times k - x (``restart_share``;
+0 when x is whole, so that slot is lost too). A 30-s restart on one-hour slots thus costs 30 s of
+progress, not an hour. A job's first start is free. The periods are reported as ``Run.restarts``.
+A job with its own restart cost (a trace column or the cluster's ``restart_costs`` table,
+``scheduling.restart_costs``) pays that instead of the constant, in whole slots (ceil); while an
+instance declares per-job costs or server failures, no job's last restart slot is shared
+(``restart_share`` is 0: a failure's checkpoint loss counts whole slots of progress).
+
+Upload delays (DESIGN section 9, the edge-cloud model): a job's data reaches server s at
+r_j + Delta_js (``Job.upload_delay_to``). A job holding workers on a server its data has not reached
+yet holds them without progress until it has reached every server its workers use; every algorithm
+pays this alike (an algorithm that waits for the data, as A_online does per chunk, pays nothing).
+The validator checks it (``validator.upload_problems``).
 """
 
 from __future__ import annotations
@@ -37,7 +48,7 @@ from typing import Any, Protocol, TypeVar, overload
 from scheduling import failures, records, restart_costs
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
-from scheduling.model import Amounts, Cluster, Instance, Job
+from scheduling.model import Amounts, Cluster, Instance, Job, Server
 from scheduling.records import field, record
 from scheduling.speed import Allocation, demand_of, rate
 
@@ -209,6 +220,7 @@ class _JobState:
     booked: Booked = ()
     last_held: frozenset[tuple[str, str, str, int]] | None = None  # the last non-empty allocation
     progress_start: int | None = None  # slot progress (re)starts at the current rate
+    first_rate: float | None = None  # rate in slot progress_start only (the last slot of a restart period)
     restart: tuple[int, int] | None = None  # current restart period [start, end)
     version: int = 0  # bumped when the completion slot changes (stale heap entries)
     view: JobView | None = None  # cached until the state changes
@@ -297,6 +309,16 @@ def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int
     return restart_costs.to_slots(seconds, cluster.slot_seconds)
 
 
+def restart_share(restart_seconds: float, slot_seconds: float) -> float:
+    """Share of a restart period's last slot in which the job progresses: k - x for a restart of
+    x = restart_seconds / slot_seconds slots and k = ceil(x); 0 when x is whole (within EPS)."""
+    if restart_seconds <= 0:
+        return 0.0
+    x = restart_seconds / slot_seconds
+    share = math.ceil(x - EPS) - x
+    return share if share > EPS else 0.0
+
+
 def simulate(
     instance: Instance,
     algorithm: Algorithm,
@@ -309,6 +331,8 @@ def simulate(
     seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
     own = restart_costs.job_slots(instance)  # None unless the instance declares per-job costs
     engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds), own)
+    if own is None and not instance.cluster.failures:  # whole slots with per-job costs or failures
+        engine.share = restart_share(seconds, instance.cluster.slot_seconds)
     return records.replace(engine.run(algorithm), restart_seconds=float(seconds), job_restart_slots=own)
 
 
@@ -323,6 +347,7 @@ class _Engine:
         fails = self.cluster.failures
         self.failures = failures.Timeline(fails) if fails else None  # the cluster's failure trace
         self.kills: list[Kill] = []
+        self.share = 0.0  # restart_share: progress in the last slot of a restart period, x its rate
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
         self.states = {j.job_id: _JobState(j) for j in self.jobs}
         self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
@@ -332,6 +357,9 @@ class _Engine:
         self.rank = {j.job_id: i for i, j in enumerate(self.jobs)}
         self.log = _Log()
         self.restarts: list[RestartPeriod] = []
+        # Upload delays matter only where a server or a job states one (the edge-cloud model).
+        self.delays = any(s.upload_delay for s in self.cluster.servers) or any(j.upload_delay for j in self.jobs)
+        self.servers = {s.id: s for s in self.cluster.servers}
         self.order: tuple[Allocation, ...] | None = ()  # the last full decision's allocations, in its order
         self.t = 0
 
@@ -458,7 +486,12 @@ class _Engine:
         """Bring the job's work and attained service up to slot ``t``. Both are sums over closed
         segments plus the open one, so they do not depend on how often a job is looked at."""
         start = st.progress_start
-        st.work_done = st.work_closed + (st.rate * (t - start) if start is not None and t > start else 0.0)
+        if start is None or t <= start:
+            st.work_done = st.work_closed
+        elif st.first_rate is None:
+            st.work_done = st.work_closed + st.rate * (t - start)
+        else:
+            st.work_done = st.work_closed + st.first_rate + st.rate * (t - start - 1)
         st.attained = st.attained_closed + (st.gpus * (t - st.held_since) if st.gpus and t > st.held_since else 0.0)
 
     # -- checking and committing a decision ----------------------------------------------------
@@ -617,6 +650,7 @@ class _Engine:
             st.start = t
         begin = t
         k = self.restart if self.job_restart is None else self.job_restart.get(st.job.job_id, self.restart)
+        first = False  # whether slot ``begin`` is the last of a restart period, at a reduced rate
         if k:  # (only then is last_held read; a job's k never changes)
             held = held_key(new)
             if st.last_held is not None and (not had or held != st.last_held):
@@ -624,11 +658,23 @@ class _Engine:
                 # other than the one held just before, loses the restart time; the first start is free.
                 begin = t + k
                 st.restart = (t, begin)
+                if self.share:
+                    begin -= 1  # its last slot at rate x share (restart_share)
+                    first = True
             st.last_held = held
+        if self.delays:
+            ready = data_ready(self.servers, st.job, new)
+            if ready > begin:
+                begin, first = ready, False  # the data arrives after the restart period: full rate then
         if st.rate > 0:
             st.progress_start = begin
             remaining = st.job.work_required - st.work_done
-            done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
+            if first:
+                st.first_rate = st.rate * self.share
+                rest = remaining - st.first_rate
+                done_at = begin + 1 + (math.ceil(rest / st.rate - EPS) if rest / st.rate > EPS else 0)
+            else:
+                done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
             heapq.heappush(self.heap, (done_at, self.rank[st.job.job_id], st.job.job_id, st.version))
 
     def _set_allocs(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
@@ -670,6 +716,15 @@ class _Engine:
         self.log.close_progress(st, t)
 
 
+def data_ready(servers: Mapping[str, Server], job: Job, allocs: Iterable[Allocation]) -> int:
+    """The first slot the job's data is on every server its workers in ``allocs`` use (``servers``:
+    the cluster's, by id): the largest r_j + Delta_js (its arrival when no worker waits for data)."""
+    return max(
+        (job.arrival + job.upload_delay_to(servers[a.server]) for a in allocs if a.role == "worker"),
+        default=job.arrival,
+    )
+
+
 def _merge(allocations: Iterable[Allocation]) -> tuple[Allocation, ...]:
     """Allocations merged per (job, server, role, type), in order of first appearance, so that
     segments are canonical."""
@@ -700,10 +755,16 @@ class _Log:
             self.close(key, t)
 
     def close_progress(self, st: _JobState, t: int) -> None:
-        if st.progress_start is not None and t > st.progress_start:
-            self.progress.append(ProgressSegment(st.job.job_id, st.progress_start, t, st.rate))
-            st.work_closed += st.rate * (t - st.progress_start)
+        start = st.progress_start
+        if start is not None and t > start and st.first_rate is not None:
+            self.progress.append(ProgressSegment(st.job.job_id, start, start + 1, st.first_rate))
+            st.work_closed += st.first_rate
+            start += 1
+        if start is not None and t > start:
+            self.progress.append(ProgressSegment(st.job.job_id, start, t, st.rate))
+            st.work_closed += st.rate * (t - start)
         st.progress_start = None
+        st.first_rate = None
 
     def sorted_placements(self) -> tuple[PlacementSegment, ...]:
         return tuple(sorted(self.placements, key=lambda p: (p.start, p.job_id, p.server, p.role, p.type)))

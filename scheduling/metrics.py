@@ -102,16 +102,19 @@ def censored(jobs: Sequence[JobRecord], horizon: int) -> dict[str, float | None]
     }
 
 
-def restart_metrics(periods: Sequence[Usage]) -> dict[str, object]:
+def restart_metrics(periods: Sequence[Usage], k: int = 0, share: float = 0.0) -> dict[str, object]:
     """Restart cost (DESIGN section 9) from the restart periods, each with what its job held:
 
     * ``restarts``: how many restart periods the run charged;
-    * ``restart_gpu_slots``: GPUs held x slots during them (GPU-time lost to restarts, in GPU-slots).
+    * ``restart_gpu_slots``: GPUs held x slots of progress lost during them (GPU-time lost to
+      restarts, in GPU-slots): a whole period of ``k`` slots loses k - ``share`` of them (its last
+      slot progresses at ``share`` x the rate, engine.restart_share), a period cut short all of them.
     """
-    return {
-        "restarts": len(periods),
-        "restart_gpu_slots": float(sum(u.demand.get("gpu", 0.0) * (u.end - u.start) for u in periods)),
-    }
+    lost = 0.0
+    for u in periods:
+        length = u.end - u.start
+        lost += u.demand.get("gpu", 0.0) * (length - share if share and length == k else length)
+    return {"restarts": len(periods), "restart_gpu_slots": float(lost)}
 
 
 def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: int) -> dict[str, float]:

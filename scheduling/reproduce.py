@@ -64,6 +64,24 @@ class Figure:
     default_seeds: int = 10
     minutes: float = 1.0  # wall time at the default seeds measured on 2 cores at load average ~9 (a shared machine)
     horizon: int | None = None  # the slot every run ends at; None: when every job is done or rejected
+    # The frame every algorithm of the figure runs in (DESIGN section 9): the fixed-size baselines'
+    # worker rule, the restart cost, the load; printed with every table.
+    frame: str = ""
+    # Point label -> the labels of the algorithms run at that point (a category of the paper's, e.g.
+    # edge-cloud's with-cloud and edge-only comparisons); a point not named runs every algorithm.
+    only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Point label -> the label the paper finds best there; a point not named: claimed_best.
+    best_at: Mapping[str, str] = field(default_factory=dict)
+    # Metrics shown beside ``metric`` (median [95% CI] per algorithm; "utilization.gpu" reads a resource).
+    also: tuple[str, ...] = ()
+
+    def algorithms_at(self, point: str) -> tuple[Algorithm, ...]:
+        """The algorithms run at ``point``."""
+        labels = self.only.get(point)
+        return self.algorithms if labels is None else tuple(a for a in self.algorithms if a[0] in labels)
+
+    def claimed_at(self, point: str) -> str:
+        return self.best_at.get(point, self.claimed_best)
 
 
 @dataclass(frozen=True)
@@ -144,6 +162,40 @@ def asrpt_window(
     return instance, None if error is None else float(error)
 
 
+def edge_only_builder(jobs: int, size: float = 1.0, preset: str = "edge-cloud") -> Builder:
+    """seed -> the edge-cloud preset's instance with the cloud taking PSs only (pool "ps"): every
+    algorithm's workers train on the edge servers alone (the paper's edge-only category: A_online-E
+    beside SRTF and Tiresias-L restricted to the edge)."""
+
+    def build(seed: int) -> Instance:
+        files = presets.build(preset, jobs=jobs, seed=seed, size=size)
+        doc = json.loads(files.cluster)
+        for server in doc["servers"]:
+            if server.get("site") == "cloud":
+                server["pool"] = "ps"
+        cluster = parse_cluster(json.dumps(doc), "cluster.json")
+        return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, "csv"))
+
+    return build
+
+
+def bandwidth_builder(preset: str, jobs: int, size: float, factor: float) -> Builder:
+    """seed -> the Zhou preset's instance with every server's bandwidth (resource ``bw``, Gbps) times
+    ``factor``: how hard Zhou et al.'s (2i) binds (the PSs of a job on one server carry the bandwidth
+    of its remote workers) is the preset's choice of EC2 network figures, swept here."""
+
+    def build(seed: int) -> Instance:
+        files = presets.build(preset, jobs=jobs, seed=seed, size=size)
+        doc = json.loads(files.cluster)
+        for server in doc["servers"]:
+            if "bw" in server["capacity"]:
+                server["capacity"]["bw"] = server["capacity"]["bw"] * factor
+        cluster = parse_cluster(json.dumps(doc), "cluster.json")
+        return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, "csv"))
+
+    return build
+
+
 def _asrpt(jobs: int, size: float) -> Builder:
     def build(seed: int) -> Instance:
         return asrpt_window(jobs, seed, size)[0]
@@ -155,11 +207,13 @@ def _asrpt(jobs: int, size: float) -> Builder:
 
 _ZHOU_ALGOS: tuple[Algorithm, ...] = (
     ("zhou", "zhou", {}),
+    ("zhou[start=now]", "zhou", {"start": "now"}),
     ("fifo", "fifo", {}),
     ("drf", "drf", {}),
     ("antman", "antman", {}),
     ("tiresias", "tiresias", {}),
 )
+ZHOU_JOBS = 100  # the presets' default: contended for the baselines (docs/results-zhou.md, "Offered load")
 _ZHOU_CLAIM = "A_online's total weighted completion time is at least 30% below FIFO, DRF, AntMan and Tiresias"
 _ASRPT_ALGOS: tuple[Algorithm, ...] = tuple(
     (a, a, {"predictor": "trace"}) for a in ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
@@ -174,19 +228,24 @@ def _zhou_figure(name: str, figure: str, architecture: str, preset: str, minutes
         paper="Zhou et al. (TCC'23)",
         figure=figure,
         title=f"Total weighted completion time, {title}",
-        setting=f"preset {preset}, 40 jobs, 150 servers, uniform arrivals scaled onto the window of the preset's "
-        f"default offered load{note}",
+        setting=f"preset {preset}, {ZHOU_JOBS} jobs, 150 servers, uniform arrivals scaled onto the window of the "
+        f"preset's default offered load 4{note}; zhou[start=now] runs each round's schedule from tau_i with "
+        "prices from the committed load (a named option)",
         metric="total_weighted_completion",
         scale=1e6,
         unit="10^6 weight x slots",
         algorithms=_ZHOU_ALGOS,
         reference="zhou",
         claimed_best="zhou",
-        points=(("40 jobs", preset_builder(preset, 40)),),
+        points=((f"{ZHOU_JOBS} jobs", preset_builder(preset, ZHOU_JOBS)),),
         x_label="setting",
         paper_claim=f"{_ZHOU_CLAIM} ({architecture}).",
         paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
         minutes=minutes,
+        frame="fixed-size baselines (fifo, antman, tiresias) with worker_rule=drawn [1, 30] (drf: progressive "
+        "filling up to D_j); restart cost 30 s per restart (the preset's, Pollux's simulator); offered load 4 "
+        "(fifo holds 3.6-3.8 x the GPUs over the arrival window, seeds 100-102), so fifo's mean wait is 0.29-0.66 "
+        "of its mean JCT (docs/results-zhou.md)",
     )
 
 
@@ -198,10 +257,31 @@ FIGURES: dict[str, Figure] = {
             "Fig. 2",
             "PS",
             "zhou-ps",
-            2.0,
+            8.0,
             " (the paper's job count did not survive extraction: docs/results-zhou.md)",
         ),
-        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 1.0),
+        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 6.0),
+        Figure(
+            name="zhou-bandwidth",
+            paper="Zhou et al. (TCC'23)",
+            figure="Figs. 2, 5 (server bandwidth swept)",
+            title="Total weighted completion time vs the servers' bandwidth, PS architecture",
+            setting="preset zhou-ps, 40 jobs at size 0.4 (60 servers: about the default's GPUs per job), every "
+            "server's bandwidth x 0.5, 1 and 2; the PS and all-reduce presets differ in sign (docs/results-zhou.md) "
+            "and (2i)'s bandwidth cap is the difference",
+            metric="total_weighted_completion",
+            scale=1e6,
+            unit="10^6 weight x slots",
+            algorithms=(("zhou", "zhou", {}), ("fifo", "fifo", {}), ("tiresias", "tiresias", {})),
+            reference="zhou",
+            claimed_best="zhou",
+            points=tuple((f"bw x {f:g}", bandwidth_builder("zhou-ps", 40, 0.4, f)) for f in (0.5, 1.0, 2.0)),
+            x_label="server bandwidth",
+            paper_claim=f"{_ZHOU_CLAIM} (PS); the paper does not vary the servers' bandwidth.",
+            paper_values={"zhou": "lowest"},
+            minutes=4.0,
+            frame="fixed-size baselines with worker_rule=drawn [1, 30]; restart cost 30 s; offered load 4",
+        ),
         Figure(
             name="zhou-fig8",
             paper="Zhou et al. (TCC'23)",
@@ -257,9 +337,11 @@ FIGURES: dict[str, Figure] = {
         Figure(
             name="edge-fig7",
             paper="Edge-cloud paper",
-            figure="Fig. 7",
-            title="Total JCT (JCT rate = total JCT / SRTF's)",
-            setting="preset edge-cloud, 300 jobs, 100 edge servers and an unlimited cloud (the paper's setting)",
+            figure="Figs. 7, 9, 11",
+            title="Total JCT (JCT rate = total JCT / SRTF's), with cloud and on the edge alone",
+            setting="preset edge-cloud, 300 jobs, 100 edge servers and an unlimited cloud (the paper's setting); "
+            "the edge-only category runs on the same instance with the cloud taking no workers (PSs only), so "
+            "A_online-E, srtf and tiresias-l train on the edge servers alone",
             metric="total_jct",
             scale=1.0,
             unit="slots",
@@ -272,12 +354,31 @@ FIGURES: dict[str, Figure] = {
             ),
             reference="srtf",
             claimed_best="edge-cloud",
-            points=(("300 jobs", preset_builder("edge-cloud", 300)),),
-            x_label="setting",
+            points=(
+                ("with cloud", preset_builder("edge-cloud", 300)),
+                ("edge only", edge_only_builder(300)),
+            ),
+            x_label="category",
             paper_claim="A_online has the lowest total JCT, up to 30-50% below the baselines; A_online-E is "
-            "below SRTF and Tiresias-L.",
-            paper_values={"edge-cloud": "lowest; up to 30-50% below the baselines", "srtf": "JCT rate 1"},
-            minutes=10.0,
+            "below SRTF and Tiresias-L (Fig. 7). Fig. 9: A_online preempts more often than SRTF, A_online-E "
+            "more than A_online. Fig. 11: A_online's and A_online-E's utilisation reaches 100%, and A_online's "
+            "makespan is about 0.76x SRTF's and 0.74x Tiresias-L's.",
+            paper_values={
+                "edge-cloud": "lowest; up to 30-50% below the baselines; makespan 0.76 x srtf",
+                "edge-only": "below srtf and tiresias-l",
+                "srtf": "JCT rate 1",
+            },
+            minutes=12.0,
+            frame="every fixed-size baseline (srtf, tiresias-l, batchsche) with worker_rule=drawn, [1, 30] workers "
+            "per job capped at D_j (the simulator paragraph's [10] [11]); every algorithm waits for a job's data "
+            "to reach the servers its workers use (r_j + Delta_js); restart cost 0 (docs/formats.md, 'Presets'); "
+            "offered load 1 job per slot",
+            only={
+                "with cloud": ("edge-cloud", "srtf", "tiresias-l", "batchsche"),
+                "edge only": ("edge-only", "srtf", "tiresias-l"),
+            },
+            best_at={"edge only": "edge-only"},
+            also=("makespan", "utilization.gpu", "preemptions"),
         ),
         Figure(
             name="asrpt-fig6",
@@ -374,7 +475,7 @@ def run_figure(
             if progress is not None:
                 progress(point, row, doc)
 
-        rows[label] = repeat.run(cases, fig.algorithms, fig.horizon, progress=report)
+        rows[label] = repeat.run(cases, fig.algorithms_at(label), fig.horizon, progress=report)
     return assemble(fig, seeds, rows, time.perf_counter() - t0, inputs)
 
 
@@ -388,7 +489,7 @@ def _ci(ci: stats.Interval | None, scale: float) -> str:
 
 def claim_holds(point: PointResult, fig: Figure) -> str:
     best = point.report.best
-    if best == fig.claimed_best:
+    if best == fig.claimed_at(point.label):
         return f"yes: {best} is best, separated from every other algorithm (95% CIs)"
     if best is not None:
         return f"no: {best} is best, separated from every other algorithm (95% CIs)"
@@ -417,6 +518,7 @@ def markdown(run: FigureRun) -> str:
         "",
         f"Paper: {fig.paper_claim}",
         "",
+        *([f"Frame: {fig.frame}", ""] if fig.frame else []),
     ]
     for point in run.points:
         lines += [
@@ -436,6 +538,7 @@ def markdown(run: FigureRun) -> str:
                 *_table(point.censored, fig),
             ]
         lines.append("")
+        lines += _also_table(fig, point)
     lines.append(
         f"Code {provenance.code()['version']} at commit {provenance.code()['commit']}; {run.seconds:.0f} s wall."
     )
@@ -465,6 +568,36 @@ def _table(r: stats.MetricReport, fig: Figure) -> list[str]:
     return lines
 
 
+def metric_value(metrics: Mapping[str, Any], name: str) -> float | None:
+    """A result metric by name; "utilization.gpu" reads one resource of the utilisation map."""
+    head, _, resource = name.partition(".")
+    value = metrics.get(head)
+    if resource and isinstance(value, Mapping):
+        value = value.get(resource)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _also_table(fig: Figure, point: PointResult) -> list[str]:
+    """The figure's ``also`` metrics at one point: median [95% CI] per algorithm (no pairing)."""
+    if not fig.also:
+        return []
+    reports = []
+    for m in fig.also:
+        table: dict[str, dict[str, float | None]] = {}
+        for r in point.rows:
+            table.setdefault(r.label, {})[r.case.key] = metric_value(r.metrics, m)
+        reports.append(stats.compare(table, reference=fig.reference, metric=m.partition(".")[0]))
+    lines = ["| algorithm | " + " | ".join(f"{m} median [95% CI]" for m in fig.also) + " |"]
+    lines.append("|---|" + "---|" * len(fig.also))
+    for alg in reports[0].summaries:
+        cells = [alg]
+        for rep_ in reports:
+            s = rep_.summaries.get(alg)
+            cells.append("-" if s is None else f"{_shown(s.median, 1.0)} {_ci(s.median_ci, 1.0)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def write(run: FigureRun, out: Path) -> list[Path]:
     """runs.csv, summary.csv, table.md, figure.html (+ plotly.min.js) and provenance.json in ``out``."""
     fig = run.figure
@@ -491,7 +624,7 @@ def write(run: FigureRun, out: Path) -> list[Path]:
         dw = csv.DictWriter(f, fieldnames=["point", *repeat.SUMMARY_COLUMNS, "claim_holds"])
         dw.writeheader()
         for point in run.points:
-            holds = "yes" if point.report.best == fig.claimed_best else "no"
+            holds = "yes" if point.report.best == fig.claimed_at(point.label) else "no"
             for report in (point.report, point.censored):  # the censored rows carry no claim
                 for srow in repeat.summary_rows(report) if report is not None else ():
                     cells = {k: "" if srow.get(k) is None else srow.get(k) for k in repeat.SUMMARY_COLUMNS}
@@ -501,6 +634,7 @@ def write(run: FigureRun, out: Path) -> list[Path]:
         "figure": fig.name,
         "paper": f"{fig.paper} {fig.figure}",
         "setting": fig.setting,
+        "frame": fig.frame,
         "metric": fig.metric,
         "seeds": run.seeds,
         "algorithms": [{"label": lb, "algorithm": a, "params": dict(p)} for lb, a, p in fig.algorithms],

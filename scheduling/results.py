@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduling import metrics, provenance, records
-from scheduling.engine import JobRecord, Run
+from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
 from scheduling.speed import demand_of
 
@@ -98,7 +98,11 @@ def compute_metrics(
     ``records``: the records ``doc["jobs"]`` was written from, when the caller has them (build)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
     out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity, doc["horizon"])
-    out.update(metrics.restart_metrics(restart_usages(doc)))
+    k = int(doc.get("restart_slots", 0) or 0)
+    # per-job costs and failures charge whole slots (engine docstring)
+    shared = k and doc.get("job_restart_slots") is None and not doc.get("failures")
+    share = restart_share(float(doc.get("restart_seconds", 0) or 0), cluster.slot_seconds) if shared else 0.0
+    out.update(metrics.restart_metrics(restart_usages(doc), k, share))
     if "failure_kills" in doc:  # instances with a failure trace only
         out["failure_kills"] = len(doc["failure_kills"])
         out["lost_work"] = float(sum(k["lost_work"] for k in doc["failure_kills"]))

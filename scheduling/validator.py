@@ -15,7 +15,8 @@ from typing import Any
 
 from scheduling import failures, metrics, restart_costs, storage
 from scheduling.capacity import TOLERANCE
-from scheduling.model import Instance, Job
+from scheduling.engine import data_ready, restart_share
+from scheduling.model import Instance, Job, Server
 from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
 from scheduling.speed import (
     Allocation,
@@ -138,22 +139,38 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             problems.append(
                 f"job_restart_slots: {shown} reported, the instance's per-job restart costs give {len(own)} jobs"
             )
+    # per-job costs and failures charge whole slots (engine docstring): a shared last restart slot only without
+    shared = k and own is None and not cluster.failures
+    share = restart_share(float(doc.get("restart_seconds", 0) or 0), cluster.slot_seconds) if shared else 0.0
     one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
+    delays = any(s.upload_delay for s in cluster.servers) or any(j.upload_delay for j in instance.jobs)
     lost = _check_failures(instance, doc, problems)  # job id -> work lost to server failures
     for job_id, r in records.items():
         job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
         if (
             len(held) == 1
             and not one_ps_rule
+            and not delays
             and job_id not in restarts
             and job_id not in lost
             and _one_placement_valid(instance, job, r, held[0], made)
         ):
             continue
         timeline = _Timeline(instance, job, held)
-        _check_job(instance, job, r, held, made, problems, timeline, *lost.get(job_id, (0.0, 0)))
+        _check_job(instance, job, r, held, made, problems, timeline, share, *lost.get(job_id, (0.0, 0)))
         k_job = k if own is None else own.get(job_id, k)
-        _check_restarts(instance, job, r, held, made, restarts.get(job_id, []), k_job, problems, timeline)
+        _check_restarts(
+            instance,
+            job,
+            r,
+            held,
+            made,
+            restarts.get(job_id, []),
+            (k_job, share),
+            problems,
+            timeline,
+            servers if delays else None,
+        )
     problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     _check_horizon(doc, problems)
@@ -308,6 +325,7 @@ def _check_job(
     progress: list[Mapping[str, Any]],
     problems: list[str],
     timeline: _Timeline,
+    share: float = 0.0,
     lost: float = 0.0,
     kills: int = 0,
 ) -> None:
@@ -340,6 +358,8 @@ def _check_job(
         # The rate must be what the job's placements allow at every change point inside the segment.
         for t in (g["start"], *timeline.inside(g["start"], g["end"])):
             expected = timeline.rate(timeline.held_at(t))
+            if share and g["end"] - g["start"] == 1 and metrics.close(expected * share, g["rate"]):
+                break  # the last slot of a restart period (_check_restarts checks that it is one)
             if not metrics.close(expected, g["rate"]):
                 problems.append(f"{name}: rate {g['rate']} at slot {t}, its placements give {expected}")
                 break
@@ -400,25 +420,34 @@ def _check_restarts(
     placements: list[Mapping[str, Any]],
     progress: list[Mapping[str, Any]],
     reported: list[Mapping[str, Any]],
-    k: int,
+    cost: tuple[int, float],
     problems: list[str],
     timeline: _Timeline,
+    servers: Mapping[str, Server] | None = None,
 ) -> None:
     """DESIGN section 9: restart periods where the rule puts them, and progress exactly outside them.
 
     The job's allocation is constant between change points (placement starts and ends). Each time
     it changes to a non-empty allocation after the job has held one before (a resume, a move, a
-    resize), a restart of ``k`` slots begins, cut short by the next change. The job must progress
-    (at the rate its placements give, checked in _check_job) whenever it holds an allocation with a
-    positive rate outside a restart period, until it completes, and never during one.
+    resize), a restart of ``k`` slots begins, cut short by the next change (``cost`` = (k, share): in
+    the last slot of an uncut period the job progresses at ``share`` x its rate, engine.restart_share;
+    with share 0 it makes no progress there either). With ``servers`` (a
+    cluster with upload delays), an allocation whose workers use a server the job's data has not
+    reached (r_j + Delta_js) makes no progress until the data is on all of them (engine.data_ready),
+    also cut short by the next change: an upload wait. The job must progress (at the rate its
+    placements give, checked in _check_job) whenever it holds an allocation with a positive rate
+    outside restart periods and upload waits, until it completes, and never during one.
     """
     name = f"job {job.job_id!r}"
+    k, share = cost
+    partial: dict[int, float] = {}  # last slot of a restart period -> the job's rate in it
     held_at: list[tuple[int, frozenset[tuple[str, str, str, int]]]] = []
     for c, in_order in zip(timeline.points, timeline.held, strict=True):
         held = frozenset(in_order)
         if not held_at or held != held_at[-1][1]:
             held_at.append((c, held))
     expected: list[tuple[int, int]] = []
+    waits: list[tuple[int, int]] = []  # upload waits [start, end)
     due = 0  # slots of the job holding an allocation with a positive rate, outside restart periods
     last: frozenset[tuple[str, str, str, int]] | None = None
     previous: frozenset[tuple[str, str, str, int]] = frozenset()
@@ -427,21 +456,59 @@ def _check_restarts(
         nxt = held_at[i + 1][0] if i + 1 < len(held_at) else c
         if held:
             begin = c
+            first: int | None = None  # the slot of a restart period's reduced rate
             if k and last is not None and (not previous or held != last):
-                begin = min(c + k, nxt)
-                expected.append((c, begin))
+                expected.append((c, min(c + k, nxt)))
+                begin = c + k - 1 if share else c + k
+                first = begin if share else None
+            if servers is not None:
+                ready = min(data_ready(servers, job, [Allocation(job.job_id, *a) for a in held]), nxt)
+                if ready > begin:
+                    waits.append((begin, ready))
+                    begin, first = ready, None
             last = held
             stop = nxt if end_of_work is None else min(nxt, end_of_work)
-            if stop > begin and timeline.rate(tuple(held)) > 0:
+            speed = timeline.rate(tuple(held))
+            if stop > begin and speed > 0:
                 due += stop - begin
+                if first is not None:
+                    partial[first] = speed * share
         previous = held
     seen = sorted([(p["start"], p["end"]) for p in reported])
     if seen != expected:
         problems.append(f"{name}: restart periods {seen}, the restart rule ({k} slots) gives {expected}")
         return
     for start, end in seen:
+        for g in progress:
+            if (
+                g["start"] < end
+                and start < g["end"]
+                and not (
+                    g["start"] in partial
+                    and g["end"] == g["start"] + 1
+                    and metrics.close(partial[g["start"]], g["rate"])
+                )
+            ):
+                problems.append(f"{name}: progresses during its restart period [{start}, {end})")
+                return
+    reduced = {g["start"] for g in progress if g["end"] - g["start"] == 1 and g["start"] in partial}
+    if reduced != set(partial):
+        problems.append(
+            f"{name}: progress at {share:g} x its rate in the last slot of each restart period expected at "
+            f"{sorted(partial)}, found at {sorted(reduced)}"
+        )
+        return
+    for g in progress:
+        one = share and g["end"] - g["start"] == 1 and g["start"] not in partial
+        if one and not metrics.close(timeline.rate(timeline.held_at(g["start"])), g["rate"]):
+            problems.append(f"{name}: reduced rate at slot {g['start']} outside a restart period")
+            return
+    for start, end in waits:
         if any(g["start"] < end and start < g["end"] for g in progress):
-            problems.append(f"{name}: progresses during its restart period [{start}, {end})")
+            problems.append(
+                f"{name}: progresses over [{start}, {end}) before its data reaches every server its workers use "
+                "(upload delay)"
+            )
             return
     worked = sum([g["end"] - g["start"] for g in progress])
     if worked != due:

@@ -520,18 +520,22 @@ def test_the_preset_schedule_keeps_every_worker_busy_while_it_has_released_chunk
     assert placed_busy(inst, doc) == haprf_busy(inst, algo)
 
 
-@pytest.mark.parametrize("algorithm", ["srtf", "tiresias-l"])
-def test_the_edge_baselines_run_each_job_on_the_workers_its_trace_requested(algorithm: str) -> None:
+@pytest.mark.parametrize("algorithm", ["srtf", "tiresias-l", "batchsche"])
+def test_the_edge_baselines_take_the_trace_requests_only_under_worker_rule_request(algorithm: str) -> None:
     jobs = [
         {"job_id": "a", "arrival": 0, "epochs": 1, "chunks": 6, "minibatches": 2, "gpu_request": 2},
         {"job_id": "b", "arrival": 0, "epochs": 1, "chunks": 6, "minibatches": 2, "gpu_request": 3},
     ]
     inst = tiny([("e0", 8, 1)], jobs)
-    doc = api.run(inst, algorithm, seed=0)  # drawn counts would be in [1, 30], capped at 6 chunks
-    workers = {p["job_id"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
-    assert workers == {"a": 2, "b": 3}
-    drawn = api.run(inst, algorithm, {"workers_from": "drawn", "workers_min": 5, "workers_max": 5}, seed=0)
-    assert {p["count"] for p in drawn["placements"] if p["role"] == "worker"} == {5}
+
+    def workers(params: dict[str, Any]) -> dict[str, int]:
+        doc = api.run(inst, algorithm, params, seed=0)
+        return {p["job_id"]: p["count"] for p in doc["placements"] if p["role"] == "worker"}
+
+    assert workers({"worker_rule": "request"}) == {"a": 2, "b": 3}
+    assert workers({"worker_rule": "chunks"}) == {"a": 6, "b": 6}
+    assert workers({"worker_rule": "drawn", "workers_min": 5, "workers_max": 5}) == {"a": 5, "b": 5}
+    assert workers({"worker_rule": "most", "workers_max": 4}) == {"a": 4, "b": 4}
 
 
 def test_the_edge_preset_draws_gpu_requests_from_the_openb_pods() -> None:

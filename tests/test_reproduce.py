@@ -104,3 +104,40 @@ def test_results_computed_elsewhere_assemble_into_the_same_statistics(run):
 def test_an_unknown_point_is_named():
     with pytest.raises(ValueError, match="no point '9 jobs'"):
         reproduce.case(small_figure(), "9 jobs", 0)
+
+
+def test_edge_fig7_compares_each_of_the_papers_categories_with_its_own_algorithms(tmp_path):
+    fig = reproduce.FIGURES["edge-fig7"]
+    assert [label for label, _, _ in fig.algorithms_at("with cloud")] == [
+        "edge-cloud",
+        "srtf",
+        "tiresias-l",
+        "batchsche",
+    ]
+    assert [label for label, _, _ in fig.algorithms_at("edge only")] == ["edge-only", "srtf", "tiresias-l"]
+    assert (fig.claimed_at("with cloud"), fig.claimed_at("edge only")) == ("edge-cloud", "edge-only")
+    small = dataclasses.replace(
+        fig,
+        points=(
+            ("with cloud", reproduce.preset_builder("edge-cloud", 12, 0.1)),
+            ("edge only", reproduce.edge_only_builder(12, 0.1)),
+        ),
+    )
+    run = reproduce.run_figure(small, [0, 1])
+    labels = {p.label: {r.label for r in p.rows} for p in run.points}
+    assert labels == {
+        "with cloud": {"edge-cloud", "srtf", "tiresias-l", "batchsche"},
+        "edge only": {"edge-only", "srtf", "tiresias-l"},
+    }
+    (edge,) = [p for p in run.points if p.label == "edge only"]
+    assert all(r.metrics["completed"] == 12 for r in edge.rows)
+    table = reproduce.markdown(run)
+    assert "Frame: every fixed-size baseline" in table and "makespan median [95% CI]" in table
+    assert "0.76" in table and "Fig. 9" in table
+
+
+def test_the_edge_only_category_trains_no_worker_in_the_cloud():
+    inst = reproduce.edge_only_builder(12, 0.1)(3)
+    for algorithm, params in (("srtf", {}), ("tiresias-l", {}), ("edge-cloud", {"edge_only": True})):
+        doc = api.run(inst, algorithm, params, seed=3)
+        assert all(p["server"] != "cloud" for p in doc["placements"] if p["role"] == "worker"), algorithm

@@ -178,7 +178,50 @@ def test_the_gantt_draws_restart_periods_over_the_jobs_bars_with_their_own_hatch
     assert trace["marker"]["pattern"]["shape"] == "x"
 
 
-def test_a_restart_time_between_slots_is_rounded_up_and_reported_as_given():
-    _run, doc = run_doc(instance(ONE_JOB), {1: X_ON_S0, 3: X_ON_S1}, restart_seconds=90)
+def test_a_restart_time_between_slots_loses_exactly_that_time_and_is_reported_as_given():
+    # 90 s on 60-s slots: a period of 2 slots, no progress in the first, half the rate in the second.
+    inst = instance(ONE_JOB)
+    run, doc = run_doc(inst, {1: X_ON_S0, 3: X_ON_S1}, restart_seconds=90)
     assert (doc["restart_seconds"], doc["restart_slots"]) == (90, 2)
     assert doc["restarts"] == [{"job_id": "x", "start": 3, "end": 5}]
+    rates = [(g["start"], g["end"], g["rate"]) for g in doc["progress"]]
+    assert rates == [(1, 3, 1.0), (4, 5, 0.5), (5, 8, 1.0)]  # 5 slots of work: 2 + 0.5 + 2.5 (of 3 slots)
+    assert run.jobs[0].completion == 8
+    assert doc["metrics"]["restart_gpu_slots"] == 2 * 1.5
+    assert validate(inst, doc) == []
+
+
+def test_a_restart_of_thirty_seconds_on_hour_slots_costs_thirty_seconds_not_an_hour():
+    spec = dict(TINY_CLUSTER, slot_seconds=3600)
+    inst = instance("job_id,arrival,gpus,duration\nx,1,2,18000\n", spec)  # 5 slots of work
+    run, doc = run_doc(inst, {1: X_ON_S0, 3: X_ON_S1}, restart_seconds=30)
+    assert doc["restarts"] == [{"job_id": "x", "start": 3, "end": 4}]
+    (slot,) = [g for g in doc["progress"] if g["start"] == 3]
+    assert slot["end"] == 4 and slot["rate"] == pytest.approx(1 - 30 / 3600)
+    assert run.jobs[0].completion == 7  # 2 + (1 - 1/120) + 2 slots, and the 1/120 left in slot 6
+    assert validate(inst, doc) == []
+
+
+def test_the_validator_refuses_a_full_rate_slot_where_a_restart_costs_part_of_it():
+    spec = dict(TINY_CLUSTER, slot_seconds=3600)
+    inst = instance("job_id,arrival,gpus,duration\nx,1,2,18000\n", spec)
+    _run, doc = run_doc(inst, {1: X_ON_S0, 3: X_ON_S1}, restart_seconds=30)
+    tampered = copy.deepcopy(doc)
+    for g in tampered["progress"]:
+        if g["start"] == 3:
+            g["rate"] = 1.0  # as if the restart cost nothing
+    problems = validate(inst, tampered)
+    assert any("restart period" in p for p in problems), problems
+
+
+def test_the_dashboard_gantt_draws_restart_periods_from_its_index():
+    from webapp.charts.placements import gantt, gantt_from_index
+    from webapp.runstore import gantt_index
+
+    _run, doc = run_doc(instance(ONE_JOB), {1: X_ON_S0, 3: (), 5: X_ON_S0})
+    index = gantt_index(doc)
+    assert index["restarts"]["start"] == [5] and index["restarts"]["end"] == [7]
+    figure = gantt_from_index(index)
+    (trace,) = [d for d in figure["data"] if d["name"] == "restarting (no progress)"]
+    assert (trace["base"], trace["x"]) == ([5], [2])
+    assert figure == gantt(doc, total=len(doc["placements"]))

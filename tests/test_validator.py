@@ -275,7 +275,7 @@ def test_the_one_placement_short_path_accepts_exactly_what_the_full_checks_accep
                 problems: list[str] = []
                 timeline = validator._Timeline(inst, job, [placement])
                 validator._check_job(inst, job, record, [placement], progress, problems, timeline)
-                validator._check_restarts(inst, job, record, [placement], progress, [], 0, problems, timeline)
+                validator._check_restarts(inst, job, record, [placement], progress, [], (0, 0.0), problems, timeline)
                 short = validator._one_placement_valid(inst, job, record, placement, progress)
                 assert short == (problems == []), (placement, progress, record, problems)
                 accepted += short

@@ -61,8 +61,14 @@ def gantt_index(result: Mapping[str, Any]) -> dict[str, Any]:
         cols["start"].append(p["start"])
         cols["end"].append(p["end"])
         cols["gpu"].append(p.get("demand", {}).get("gpu"))  # None: the placement uses no GPU resource
+    # Restart periods (DESIGN section 9), drawn over the bars they hold: (job, start, end) columns.
+    restarts: dict[str, list[int]] = {"job": [], "start": [], "end": []}
+    for r in result.get("restarts") or ():
+        restarts["job"].append(names.setdefault(r["job_id"], len(names)))
+        restarts["start"].append(r["start"])
+        restarts["end"].append(r["end"])
     return {"schema": "mlsched.gantt/1", "slot_seconds": result.get("slot_seconds"), "servers": servers,
-            "names": list(names), "placements": cols}  # fmt: skip
+            "names": list(names), "placements": cols, "restarts": restarts}  # fmt: skip
 
 
 def gantt_doc(index: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,7 +82,16 @@ def gantt_doc(index: Mapping[str, Any]) -> dict[str, Any]:
             c["job"], c["server"], c["role"], c["type"], c["count"], c["start"], c["end"], c["gpu"], strict=True
         )
     ]  # fmt: skip
-    return {"slot_seconds": index["slot_seconds"], "servers": [{"id": s} for s in servers], "placements": placements}
+    r = index.get("restarts") or {"job": [], "start": [], "end": []}  # absent in indexes written before restarts
+    restarts = [
+        {"job_id": names[j], "start": a, "end": b} for j, a, b in zip(r["job"], r["start"], r["end"], strict=True)
+    ]
+    return {
+        "slot_seconds": index["slot_seconds"],
+        "servers": [{"id": s} for s in servers],
+        "placements": placements,
+        "restarts": restarts,
+    }
 
 
 def index_name(result_name: str) -> str:

@@ -37,7 +37,13 @@ logger = logging.getLogger(__name__)
 
 def cases_of(fig: reproduce.Figure, seeds: Sequence[int]) -> list[tuple[int, int, int]]:
     """Every (point index, seed, algorithm index) of a figure run over ``seeds``."""
-    return [(p, s, a) for p in range(len(fig.points)) for s in seeds for a in range(len(fig.algorithms))]
+    return [
+        (p, s, a)
+        for p, (point, _build) in enumerate(fig.points)
+        for s in seeds
+        for a, algorithm in enumerate(fig.algorithms)
+        if algorithm in fig.algorithms_at(point)
+    ]
 
 
 def _case_file(out: str, point: int, seed: int, algorithm: int) -> str:

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.placement import PLACEMENTS
-from scheduling.algorithms.priority import FixedConfigs, fifo_key, remaining_time, srtf_key
+from scheduling.algorithms.priority import (
+    WORKER_RULES,
+    FixedConfigs,
+    fifo_key,
+    remaining_time,
+    srtf_key,
+)
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import Algorithm, JobView
 from scheduling.errors import InputError
@@ -25,10 +31,14 @@ if TYPE_CHECKING:
 
     from scheduling.algorithms.drf import Drf
 
-REQUEST_NOTE = (
-    " A job whose trace states `gpu_request` (the edge-cloud preset) gets that many workers instead of "
-    "a drawn count (`workers_from=request`, the default: the edge-cloud paper's baselines take the "
-    "trace's GPU requests; `workers_from=drawn` draws as for other jobs)."
+WORKER_RULE_NOTE = (
+    " The worker count follows `worker_rule`, the same for every fixed-size baseline of a comparison "
+    "(DESIGN section 9): `drawn` (the default: uniformly in [workers_min, workers_max], the "
+    "[1, 30] of Zhou et al. Sec. 7 and OASiS Sec. V-A, which the edge-cloud paper's simulator follows for "
+    "what its trace does not give), `most` (workers_max), `chunks` (D_j: one worker per data chunk, as "
+    "wide as an elastic algorithm may go) or `request` (a job whose trace states `gpu_request` gets that "
+    "many workers, the edge-cloud paper's testbed rule; other jobs drawn); always capped at D_j and at "
+    "what an empty cluster holds."
 )
 
 RIGID_NOTE = (
@@ -43,6 +53,15 @@ RESERVATION_NOTE = (
     "empty cluster holds under (2i)."
 )
 
+WORKER_RULE_PARAM = Param(
+    "worker_rule",
+    str,
+    "drawn",
+    "Worker count of an elastic job: drawn in [workers_min, workers_max], most (workers_max), chunks "
+    "(D_j, one worker per chunk) or request (the trace's gpu_request where given, else drawn); "
+    "capped at D_j and at what an empty cluster holds. Give every fixed-size baseline of a comparison the same.",
+    choices=WORKER_RULES,
+)
 PS_PARAM = Param("ps", int, 1, "Parameter servers per PS-architecture job.", min=1, max=100)
 WORKER_PARAMS = (
     Param("workers_min", int, 1, "Fewest workers an elastic job is given (drawn per job).", min=1, max=1000),
@@ -50,14 +69,7 @@ WORKER_PARAMS = (
         "workers_max", int, 30, "Most workers an elastic job is given (drawn per job; capped at D_j).", min=1, max=1000
     ),
     PS_PARAM,
-    Param(
-        "workers_from",
-        str,
-        "request",
-        "A job whose trace states gpu_request gets that many workers (request: the edge-cloud paper's "
-        "baselines), or a drawn count as every other job (drawn).",
-        choices=("request", "drawn"),
-    ),
+    WORKER_RULE_PARAM,
 )
 
 PLACEMENT_PARAM = Param(
@@ -103,8 +115,8 @@ def check_worker_range(params: Mapping[str, Any]) -> None:
 
 def fixed_configs(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> FixedConfigs:
     check_worker_range(params)
-    request = params.get("workers_from", "request") == "request"
-    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params["ps"], request)
+    rule = params.get("worker_rule", "drawn")
+    return FixedConfigs(instance, rng, params["workers_min"], params["workers_max"], params.get("ps", 1), rule)
 
 
 def make_fifo(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
@@ -214,7 +226,7 @@ register(
             "cluster holds) and `ps` PSs; placement is all-or-nothing, on one server if possible, "
             "else first-fit. Re-decides at arrivals and completions. Never preempts. Without "
             "backfill the queue head blocks the jobs behind it."
-            + REQUEST_NOTE
+            + WORKER_RULE_NOTE
             + RESERVATION_NOTE
             + RIGID_NOTE
             + PLACEMENT_NOTE
@@ -251,7 +263,7 @@ register(
             "with every later running job evicted evicts none and is skipped. With GPU counting "
             "(rigid one-GPU workers) this starts exactly the jobs of the Tiresias authors' `shortest` "
             "loop (sort, place in order, skip what does not fit; docs/architecture.md)."
-            + REQUEST_NOTE
+            + WORKER_RULE_NOTE
             + RIGID_NOTE
             + PLACEMENT_NOTE
         ),

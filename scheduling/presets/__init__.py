@@ -118,13 +118,13 @@ PRESETS: dict[str, Preset] = {
     "zhou-ps": Preset(
         "zhou-ps",
         "Zhou et al. (TCC'23) Sec. 7, PS architecture: EC2 P3/P2/G3 servers, 8 worker and 10 PS types, "
-        "capacity 0.2-0.5 of the jobs' ideal demand.",
-        40,
+        "capacity 0.2-0.5 of what the baselines run; contended at the default load.",
+        100,
     ),
     "zhou-allreduce": Preset(
         "zhou-allreduce",
         "Zhou et al. (TCC'23) Sec. 7, Ring-AllReduce architecture: as zhou-ps without parameter servers.",
-        40,
+        100,
     ),
     "zhou-batch": Preset(
         "zhou-batch",

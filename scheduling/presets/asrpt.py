@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.presets._common import PresetFiles, _job_id, _json, _scaled
+from scheduling.presets._common import PAPER_RESTART_SECONDS, PresetFiles, _job_id, _json, _scaled
 
 ASRPT_SLOT_SECONDS = 60
 ASRPT_GPUS_PER_SERVER = 8  # "250 servers, each equipped with eight GPUs"
@@ -167,6 +167,7 @@ def _asrpt(n: int, rng: np.random.Generator, size: float, load: float | None = N
 
     cluster = {
         "slot_seconds": ASRPT_SLOT_SECONDS,
+        "restart_seconds": PAPER_RESTART_SECONDS,
         "resources": [{"name": "gpu", "unit": "GPU"}],
         "servers": [
             {

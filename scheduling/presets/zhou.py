@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.presets._common import PresetFiles, _csv, _job_id, _json, _scaled, no_load_knob
+from scheduling.presets._common import PAPER_RESTART_SECONDS, PresetFiles, _csv, _job_id, _json, _scaled, no_load_knob
 
 ZHOU_SLOT_SECONDS = 3600  # "Each time slot is one hour long."
 ZHOU_T = 150  # "T in [100, 300] time slots (default value: 150)": the arrival window here
@@ -117,6 +117,7 @@ def _zhou(
 
     cluster: dict[str, Any] = {
         "slot_seconds": ZHOU_SLOT_SECONDS,
+        "restart_seconds": PAPER_RESTART_SECONDS,
         "resources": [{"name": "gpu", "unit": "GPU"}, {"name": "cpu", "unit": "vCPU"}, {"name": "bw", "unit": "Gbps"}],
         "servers": servers,
         "worker_types": [

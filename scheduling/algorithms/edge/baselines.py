@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.algorithms.baselines import make_tiresias
+from scheduling.algorithms.baselines import fixed_configs, make_tiresias
 from scheduling.algorithms.edge.online import job_type
+from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Algorithm, Decision, View
 from scheduling.model import Instance, Job, Server
@@ -43,9 +44,9 @@ class BatchSche:
     keeps it until it completes (no preemption). The next batch waits for the last job of this one.
     """
 
-    def __init__(self, instance: Instance, workers_max: int, cloud_price: float) -> None:
+    def __init__(self, instance: Instance, configs: FixedConfigs, cloud_price: float) -> None:
         self.cluster = instance.cluster
-        self.workers_max = workers_max
+        self.configs = configs  # the worker count of each job (worker_rule, as every fixed-size baseline)
         self.cloud_price = cloud_price
         self.edge = [s for s in self.cluster.servers if s.site == "edge"]
         self.cloud = next(s for s in self.cluster.servers if s.site == "cloud" and s.unlimited)
@@ -67,7 +68,7 @@ class BatchSche:
 
     def _plan(self, ledger: Ledger, job: Job, t: int) -> _Planned:
         wtype = job_type(self.cluster, job)
-        workers = min(job.chunks, self.workers_max)
+        workers = self.configs[job.job_id].workers
         ps_type = self.cluster.ps_types[0].id
         run_cloud = job.chunks * chunk_slots(self.cluster, job, wtype, True) / workers
         cloud_delay = job.upload_delay_to(self.cloud)
@@ -112,4 +113,4 @@ class BatchSche:
 
 
 def make_batchsche(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> BatchSche:
-    return BatchSche(instance, params["workers_max"], params["cloud_price"])
+    return BatchSche(instance, fixed_configs(instance, params, rng), params["cloud_price"])

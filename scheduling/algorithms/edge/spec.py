@@ -86,14 +86,14 @@ register(
         summary="Tiresias-L: 2D-LAS on attained GPU-time, all-or-nothing, whole-job suspend/resume.",
         semantics=(
             "The `tiresias` baseline (queues by attained GPU-time, FIFO by first start within a queue, "
-            "fixed worker count per job: the trace's `gpu_request` (the paper's \"worker requirement of each "
-            'job ... according to the number of GPUs of the real trace", Sec. V-A; `workers_from=drawn` or '
-            "no request: drawn in [workers_min, workers_max]), one PS, all-or-nothing "
+            "fixed worker count per job by `worker_rule` as in fifo (default `drawn` in [workers_min, workers_max]; "
+            "`request`: the trace's `gpu_request`, the paper's testbed rule), one PS, all-or-nothing "
             "placement, whole-job preemption; a resumed job may land on other servers, i.e. its data "
             "migrates for free) on the edge-cloud model, where a job becomes schedulable once its data "
             "can be on the nearest server, r_j + min_s Delta_js (optimistic for the baseline: it may then "
-            "be placed on any server, including the cloud, without waiting for that server's own "
-            "upload delay). Thresholds default to 100 and 1000 GPU-hours, for one-hour slots."
+            "be placed on any server, including the cloud; the engine then holds it without progress until its "
+            "data is on every server its workers use, r_j + Delta_js, as for every algorithm). "
+            "Thresholds default to 100 and 1000 GPU-hours, for one-hour slots."
         ),
         reference="Gu et al., Tiresias (NSDI'19); edge-cloud paper (seeds/003) Sec. V-A baseline Tiresias-L",
         factory="scheduling.algorithms.edge.baselines:make_tiresias_l",
@@ -113,7 +113,8 @@ register(
         summary="BatchSche: batches of waiting jobs, each placed at least resource cost (edge or cloud).",
         semantics=(
             "When no job of the current batch is left, every arrived unfinished job forms the next batch. "
-            "Each job of the batch, in arrival order, gets min(D_j, workers_max) workers of its type and "
+            "Each job of the batch, in arrival order, gets the worker count of `worker_rule` (as fifo; "
+            "`most`: min(D_j, workers_max), this baseline's count before the rule was shared) of its type and "
             "one PS, either all on the cloud or all on edge servers (first fit, only if they fit now), "
             "whichever costs less: price x workers x (upload delay + run time), with edge price 1 and "
             "cloud price `cloud_price` (the cloud is cheap, as the paper notes). It starts once its data "
@@ -123,8 +124,9 @@ register(
         ),
         reference="Edge-cloud paper (seeds/003) Sec. V-A baseline BatchSche ([11], Zhou et al.)",
         factory="scheduling.algorithms.edge.baselines:make_batchsche",
+        check=check_worker_range,
         params=(
-            Param("workers_max", int, 30, "Most workers per job (capped at D_j).", min=1, max=1000),
+            *WORKER_PARAMS,
             Param("cloud_price", float, 0.5, "Price of a cloud worker-slot relative to an edge one.", min=0.0),
         ),
         needs=(EDGE_CLOUD_MODEL,),

@@ -6,7 +6,7 @@ SciPy: each entry names its factory as "module:function" (scheduling.registry).
 
 from __future__ import annotations
 
-from scheduling.algorithms.baselines import check_worker_range
+from scheduling.algorithms.baselines import WORKER_RULE_PARAM, check_worker_range
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Feature, Param, register
 
@@ -145,6 +145,7 @@ RRH_WORKER_PARAMS = (
     Param("workers_min", int, 1, "Fewest workers a job is given (drawn per job).", min=1, max=1000),
     Param("workers_max", int, 30, "Most workers a job is given (drawn per job; capped at N_i).", min=1, max=1000),
     Param("ps", int, 1, "Parameter servers per job (rrh: with ps_rule=fixed).", min=1, max=100),
+    WORKER_RULE_PARAM,
 )
 
 register(

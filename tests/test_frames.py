@@ -1,0 +1,138 @@
+"""The same frame for everyone (DESIGN section 9): one worker rule for every fixed-size baseline of
+a preset comparison, and every algorithm pays the upload delay of the servers it uses."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from scheduling import api, registry, repeat, reproduce
+from scheduling.loaders import cluster_from_dict
+from scheduling.model import Instance
+from scheduling.presets._common import PAPER_RESTART_SECONDS
+from scheduling.validator import validate
+from tests.test_edge_cloud import tiny
+
+ELASTIC_PRESETS = ("edge-cloud", "zhou-ps", "zhou-allreduce", "oasis")
+
+
+def fixed_size(inst: Instance) -> list[str]:
+    """The registered algorithms that take a worker rule and run ``inst``."""
+    return [
+        name
+        for name, spec in registry.all_specs().items()
+        if any(p.name == "worker_rule" for p in spec.params) and spec.unsupported(inst) is None
+    ]
+
+
+def counts(inst: Instance, name: str, params: dict[str, Any], seed: int) -> dict[str, int]:
+    """The fixed worker count per job that algorithm ``name`` builds for ``inst``."""
+    spec = registry.get(name)
+    algo = spec.build(inst, spec.parse_params(params), seed)
+    configs = algo.configs  # type: ignore[attr-defined]
+    return {job.job_id: configs[job.job_id].workers for job in inst.jobs}
+
+
+@pytest.mark.parametrize("preset", ELASTIC_PRESETS)
+def test_every_fixed_size_baseline_of_a_preset_gets_the_same_worker_counts(preset: str) -> None:
+    inst = repeat.preset_instance(preset, 12, 4, 0.2)
+    names = fixed_size(inst)
+    assert len(names) >= 2, names
+    rules = {name: registry.get(name).parse_params({})["worker_rule"] for name in names}
+    assert set(rules.values()) == {"drawn"}, rules
+    drawn = {name: counts(inst, name, {}, seed=4) for name in names}
+    assert len({tuple(sorted(c.items())) for c in drawn.values()}) == 1, drawn
+    assert max(next(iter(drawn.values())).values()) > 1  # a drawn width, not one worker per job
+
+
+def test_no_fixed_size_baseline_of_the_edge_preset_runs_at_its_trace_requests_by_default() -> None:
+    inst = repeat.preset_instance("edge-cloud", 40, 2, 0.2)
+    requested = {j.job_id: j.gpu_request for j in inst.jobs}
+    for name in fixed_size(inst):
+        assert counts(inst, name, {}, seed=2) != requested, name
+        assert counts(inst, name, {"worker_rule": "request"}, seed=2) == requested, name
+
+
+def test_worker_rule_chunks_gives_one_worker_per_data_chunk_on_the_edge_preset() -> None:
+    inst = repeat.preset_instance("edge-cloud", 20, 3, 0.2)
+    for name in fixed_size(inst):
+        assert counts(inst, name, {"worker_rule": "chunks"}, seed=3) == {j.job_id: j.chunks for j in inst.jobs}
+
+
+@pytest.mark.parametrize("name", sorted(reproduce.FIGURES))
+def test_every_fixed_size_baseline_of_a_figure_runs_under_one_worker_rule(name: str) -> None:
+    fig = reproduce.FIGURES[name]
+    frames = set()
+    for _label, algorithm, params in fig.algorithms:
+        spec = registry.get(algorithm)
+        if any(p.name == "worker_rule" for p in spec.params):
+            parsed = spec.parse_params(params)
+            frames.add((parsed["worker_rule"], parsed["workers_min"], parsed["workers_max"]))
+    assert len(frames) <= 1, frames
+
+
+def test_the_result_names_the_worker_rule_it_ran_under() -> None:
+    inst = repeat.preset_instance("edge-cloud", 6, 1, 0.1)
+    doc = api.run(inst, "srtf", {"worker_rule": "chunks"}, seed=1)
+    assert doc["params"]["worker_rule"] == "chunks"
+
+
+# ---- upload delays --------------------------------------------------------------------------
+
+# One job, 2 chunks of 2 mini-batches, 1 epoch, 2 workers (one per chunk): 2 slots of training, on
+# an edge server its data reaches at slot 3.
+UPLOAD_JOB = [{"job_id": "a", "arrival": 0, "epochs": 1, "chunks": 2, "minibatches": 2}]
+
+
+@pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "tiresias-l", "antman", "batchsche"])
+def test_a_baseline_waits_for_the_data_to_reach_the_server_it_uses(algorithm: str) -> None:
+    inst = tiny([("e0", 8, 3)], UPLOAD_JOB, cloud_delay=10)
+    doc = api.run(inst, algorithm, {"worker_rule": "chunks"}, seed=0)
+    assert {p["server"] for p in doc["placements"]} == {"e0"}
+    assert doc["jobs"][0]["completion"] == 3 + 2
+
+
+def test_the_edge_algorithm_pays_the_same_delay() -> None:
+    inst = tiny([("e0", 8, 3)], UPLOAD_JOB, cloud_delay=10)
+    assert api.run(inst, "edge-cloud", seed=0)["jobs"][0]["completion"] == 3 + 2
+
+
+def test_the_validator_refuses_a_result_that_skips_the_upload_delay() -> None:
+    inst = tiny([("e0", 8, 3)], UPLOAD_JOB, cloud_delay=10)
+    servers = tuple(dataclasses.replace(s, upload_delay=0) for s in inst.cluster.servers)
+    free = Instance(dataclasses.replace(inst.cluster, servers=servers), inst.jobs)
+    skipped = api.run(free, "srtf", {"worker_rule": "chunks"}, seed=0)  # trains from slot 0
+    assert skipped["jobs"][0]["completion"] == 2
+    problems = validate(inst, skipped)
+    assert any("before its data reaches every server its workers use" in p for p in problems), problems
+
+
+def test_a_job_on_the_cloud_waits_for_the_cloud_delay() -> None:
+    # The edge server holds one worker: two workers spill over to the cloud, whose delay is 10.
+    inst = tiny([("e0", 1, 3)], UPLOAD_JOB, cloud_delay=10)
+    doc = api.run(inst, "srtf", {"worker_rule": "chunks"}, seed=0)
+    assert {p["server"] for p in doc["placements"] if p["role"] == "worker"} >= {"cloud"}
+    assert doc["jobs"][0]["completion"] >= 10 + 2
+
+
+# ---- restart costs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce", "zhou-batch", "asrpt"])
+def test_the_paper_presets_charge_a_restart_cost_by_default(preset: str) -> None:
+    inst = repeat.preset_instance(preset, 6, 1, 0.2)
+    assert inst.cluster.restart_seconds == PAPER_RESTART_SECONDS > 0
+
+
+def test_a_generic_cluster_spec_keeps_free_restarts() -> None:
+    spec = {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "m", "capacity": {"gpu": 8}}]}
+    assert cluster_from_dict(spec).restart_seconds == 0
+
+
+def test_preemptions_on_a_paper_preset_are_charged_without_a_run_option() -> None:
+    inst = repeat.preset_instance("zhou-ps", 30, 1)
+    doc = api.run(inst, "tiresias", seed=1)
+    assert doc["metrics"]["preemptions"] > 0
+    assert doc["metrics"]["restarts"] > 0 and doc["restart_seconds"] == PAPER_RESTART_SECONDS
