@@ -40,10 +40,9 @@ def reproduced(transactional_db, settings, monkeypatch):
 
     monkeypatch.setitem(reproduce.FIGURES, SMALL.name, SMALL)
 
-    def send(name, seeds, out):
-        (out / "cases").mkdir()
+    def send(name, seeds, out):  # out: the reproduction's folder name in the storage (webapp/reproductions.py)
         for point, seed, algorithm in task.cases_of(reproduce.FIGURES[name], seeds):
-            task.reproduce_case.apply((name, seeds, point, seed, algorithm, str(out)))
+            task.reproduce_case.apply((name, seeds, point, seed, algorithm, out))
 
     monkeypatch.setattr(task, "send", send)
     reproductions.start(SMALL.name, "3")

@@ -432,9 +432,11 @@ def test_a_preset_repeated_over_seeds_keeps_the_forms_offered_load_and_restart_c
         assert trace_text == files.trace  # the load-scaled arrivals, not the preset's default load
         assert trace_text != presets.build("zhou-ps", jobs=6, seed=seed, size=0.1).trace
         assert json.loads(cluster_text)["restart_seconds"] == 120
-        assert {k: v for k, v in json.loads(cluster_text).items() if k != "restart_seconds"} == json.loads(
-            files.cluster
-        )
+        preset_cluster = json.loads(files.cluster)
+        assert preset_cluster["restart_seconds"] == 30  # the preset's own restart cost, replaced by the form's
+        assert {k: v for k, v in json.loads(cluster_text).items() if k != "restart_seconds"} == {
+            k: v for k, v in preset_cluster.items() if k != "restart_seconds"
+        }
 
 
 def test_repeating_over_windows_of_library_inputs_whose_trace_was_checked_before(
