@@ -212,7 +212,8 @@ def main() -> int:
         mframe = f"{frame}; adapted slot {slots(d)}.{f}"
         text, rows = table(model, read_stats(d / "stats.csv"), mframe)
         tables.append(f"{head}\n\n{text}")
-        short = f"{shape}, workers: recorded GPUs (elastic: at most), restart 0 s, slot {slots(d)}, "
+        # elastic jobs take at most their recorded GPUs; fixed-size baselines follow worker_rule (default drawn)
+        short = f"{shape}, workers: at most the recorded GPUs, baselines worker_rule, restart 0 s, slot {slots(d)}, "
         short += f"{args.windows} x {args.jobs} jobs"
         if fraction:
             short += f", history {fraction}"
