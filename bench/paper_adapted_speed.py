@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from paper_speed import measured
 
 HERE = Path(__file__).resolve().parent.parent
 PHILLY = HERE.parent / "shared" / "traces" / "philly" / "philly.csv"
@@ -44,20 +46,11 @@ def simulate(d: Path, algorithm: str, timeout: float) -> dict[str, object]:
     out = d / f"{algorithm}.json"
     cmd = [sys.executable, "-m", "scheduling", "simulate", "--cluster", str(d / "cluster.json"), "--trace", str(trace)]
     cmd += [*(["--history", str(history[0])] if history else []), "--algorithm", algorithm, "--out", str(out)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() - t0 > timeout:
-            proc.kill()
-            pid, status, usage = os.wait4(proc.pid, 0)
-            return {"status": f"stopped after {timeout:.0f} s wall"}
-        time.sleep(0.05)
-    cpu, rss = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
-    if os.waitstatus_to_exitcode(status) != 0:
-        return {"status": f"exit {os.waitstatus_to_exitcode(status)}", "cpu": cpu, "rss": rss}
+    code, cpu, rss, wall = measured(cmd, HERE, timeout, subprocess.DEVNULL)
+    if code != 0 and wall > timeout:
+        return {"status": f"stopped after {timeout:.0f} s wall"}
+    if code != 0:
+        return {"status": f"exit {code}", "cpu": cpu, "rss": rss}
     files = ["--cluster", str(d / "cluster.json"), "--trace", str(trace), "--result", str(out)]
     cmd = [sys.executable, "-m", "scheduling", "check", *files]
     check = subprocess.run(cmd, cwd=HERE, capture_output=True, check=False)

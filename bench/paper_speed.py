@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -37,6 +38,26 @@ def generate(preset: str, jobs: int, seed: int, out: Path) -> None:
     subprocess.run([*cmd, "--seed", str(seed), "--out", str(out)], check=True, cwd=HERE, capture_output=True)
 
 
+def measured(
+    cmd: list[str], cwd: Path, timeout: float, stderr: Any, env: dict[str, str] | None = None
+) -> tuple[int, float, float, float]:
+    """Run ``cmd`` to its end or until ``timeout`` wall seconds (then kill it): its exit code, its own
+    CPU seconds (user + system, from ``os.wait4``) and peak RSS (MiB), and the wall seconds."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - t0 > timeout:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.2)
+    code = os.waitstatus_to_exitcode(status)
+    return code, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, time.perf_counter() - t0
+
+
 def simulate(
     checkout: Path, data: Path, algorithm: str, out: Path, timeout: float, params: list[str]
 ) -> dict[str, object]:
@@ -46,30 +67,17 @@ def simulate(
     cmd += ["--trace", str(trace), "--algorithm", algorithm, "--out", str(out)]
     cmd += [arg for p in params for arg in ("--param", p)]
     env = {**os.environ, "PYTHONPATH": str(checkout)}
-    t0 = time.perf_counter()
     err = out.with_suffix(".err")
     with err.open("wb") as sink:
-        proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=sink)
-    deadline = t0 + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            proc.kill()
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.2)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
+        code, cpu, rss, wall = measured(cmd, checkout, timeout, sink, env)
     row: dict[str, object] = {
-        "cpu": usage.ru_utime + usage.ru_stime,
-        "rss_mib": usage.ru_maxrss / 1024,
+        "cpu": cpu,
+        "rss_mib": rss,
         "wall": wall,
-        "status": "ok" if proc.returncode == 0 else f"exit {proc.returncode}",
+        "status": "ok" if code == 0 else f"exit {code}",
         "digest": None,
     }
-    if proc.returncode == 0:
+    if code == 0:
         doc = json.loads(out.read_text())
         kept = {k: v for k, v in doc.items() if k not in ("code", "inputs")}
         row["digest"] = hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:12]

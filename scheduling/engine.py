@@ -309,12 +309,14 @@ def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int
     return restart_costs.to_slots(seconds, cluster.slot_seconds)
 
 
-def restart_share(restart_seconds: float, slot_seconds: float) -> float:
+def restart_share(restart_seconds: float, cluster: Cluster, per_job_costs: bool) -> float:
     """Share of a restart period's last slot in which the job progresses: k - x for a restart of
-    x = restart_seconds / slot_seconds slots and k = ceil(x); 0 when x is whole (within EPS)."""
-    if restart_seconds <= 0:
+    x = restart_seconds / slot_seconds slots and k = ceil(x); 0 when x is whole (within EPS), and 0
+    when the instance declares per-job restart costs or server failures (whole slots then: the module
+    docstring). The engine, the metrics and the validator all take it from here."""
+    if restart_seconds <= 0 or per_job_costs or cluster.failures:
         return 0.0
-    x = restart_seconds / slot_seconds
+    x = restart_seconds / cluster.slot_seconds
     share = math.ceil(x - EPS) - x
     return share if share > EPS else 0.0
 
@@ -331,8 +333,7 @@ def simulate(
     seconds = instance.cluster.restart_seconds if restart_seconds is None else restart_seconds
     own = restart_costs.job_slots(instance)  # None unless the instance declares per-job costs
     engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds), own)
-    if own is None and not instance.cluster.failures:  # whole slots with per-job costs or failures
-        engine.share = restart_share(seconds, instance.cluster.slot_seconds)
+    engine.share = restart_share(seconds, instance.cluster, own is not None)
     return records.replace(engine.run(algorithm), restart_seconds=float(seconds), job_restart_slots=own)
 
 

@@ -99,9 +99,8 @@ def compute_metrics(
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
     out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity, doc["horizon"])
     k = int(doc.get("restart_slots", 0) or 0)
-    # per-job costs and failures charge whole slots (engine docstring)
-    shared = k and doc.get("job_restart_slots") is None and not doc.get("failures")
-    share = restart_share(float(doc.get("restart_seconds", 0) or 0), cluster.slot_seconds) if shared else 0.0
+    seconds = float(doc.get("restart_seconds", 0) or 0) if k else 0.0
+    share = restart_share(seconds, cluster, doc.get("job_restart_slots") is not None)
     out.update(metrics.restart_metrics(restart_usages(doc), k, share))
     if "failure_kills" in doc:  # instances with a failure trace only
         out["failure_kills"] = len(doc["failure_kills"])

@@ -139,9 +139,7 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             problems.append(
                 f"job_restart_slots: {shown} reported, the instance's per-job restart costs give {len(own)} jobs"
             )
-    # per-job costs and failures charge whole slots (engine docstring): a shared last restart slot only without
-    shared = k and own is None and not cluster.failures
-    share = restart_share(float(doc.get("restart_seconds", 0) or 0), cluster.slot_seconds) if shared else 0.0
+    share = restart_share(float(doc.get("restart_seconds", 0) or 0) if k else 0.0, cluster, own is not None)
     one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
     delays = any(s.upload_delay for s in cluster.servers) or any(j.upload_delay for j in instance.jobs)
     lost = _check_failures(instance, doc, problems)  # job id -> work lost to server failures
