@@ -34,7 +34,7 @@ from typing import Any
 
 from scheduling import provenance, repeat, stats
 from scheduling.errors import InputError
-from scheduling.figures import (  # noqa: F401  (re-exported: reproduce.FIGURES, reproduce.Figure, the builders)
+from scheduling.figures import (
     FIGURES,
     ZHOU_JOBS,
     Algorithm,
@@ -46,6 +46,31 @@ from scheduling.figures import (  # noqa: F401  (re-exported: reproduce.FIGURES,
     listing,
     preset_builder,
 )
+
+# The figures (scheduling.figures) are re-exported: callers use reproduce.FIGURES, reproduce.Figure, ...
+__all__ = [
+    "FIGURES",
+    "ZHOU_JOBS",
+    "Algorithm",
+    "Builder",
+    "Figure",
+    "FigureRun",
+    "PointResult",
+    "asrpt_window",
+    "assemble",
+    "bandwidth_builder",
+    "case",
+    "claim_holds",
+    "edge_only_builder",
+    "listing",
+    "markdown",
+    "metric_value",
+    "preset_builder",
+    "run_figure",
+    "seed_text",
+    "seeds_of",
+    "write",
+]
 
 
 @dataclass(frozen=True)
