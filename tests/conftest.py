@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from tests.webhelpers import upload_data
 from webapp.models import Experiment
-from workers import tasks
+from workers import submissions, tasks
 from workers.celery import app as celery_app
 from workers.tasks import simulate_run
 
@@ -66,6 +66,7 @@ def inline_tasks(settings, tmp_path, monkeypatch):
 
     monkeypatch.setattr(tasks, "send_runs", send_runs)
     monkeypatch.setattr(tasks, "send_check", lambda check_id: tasks.check_trace.apply((check_id,)))
+    monkeypatch.setattr(submissions, "send_preparation", lambda exp_id: submissions.prepare_submission.apply((exp_id,)))
 
 
 @pytest.fixture

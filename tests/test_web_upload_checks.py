@@ -90,11 +90,22 @@ def test_runs_of_algorithms_the_large_trace_does_not_suit_fail_with_the_reason(
 
 
 @pytest.mark.usefixtures("small_inline_limit")
-def test_windows_of_a_large_upload_are_refused_until_it_is_checked(client, tiny_cluster, tiny_trace):
+def test_windows_of_a_large_upload_are_cut_by_a_worker_once_it_is_checked(
+    client, tiny_cluster, tiny_trace, parsed_in_request, django_capture_on_commit_callbacks
+):
     data = upload_data(tiny_cluster, tiny_trace, repeat="windows", repeat_windows="2")
-    response = client.post(NEW, data)
-    assert response.status_code == 200 and not Experiment.objects.exists()
-    assert "is checked in the background" in str(response.context["form"].errors["repeat_windows"])
+    with django_capture_on_commit_callbacks(execute=False) as later:
+        response = client.post(NEW, data)
+    assert response.status_code == 302 and parsed_in_request == []
+    exp = Experiment.objects.get()
+    assert exp.repetition["windows"] == [[None, None], [None, None]] and exp.runs.count() == 2
+    with django_capture_on_commit_callbacks(execute=True):  # the check, then the cut, then the runs
+        for callback in later:
+            callback()
+    exp.refresh_from_db()
+    assert exp.repetition["windows"] == [[0, 2], [2, 3]] and "prepare" not in exp.preset_options
+    assert sorted(r.window for r in exp.runs.all()) == [[0, 2], [2, 3]]
+    assert {r.status for r in exp.runs.all()} == {"done"}
 
 
 def test_a_library_trace_whose_check_has_not_ended_is_not_parsed_in_the_request(

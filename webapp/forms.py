@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from scheduling import bounds, loaders, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job
-from webapp import adapted, inputchecks, quotas, repetitions, tracechecks
+from webapp import adapted, inputchecks, quotas, repetitions, submit_worker, tracechecks
 from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
 from webapp.services import Inputs, Submission
@@ -290,6 +290,8 @@ class ExperimentForm(forms.Form):
             loaded = _with_restart_seconds(*loaded, data["restart_seconds"])
         if loaded is not None:
             self.inputs, instance = loaded
+            if submit_worker.defer(self, data, instance):  # a large trace: a worker cuts and adapts it
+                return data
             if data.get("model") or data.get("history_fraction") is not None:  # webapp/adapted.py
                 # Adapting needs the rigid instance: check_form loads a large trace here, in the request.
                 self.repetition = self._repetition(data, instance)

@@ -63,7 +63,16 @@ def release(check_id: int) -> None:
                 if why:
                     queued.filter(algorithm=algorithm).update(status=Run.Status.FAILED, error=why, finished=now)
             ids = list(queued.values_list("pk", flat=True))
-            transaction.on_commit(partial(_dispatch, exp_id, ids))
+            if Experiment.objects.filter(pk=exp_id, preset_options__has_key="prepare").exists():
+                transaction.on_commit(partial(_prepare, exp_id))  # windows cut, model adapted: webapp/submit_worker.py
+            else:
+                transaction.on_commit(partial(_dispatch, exp_id, ids))
+
+
+def _prepare(exp_id: int) -> None:
+    from webapp import submit_worker
+
+    submit_worker.send(exp_id)
 
 
 def _dispatch(exp_id: int, ids: list[int]) -> None:

@@ -135,7 +135,7 @@ def repetition_name(repetition: Mapping[str, Any], index: int | None) -> str:
         return f"seed {repetition['seeds'][index]}"
     if repetition.get("over") == WINDOWS:
         a, b = repetition["windows"][index]
-        return f"window {index + 1} [{a}, {b})"
+        return f"window {index + 1}" if a is None else f"window {index + 1} [{a}, {b})"
     return f"repetition {index + 1}"
 
 

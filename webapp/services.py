@@ -33,7 +33,17 @@ from kombu.exceptions import OperationalError
 from scheduling import prices as price_schema
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import adapted, charts, figurecache, inputchecks, quotas, repetition_stats, repetitions, tracechecks
+from webapp import (
+    adapted,
+    charts,
+    figurecache,
+    inputchecks,
+    quotas,
+    repetition_stats,
+    repetitions,
+    submit_worker,
+    tracechecks,
+)
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 from webapp.charts.safe import escape_figure
 from webapp.charts.sweeps import unchanged as sweep_unchanged
@@ -220,6 +230,8 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
         ids = [r.pk for r in runs] or list(exp.runs.values_list("pk", flat=True))
         if exp.input_check_id is not None:  # sent once the check passes (at once if it already ended)
             transaction.on_commit(partial(inputchecks.release, exp.input_check_id))
+        elif submit_worker.pending(exp):  # a worker cuts or adapts the trace first, then sends them
+            transaction.on_commit(partial(submit_worker.send, exp.pk))
         else:
             transaction.on_commit(partial(dispatch, exp.pk, ids))
     return exp
@@ -336,7 +348,10 @@ def recover_runs() -> dict[str, int]:
     )
     queued = Run.objects.filter(status=Run.Status.QUEUED)
     # Runs that wait for their trace's check (webapp/inputchecks.py) are sent when it ends.
-    counts["dispatched"] = _send(queued.filter(dispatched=False, experiment__input_check__isnull=True), resend=False)
+    # Runs that wait for a worker to cut or adapt their trace (webapp/submit_worker.py) are sent by it.
+    unsent = queued.filter(dispatched=False, experiment__input_check__isnull=True)
+    counts["dispatched"] = _send(unsent.exclude(experiment__preset_options__has_key=submit_worker.KEY), resend=False)
+    counts["prepared"] = submit_worker.recover()
     sent_before = now - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = queued.filter(dispatched=True)
     # A run sent before dispatch times were recorded counts from its creation.
@@ -553,8 +568,7 @@ def status(exp: Experiment) -> dict[str, Any]:
         "name": exp.name,
         "kind": exp.kind,
         "finished": all(r.is_finished for r in runs),
-        "waiting_for_broker": exp.input_check_id is None
-        and any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_for_broker": _waiting_for_broker(exp, runs),
         "input_check": inputchecks.state(exp),  # the trace's check the runs wait for (None: none)
         "runs": [
             {
@@ -631,6 +645,16 @@ def _figures(prefix: str, figures: Sequence[dict[str, Any] | None]) -> list[dict
     ]
 
 
+def _waiting_for_broker(exp: Experiment, runs: Sequence[Run]) -> bool:
+    """Whether runs wait to be sent because the broker could not be reached (not those that wait for
+    their trace's check or for a worker to prepare them)."""
+    if exp.input_check_id is not None:
+        return False
+    if submit_worker.pending(exp):
+        return exp.pending_dispatch
+    return any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs)
+
+
 def waiting_long(runs: Sequence[Run]) -> int:
     """How many of ``runs`` were sent to the broker more than MLSCHED_REDISPATCH_AFTER seconds ago
     and still wait for a worker (a backlog, or a message the recovery is sending again)."""
@@ -662,8 +686,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "hidden_params": sorted({k for r in runs for k in shown_params(r.params, rigid)[1]}),
         "labels": labels,
         "finished": all(r.is_finished for r in runs),
-        "waiting_for_broker": exp.input_check_id is None
-        and any(r.status == Run.Status.QUEUED and not r.dispatched for r in runs),
+        "waiting_for_broker": _waiting_for_broker(exp, runs),
         "input_check": inputchecks.state(exp),
         "waiting_long": waiting_long(runs),
         "redispatch_after": f"{settings.MLSCHED_REDISPATCH_AFTER:g}",

@@ -276,6 +276,7 @@ MLSCHED_DRAFT_KEEP = int(os.environ.get("MLSCHED_DRAFT_KEEP", "5"))
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"
 MLSCHED_CHECK_STORE = "webapp.tracechecks.DjangoCheckStore"
+MLSCHED_SUBMISSION_STORE = "webapp.submit_worker.DjangoSubmissionStore"
 MLSCHED_RUN_TIME_LIMIT = int(os.environ.get("MLSCHED_RUN_TIME_LIMIT", "1800"))
 MLSCHED_STALE_GRACE = 120  # seconds past the time limit before a "running" run is declared lost
 # A running task beats every MLSCHED_HEARTBEAT seconds (and writes its progress then); a run whose

@@ -6,5 +6,5 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
-app = Celery("mlsched", include=["workers.tasks", "workers.reproductions"])
+app = Celery("mlsched", include=["workers.tasks", "workers.reproductions", "workers.submissions"])
 app.config_from_object("django.conf:settings", namespace="CELERY")
