@@ -23,7 +23,7 @@ import re
 import secrets
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -356,17 +356,33 @@ TRACE_COLUMNS = (
 )
 
 
-def _generic_gpu(
+@dataclass(frozen=True)
+class _Selected:
+    """The rows of a generic GPU trace that become jobs (``rows``, in arrival order) and the columns
+    read: what the import writes and what ``generic_gpu_arrays`` summarises."""
+
+    cols: dict[str, str]
+    submit: np.ndarray
+    gpus: np.ndarray
+    duration: np.ndarray
+    text: dict[str, np.ndarray]
+    ids: np.ndarray
+    n_rows: int
+    keep: np.ndarray
+    never_ran: np.ndarray
+    bad_duration: np.ndarray
+    bad_gpus: np.ndarray
+    rows: np.ndarray
+
+
+def _generic_rows(
     table: pd.DataFrame,
     raw: Path,
-    out: Path,
     mapping: Mapping[str, str],
-    slot: float,
-    seed: int,
     start: str | None,
     end: str | None,
     limit: int | None,
-) -> str:
+) -> _Selected:
     label = str(raw)
     columns = list(table.columns)
     difference = _difference(mapping.get("duration", ""), columns, label)
@@ -414,7 +430,57 @@ def _generic_gpu(
         rows = rows[:limit]
     if len(rows) == 0:
         raise InputError("no jobs left after skipping and the --start/--end/--limit filters", file=label)
+    return _Selected(cols, submit, gpus, duration, text, ids, n_rows, keep, never_ran, bad_duration, bad_gpus, rows)
 
+
+def generic_gpu_preview(
+    raw: Path,
+    out: Path,
+    head: int,
+    *,
+    seed: int = 0,
+    mapping: Mapping[str, str] | None = None,
+    slot_seconds: float | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    limit: int | None = None,
+) -> dict[str, np.ndarray]:
+    """A quick look at what ``run("generic-gpu", raw, out, ...)`` would write, without building every
+    job: its first ``head`` jobs written to ``out`` (the same rows, ids and profiles as the whole
+    import's), and every job as arrays in their order: ``arrival`` (slots), ``gpus`` (whole GPUs)
+    and ``duration`` (seconds). InputError as ``run``'s."""
+    slot = DEFAULT_SLOT_SECONDS if slot_seconds is None else float(slot_seconds)
+    if not math.isfinite(slot) or slot <= 0:
+        raise InputError(f"{slot_seconds!r} must be a positive number of seconds", field="--slot-seconds")
+    if limit is not None and limit < 1:
+        raise InputError(f"{limit} must be at least 1", field="--limit")
+    table = read_raw(raw)
+    sel = _generic_rows(table, raw, mapping or {}, start, end, limit)
+    _generic_gpu(table, raw, out, mapping or {}, slot, seed, start, end, limit, replace(sel, rows=sel.rows[:head]))
+    submit = sel.submit[sel.rows]
+    return {
+        "arrival": ((submit - submit[0]) // slot).astype(np.int64),
+        "gpus": np.ceil(sel.gpus[sel.rows] - 1e-9).astype(np.int64),
+        "duration": sel.duration[sel.rows].astype(float),
+    }
+
+
+def _generic_gpu(
+    table: pd.DataFrame,
+    raw: Path,
+    out: Path,
+    mapping: Mapping[str, str],
+    slot: float,
+    seed: int,
+    start: str | None,
+    end: str | None,
+    limit: int | None,
+    selected: _Selected | None = None,
+) -> str:
+    sel = selected or _generic_rows(table, raw, mapping, start, end, limit)
+    submit, gpus, duration, text, ids, rows = sel.submit, sel.gpus, sel.duration, sel.text, sel.ids, sel.rows
+    n_rows, keep, never_ran = sel.n_rows, sel.keep, sel.never_ran
+    bad_duration, bad_gpus = sel.bad_duration, sel.bad_gpus
     first = submit[rows[0]]
     jobs: list[dict[str, Any]] = []
     profiles: dict[tuple[str, str], Profile] = {}

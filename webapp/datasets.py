@@ -294,6 +294,7 @@ class DatasetForm(forms.Form):
         self.raw_import: tuple[bytes, str, dict[str, Any]] | None = None  # (raw, file name, options): imported later
         self.hint: tuple[str, str] | None = None  # (import choice, message) when the file is of another kind
         self.error_line: tuple[int, str] | None = None  # (line number, its text) of the first error
+        self.quick: tuple[int, str] | None = None  # (jobs, converted head) of a large raw trace previewed
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -315,7 +316,7 @@ class DatasetForm(forms.Form):
                     )
                     return data
                 raw = upload.read()
-                if self.import_later(data, raw):
+                if self.import_later(data, raw) or self.preview_large(data, raw):
                     return data
                 if data.get("kind") in IMPORTS:
                     kind, self.file_name, self.text = import_raw(
@@ -328,6 +329,10 @@ class DatasetForm(forms.Form):
                 assert draft is not None
                 data["kind"], self.file_name, self.text = draft  # imported when it was previewed
                 self.draft_used = data.get("draft") or ""
+                if data["kind"] == "import-gpu":  # a large raw trace, previewed: imported in the background
+                    raw, self.text = self.text.encode("utf-8"), ""
+                    if self.import_later(data, raw):
+                        return data
             if data.get("kind") == Dataset.Kind.CLUSTER:
                 loaders.parse_cluster(self.text, self.file_name)
             else:
@@ -367,6 +372,28 @@ class DatasetForm(forms.Form):
         data["kind"] = Dataset.Kind.TRACE
         return True
 
+    def preview_large(self, data: dict[str, Any], raw: bytes) -> bool:
+        """The Preview of a raw GPU-job trace over ``IMPORT_INLINE_BYTES``: its first converted rows,
+        job count, span and offered load without importing it whole (``rawpreview``); the raw file is
+        kept as the draft, which "Add" imports in the background. True when so."""
+        from webapp.rawpreview import quick_preview
+
+        if data.get("kind") != "import-gpu" or len(raw) <= IMPORT_INLINE_BYTES or self.data.get("action") != "preview":
+            return False
+        cluster_ds: Dataset | None = data.get("cluster")
+        if cluster_ds is None:
+            self.add_error("cluster", "Choose the cluster spec to validate the trace against.")
+            return True
+        try:
+            cluster = loaders.parse_cluster(cluster_ds.text, cluster_ds.name)
+            jobs, head, summary = quick_preview(raw, self.file_name, self.import_options(data), cluster)
+            self.text = loaders.decode(raw, self.file_name)
+        except InputError as exc:
+            self.add_error(OPTION_FIELDS.get(exc.field or "", "file"), str(exc))
+            return True
+        self.quick, self.summary = (jobs, head), {"jobs": jobs, **summary}
+        return True
+
     def preview(self) -> dict[str, Any]:
         """What would be added (nothing is stored in the library yet): the converted file is kept as
         a draft that the form's next "Add" saves without a new upload."""
@@ -374,6 +401,17 @@ class DatasetForm(forms.Form):
         # a copy that can be changed: request.POST (a QueryDict) is read-only; the stubs type data as a Mapping
         self.data = self.data.copy()  # type: ignore[attr-defined]
         self.data["draft"] = token  # type: ignore[index]
+        if self.quick is not None:  # a large raw trace: imported on Add, in the background
+            fmt, kind, suffix = IMPORTS["import-gpu"]
+            return {
+                "name": unique_name(self.user, imported_name(self.chosen_name(), fmt, suffix)),
+                "kind": kind.label,
+                "size": len(self.text.encode("utf-8")),
+                "rows": self.quick[0],
+                "summary": self.summary,
+                "head": self.quick[1],
+                "later": True,
+            }
         return {
             "name": unique_name(self.user, self.chosen_name()),
             "kind": Dataset.Kind(self.cleaned_data["kind"]).label,
