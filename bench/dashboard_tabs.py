@@ -273,6 +273,9 @@ def main() -> None:
     from dashboard_common import session_cookie
 
     cookie = session_cookie(user)
+    views = {
+        n: (e.get_absolute_url(), e.runs.order_by("pk").first().pk) for n, e in exps.items()
+    }  # (no ORM in playwright)
     name, value = cookie.split("=", 1)
     trees = ([("before", before_tree(a.before))] if a.before else []) + [("after", ROOT)]
     live = [Server(label, tree, var / f"gunicorn-{label}.log") for label, tree in trees]
@@ -284,16 +287,14 @@ def main() -> None:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             if "tabs" not in skip:
                 for n in sizes:
-                    exp = exps[n]
-                    run = exp.runs.order_by("pk").first()
-                    base = exp.get_absolute_url()
+                    base, run_pk = views[n]
                     print(f"\n### {n:,}-job comparison of {a.algorithms} ({servers[n]} servers), cold browser, "
                           f"first view then median of {a.loads - 1} more\n")  # fmt: skip
                     print("| tab | server | load | HTML | charts | response (first, again) | plotly.js ready | "
                           "first chart drawn (first view, again) | every chart drawn (again) |")  # fmt: skip
                     print("|---|---|---|---|---|---|---|---|---|")
                     for tab in TABS:
-                        path = f"{base}?tab={tab}" + (f"&run={run.pk}" if tab == "gantt" else "")
+                        path = f"{base}?tab={tab}" + (f"&run={run_pk}" if tab == "gantt" else "")
                         rows: dict[str, list] = {srv.label: [] for srv in live}  # type: ignore[type-arg]
                         for _ in range(a.loads):
                             for srv in live:
@@ -310,12 +311,10 @@ def main() -> None:
                 print("| chart | server | load | SVG | PNG | PDF |")
                 print("|---|---|---|---|---|---|")
                 for n in sizes:
-                    exp = exps[n]
-                    run = exp.runs.order_by("pk").first()
-                    base = exp.get_absolute_url()
+                    base, run_pk = views[n]
                     charts = (
                         (f"JCT first chart, {n:,} jobs", f"{base}?tab=jct", ".comparison.js-plotly-plot"),
-                        (f"Gantt, {n:,} jobs", f"{base}?tab=gantt&run={run.pk}", ".gantt.js-plotly-plot"),
+                        (f"Gantt, {n:,} jobs", f"{base}?tab=gantt&run={run_pk}", ".gantt.js-plotly-plot"),
                     )
                     for label, path, selector in charts:
                         for srv in live:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping
 from functools import wraps
@@ -24,11 +25,14 @@ from django.utils import timezone
 
 from scheduling import registry
 from scheduling.errors import InputError
+from webapp import figurecache
 from webapp.adapted import adaptation
 from webapp.chartindex import chart_index, chart_index_name
 from webapp.models import Run, WorkerProblem
 from webapp.repetitions import history_of, repetition_inputs
 from workers.runs import RunInput, TransientStoreError
+
+logger = logging.getLogger(__name__)
 
 ERROR_CHARS = 4000  # a failure message longer than this is cut (the validator lists at most 5 problems)
 
@@ -233,6 +237,10 @@ class DjangoRunStore:
             raise
         if updated:
             _delete_leftovers(experiment_id, run_id, {name, index_name(name), chart_index_name(name)})
+            try:
+                figurecache.warm(experiment_id)  # the last run: the tabs' figures drawn here, not on a visit
+            except Exception:
+                logger.exception("experiment %s: its figures could not be drawn in advance", experiment_id)
             return "done"
         _delete(name, index_name(name), chart_index_name(name))
         holds = Run.objects.filter(pk=run_id).values_list("status", "error").first()

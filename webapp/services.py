@@ -427,6 +427,7 @@ def delete_experiment(exp: Experiment) -> None:
 
     cancel(exp)
     names = [r.result.name for r in exp.runs.all() if r.result.name]
+    figurecache.forget(exp.pk)
     exp.delete()
     for name in names:
         for path in (name, index_name(name), chart_index_name(name)):
@@ -716,7 +717,7 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
     elif tab in figurecache.TABS and done:
         # Finished runs' results never change: the tab's figures are cached (webapp/figurecache.py).
         key = figurecache.key(exp.pk, tab, q, done)
-        ctx.update(figurecache.cached(key, lambda: _result_tab(exp, tab, q, done, labels)))
+        ctx.update(figurecache.cached(key, lambda: _result_tab(exp, tab, q, done, labels), exp.pk))
     elif tab == "prices":
         # The runs of algorithms that write a price log (registry `prices`); only the chosen run's
         # result is opened (a result of 1,000 OASiS jobs is 8 MB of JSON, one of Philly's 82,247

@@ -272,6 +272,9 @@ MLSCHED_WEB_PARSE_SECONDS = float(os.environ.get("MLSCHED_WEB_PARSE_SECONDS", "3
 # neither added nor replaced, and a user's newest MLSCHED_DRAFT_KEEP of them when they preview again.
 MLSCHED_DRAFT_MAX_AGE = float(os.environ.get("MLSCHED_DRAFT_MAX_AGE", str(24 * 3600)))
 MLSCHED_DRAFT_KEEP = int(os.environ.get("MLSCHED_DRAFT_KEEP", "5"))
+# The worker that finishes an experiment's last run draws the default views of its JCT, Gantt and
+# Utilisation tabs into the figure cache (webapp/figurecache.py), so that the first visit reads them.
+MLSCHED_WARM_FIGURES = os.environ.get("MLSCHED_WARM_FIGURES", "1") == "1"
 
 # Simulations (Celery). The run store is how a task reads and records a run (docs/architecture.md).
 MLSCHED_RUN_STORE = "webapp.runstore.DjangoRunStore"

@@ -257,10 +257,15 @@
     });
   });
 
-  // Charts: each figure's JSON sits in a <script type="application/json"> beside its div.
+  // Charts: each figure's JSON sits in a <script type="application/json"> beside its div. The charts
+  // in the window are drawn at once, the others one at a time after the page has been painted
+  // (a chart of 5,000 markers takes a few hundred ms to draw): the page is usable meanwhile.
   if (window.performance && performance.mark) performance.mark("charts-start"); // after plotly.js ran
   const config = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
-  document.querySelectorAll("[data-figure]").forEach(function (div) {
+  const chartDivs = Array.prototype.slice.call(document.querySelectorAll("[data-figure]"));
+  const inView = function (div) { return div.getBoundingClientRect().top < window.innerHeight; };
+  const later = chartDivs.filter(function (div) { return !inView(div); });
+  const drawChart = function (div) {
     const figure = JSON.parse(document.getElementById(div.dataset.figure).textContent);
     if (!window.Plotly) {
       div.textContent = "plotly.js is missing: run `python manage.py vendor_plotly`.";
@@ -285,7 +290,14 @@
         window.history.replaceState(null, "", url);
       });
     }
-  });
+  };
+  chartDivs.filter(inView).forEach(drawChart);
+  const drawNext = function () {
+    if (!later.length) return;
+    drawChart(later.shift());
+    window.setTimeout(function () { window.requestAnimationFrame(drawNext); }, 0);
+  };
+  window.requestAnimationFrame(function () { window.setTimeout(drawNext, 0); }); // after the first paint
 
   // Prices: the server x slot matrix at the decision chosen with the slider, rebuilt from the
   // recorded changes (schema mlsched.prices/3: each decision lists [resource, server, slot, n, value],

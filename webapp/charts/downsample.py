@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 MAX_POINTS = 1000  # points per line (CDF, cumulative counts, utilisation) drawn at most
-MAX_MARKERS = 5000  # markers of a per-job scatter drawn at most (a sample beyond)
+MAX_MARKERS = 1500  # markers of a per-job scatter drawn at most (a sample beyond; every job in the jobs CSV)
 MAX_BOX_POINTS = 5000  # values per box sent as such; beyond, the box's statistics only
 
 
