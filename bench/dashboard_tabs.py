@@ -280,6 +280,9 @@ def main() -> None:
     warm(exps)
     trees = ([("before", before_tree(a.before))] if a.before else []) + [("after", ROOT)]
     live = [Server(label, tree, var / f"gunicorn-{label}.log") for label, tree in trees]
+    for srv in live:  # a first request in each server process: its imports, not a tab's cost
+        for base, _ in views.values():
+            srv.request(f"{base}?tab=summary", cookie)
     print(f"servers up (load {load()})", flush=True)
     from playwright.sync_api import sync_playwright
 
@@ -355,11 +358,15 @@ def main() -> None:
 def warm(exps) -> None:  # type: ignore[no-untyped-def]
     """What the worker finishing each experiment's last run does in this tree: draw its tabs' default
     views into the figure cache (webapp/figurecache.py), timed; an earlier tree has no such step."""
+    from django.core.cache import cache
+
     from webapp import figurecache
 
     if not hasattr(figurecache, "warm"):
         return
     for n, exp in exps.items():
+        figurecache.forget(exp.pk)  # (drawn when its runs were simulated here: drawn again, timed)
+        cache.clear()
         t = time.perf_counter()
         figurecache.warm(exp.pk)
         print(f"after: the worker draws the {n:,}-job comparison's figures in {time.perf_counter() - t:.2f} s "
