@@ -389,7 +389,7 @@ def submit(live, cookie: str, trace, cluster, jobs: int) -> None:  # type: ignor
             t, status, body = srv.request("/experiments/new/", cookie, data)
             assert status == 302, (srv.label, status, re.sub(r"\s+", " ", body.decode()[:3000]))
             times.append(t)
-            exp = Experiment.objects.get(name=f"submit-{srv.label}-{k}")
+            exp = Experiment.objects.filter(name=f"submit-{srv.label}-{k}").latest("pk")
             made = exp.runs.count()
             if srv.label == "after":
                 prep.append(worker_side(exp))

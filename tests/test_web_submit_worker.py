@@ -134,3 +134,26 @@ def test_a_lost_preparation_is_sent_again_by_the_recovery(
         submissions.prepare_submission.apply((exp.pk,))
     assert submissions.prepare_submission.apply((exp.pk,)).result == "skipped"  # a duplicate does nothing
     assert {r.status for r in Experiment.objects.get().runs.all()} == {"queued"}  # sent, not simulated here
+
+
+def test_a_model_on_a_trace_whose_check_is_pending_waits_for_it_then_adapts(
+    client, user, library, django_capture_on_commit_callbacks
+):
+    from webapp.models import TraceCheck
+
+    cluster, trace = library
+    fresh = Dataset.objects.create(owner=user, kind="trace", name="again.csv", text=trace.text, size=1)
+    TraceCheck.objects.create(trace=fresh, cluster=cluster)  # queued: its message is on its way
+    data = form(library, model="zhou-ps", algorithms=["zhou", "fifo"], trace_dataset=fresh.pk)
+    with django_capture_on_commit_callbacks(execute=False) as later:
+        assert client.post(NEW, data).status_code == 302
+    exp = Experiment.objects.get()
+    assert exp.input_check is not None and submit_worker.pending(exp)
+    with django_capture_on_commit_callbacks(execute=True):
+        for callback in later:
+            callback()
+        tasks.check_trace.apply((exp.input_check_id,))
+    exp.refresh_from_db()
+    # zhou cannot run the rigid trace as given, but can its zhou-ps adaptation: not failed by the check
+    assert {r.algorithm: r.status for r in exp.runs.all()} == {"zhou": "done", "fifo": "done"}
+    assert len(exp.preset_options["adapt"]["records"]) == 1

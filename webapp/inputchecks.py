@@ -56,9 +56,11 @@ def release(check_id: int) -> None:
                 queued.update(status=Run.Status.FAILED, error=f"the trace did not pass its check: {check.error}",
                               finished=now)  # fmt: skip
                 continue
-            # (With a history the check, which reads the trace alone, cannot tell: each run does.)
-            has_history = Experiment.objects.filter(pk=exp_id).exclude(history_text="").exists()
-            unsupported = {} if has_history else (check.summary or {}).get("unsupported", {})
+            # (With a history the check, which reads the trace alone, cannot tell: each run does; run
+            # as a model, the adapted instance decides: the preparation tells, webapp/submit_worker.py.)
+            exp = Experiment.objects.only("history_text", "preset_options").get(pk=exp_id)
+            as_given = not exp.history_text and "adapt" not in (exp.preset_options or {})
+            unsupported = (check.summary or {}).get("unsupported", {}) if as_given else {}
             for algorithm, why in unsupported.items():
                 if why:
                     queued.filter(algorithm=algorithm).update(status=Run.Status.FAILED, error=why, finished=now)
