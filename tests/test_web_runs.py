@@ -122,7 +122,7 @@ def test_a_run_whose_heartbeat_stopped_is_requeued_once_then_failed_with_the_rea
     # a live heartbeat keeps a run
     Run.objects.filter(pk=run.pk).update(status="running", heartbeat=timezone.now(), started=old)
     assert services.recover_runs() == {"requeued": 0, "failed": 0, "cancelled": 0, "dispatched": 0,
-                                                 "resent": 0}  # fmt: skip
+                                       "resent": 0, "prepared": 0}  # fmt: skip
 
 
 def test_database_errors_in_the_run_store_are_transient_and_retried(monkeypatch, tiny_cluster, tiny_trace):
