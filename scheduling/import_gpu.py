@@ -1,0 +1,259 @@
+"""The ``generic-gpu`` import: a raw GPU-job CSV -> a job trace (docs/formats.md, "generic-gpu").
+
+Columns ``job_id, submit_time, num_gpus, duration`` and optional ``user, group, status, model``
+(Philly as published needs no mapping; ``--map`` names others). Each kept row becomes a rigid job
+(its GPUs and recorded duration) with seeded elastic fields beside it: a model profile per group,
+epochs chosen so that the ideal duration matches the recorded one.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scheduling.errors import InputError
+from scheduling.raw_tables import bound, check_ids, numbers, require, resolve_columns, submit_seconds, write_atomically
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+NEVER_RAN = frozenset({"pending", "queued", "waiting", "submitted", "not_started", "unscheduled", "rejected"})
+"""Statuses (case-insensitive) of jobs that never held GPUs; such rows are skipped and counted."""
+
+
+GENERIC_FIELDS: dict[str, tuple[str, ...]] = {
+    "job_id": ("job_id", "jobid", "job_name", "job", "name", "id"),
+    "submit_time": ("submit_time", "submission_time", "submitted_time", "submit", "timestamp", "creation_time"),
+    "num_gpus": ("num_gpus", "num_gpu", "gpu_num", "gpus", "gpu_count"),
+    "duration": ("duration", "run_time", "runtime", "duration_s", "elapsed"),
+    "user": ("user", "user_id", "user_name", "username"),
+    "group": ("group", "group_id", "cluster", "vc", "virtual_cluster"),
+    "status": ("status", "state", "job_status", "pod_phase"),
+    "model": ("model", "model_name"),
+}
+"""Our field -> raw column names tried in order (case-insensitive). Philly's ``timestamp`` is the
+submit time and its ``cluster`` (a virtual cluster, i.e. a team) the group."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A model profile assumed for jobs the trace gives no model for (one per group, seeded)."""
+
+    name: str
+    batch_seconds: float  # one mini-batch on a one-GPU worker, s
+    minibatches: int  # mini-batches per data chunk
+    gradient_mb: float  # gradients exchanged per mini-batch, MB (fp32 model size)
+    update_seconds: float  # all-reduce/update time per iteration, s
+
+
+PROFILES: tuple[Profile, ...] = (
+    Profile("ResNet-50", 0.12, 100, 98, 0.02),
+    Profile("VGG16", 0.20, 100, 528, 0.08),
+    Profile("Inception-V3", 0.15, 100, 92, 0.02),
+    Profile("BERT-base", 0.25, 50, 420, 0.06),
+    Profile("Transformer", 0.30, 50, 250, 0.04),
+    Profile("LSTM-LM", 0.08, 200, 150, 0.03),
+    Profile("DeepSpeech2", 0.40, 50, 300, 0.05),
+    Profile("GNMT", 0.35, 50, 530, 0.08),
+)
+
+
+def profile_of(seed: int, key: str, model: str) -> Profile:
+    """The trace's own model when it is a known profile, else one drawn per (seed, group key)."""
+    for p in PROFILES:
+        if p.name.lower() == model.lower():
+            return p
+    digest = int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:16], 16)
+    rng = np.random.default_rng([seed, digest])
+    return PROFILES[int(rng.integers(len(PROFILES)))]
+
+
+def elastic_fields(profile: Profile, gpus: int, duration: float) -> dict[str, Any]:
+    """Elastic fields whose ideal duration matches the trace's: ``gpus`` one-GPU all-reduce workers
+    on one server train E_j * K_j mini-batches each, step = v + U (gpus-1)/gpus (speed.py)."""
+    step = profile.batch_seconds + profile.update_seconds * (gpus - 1) / gpus
+    per_worker = max(1, round(duration / step))
+    minibatches = min(profile.minibatches, per_worker)
+    return {
+        "arch": "allreduce",
+        "epochs": max(1, round(per_worker / minibatches)),
+        "chunks": gpus,
+        "minibatches": minibatches,
+        "batch_time": profile.batch_seconds,
+        "ps_update": profile.update_seconds,
+        "gradient_mb": profile.gradient_mb,
+    }
+
+
+TRACE_COLUMNS = (
+    "job_id",
+    "arrival",
+    "slot_seconds",  # the slot length the arrivals are written in (docs/formats.md, "Slot length")
+    "gpus",
+    "duration",
+    "group",
+    "user",
+    "model",
+    "status",
+    "arch",
+    "epochs",
+    "chunks",
+    "minibatches",
+    "batch_time",
+    "ps_update",
+    "gradient_mb",
+)
+
+
+def generic_gpu(
+    table: pd.DataFrame,
+    raw: Path,
+    out: Path,
+    mapping: Mapping[str, str],
+    slot: float,
+    seed: int,
+    start: str | None,
+    end: str | None,
+    limit: int | None,
+) -> str:
+    label = str(raw)
+    columns = list(table.columns)
+    difference = duration_difference(mapping.get("duration", ""), columns, label)
+    if difference is not None:  # --map duration=END-START: computed, not a column
+        mapping = {k: v for k, v in mapping.items() if k != "duration"}
+    cols = resolve_columns(table, label, GENERIC_FIELDS, mapping)
+    submit_col = require(cols, "submit_time", label, columns)
+    gpus_col = require(cols, "num_gpus", label, columns)
+    submit, datetimes = submit_seconds(table, submit_col, label)
+    gpus = numbers(table, gpus_col, label)
+    if difference is not None:
+        duration = elapsed(table, *difference, label)
+    else:
+        duration = numbers(table, require(cols, "duration", label, columns), label)
+    text = {f: table[c].to_numpy(dtype=object) for f, c in cols.items() if f in ("user", "group", "status", "model")}
+    n_rows = len(table)
+
+    # Skip rows of jobs that never ran or hold nothing, each counted under its first reason.
+    status = np.array([str(s).strip().lower() for s in text["status"]]) if "status" in text else None
+    never_ran = np.isin(status, list(NEVER_RAN)) if status is not None else np.zeros(n_rows, dtype=bool)
+    bad_duration = ~never_ran & (duration <= 0)
+    bad_gpus = ~never_ran & ~bad_duration & (gpus <= 0)
+    keep = ~(never_ran | bad_duration | bad_gpus)
+
+    if "job_id" in cols:
+        ids = table[cols["job_id"]].to_numpy(dtype=object)
+        check_ids(ids, keep, label, cols["job_id"])
+    else:
+        prefix = re.sub(r"[^a-z0-9]+", "-", raw.stem.lower()).strip("-") or "job"
+        width = max(6, len(str(n_rows)))
+        ids = np.array([f"{prefix}-{k + 1:0{width}d}" for k in range(n_rows)], dtype=object)
+
+    trace_start = float(submit.min())
+    lo = bound(start, "--start", datetimes, trace_start)
+    hi = bound(end, "--end", datetimes, trace_start)
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(submit[rows], kind="stable")]
+    in_window = np.ones(len(rows), dtype=bool)
+    if lo is not None:
+        in_window &= submit[rows] >= lo
+    if hi is not None:
+        in_window &= submit[rows] < hi
+    rows = rows[in_window]
+    if limit is not None:
+        rows = rows[:limit]
+    if len(rows) == 0:
+        raise InputError("no jobs left after skipping and the --start/--end/--limit filters", file=label)
+
+    first = submit[rows[0]]
+    jobs: list[dict[str, Any]] = []
+    profiles: dict[tuple[str, str], Profile] = {}
+    for r in rows:
+        g = math.ceil(gpus[r] - 1e-9)  # fractional GPU shares are rounded up to whole GPUs
+        extra = {f: str(v[r]) for f, v in text.items() if str(v[r]) != ""}
+        key = (extra.get("group") or extra.get("user") or str(ids[r]), extra.get("model", ""))
+        profile = profiles.get(key) or profiles.setdefault(key, profile_of(seed, *key))
+        job: dict[str, Any] = {
+            "job_id": str(ids[r]),
+            "arrival": int((submit[r] - first) // slot),
+            "slot_seconds": slot,
+            "gpus": g,
+            "duration": float(duration[r]),
+        }
+        job.update(extra)
+        job.setdefault("model", profile.name)
+        job.update(elastic_fields(profile, g, float(duration[r])))
+        jobs.append(job)
+
+    body = trace_json(jobs) if out.suffix.lower() == ".json" else trace_csv(jobs)
+    write_atomically(out, body)
+    skipped = int(n_rows - keep.sum())
+    filtered = int(keep.sum()) - len(rows)
+    span = jobs[-1]["arrival"]
+    return (
+        f"generic-gpu: wrote {len(jobs)} jobs to {out} (arrivals over {span + 1} slots of {slot:g} s); "
+        f"skipped {skipped} of {n_rows} rows ({int(bad_duration.sum())} non-positive duration, "
+        f"{int(bad_gpus.sum())} non-positive num_gpus, {int(never_ran.sum())} never ran); "
+        f"{filtered} outside --start/--end/--limit"
+    )
+
+
+def duration_difference(value: str, columns: Sequence[str], label: str) -> tuple[str, str] | None:
+    """``END-START`` naming two columns (and not itself a column): the (end, start) columns."""
+    if not value or value in columns or "-" not in value:
+        return None
+    by_lower = {c.lower(): c for c in reversed(columns)}
+    for k in range(1, len(value)):  # every split at a "-": column names may hold dashes themselves
+        if value[k] != "-":
+            continue
+        end, start = value[:k].strip(), value[k + 1 :].strip()
+        if end.lower() in by_lower and start.lower() in by_lower:
+            return by_lower[end.lower()], by_lower[start.lower()]
+    raise InputError(
+        f"{value!r} names neither a column nor END-START of two columns (columns: {', '.join(columns)})",
+        file=label,
+        line=1,
+        field="--map duration",
+    )
+
+
+def elapsed(table: pd.DataFrame, end: str, start: str, label: str) -> np.ndarray:
+    """Seconds from ``start`` to ``end`` per row: both numbers of seconds, or both datetimes."""
+    t_end, end_dates = submit_seconds(table, end, label)
+    t_start, start_dates = submit_seconds(table, start, label)
+    if end_dates != start_dates:
+        raise InputError(
+            f"{end} and {start} must both be datetimes or both numbers of seconds", file=label, line=2, field=end
+        )
+    return np.asarray(t_end - t_start, dtype=float)
+
+
+def cell(value: Any) -> str:
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.6g}"
+    return str(value)
+
+
+def trace_csv(jobs: Sequence[Mapping[str, Any]]) -> str:
+    present = set().union(*(job.keys() for job in jobs))
+    columns = [c for c in TRACE_COLUMNS if c in present]  # optional columns no job has are left out
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for job in jobs:
+        writer.writerow([cell(job[c]) if c in job else "" for c in columns])
+    return buf.getvalue()
+
+
+def trace_json(jobs: Sequence[Mapping[str, Any]]) -> str:
+    ordered = [{c: job[c] for c in TRACE_COLUMNS if c in job} for job in jobs]
+    return json.dumps(ordered, indent=1) + "\n"
