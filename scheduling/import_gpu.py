@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
-import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
+from scheduling.batch_draws import draws
 from scheduling.errors import InputError
 from scheduling.raw_tables import bound, check_ids, numbers, require, resolve_columns, submit_seconds, write_atomically
 
@@ -175,32 +174,23 @@ def generic_gpu(
         raise InputError("no jobs left after skipping and the --start/--end/--limit filters", file=label)
 
     first = submit[rows[0]]
-    jobs: list[dict[str, Any]] = []
-    profiles: dict[tuple[str, str], Profile] = {}
-    for r in rows:
-        g = math.ceil(gpus[r] - 1e-9)  # fractional GPU shares are rounded up to whole GPUs
-        extra = {f: str(v[r]) for f, v in text.items() if str(v[r]) != ""}
-        key = (extra.get("group") or extra.get("user") or str(ids[r]), extra.get("model", ""))
-        profile = profiles.get(key) or profiles.setdefault(key, profile_of(seed, *key))
-        job: dict[str, Any] = {
-            "job_id": str(ids[r]),
-            "arrival": int((submit[r] - first) // slot),
-            "slot_seconds": slot,
-            "gpus": g,
-            "duration": float(duration[r]),
-        }
-        job.update(extra)
-        job.setdefault("model", profile.name)
-        job.update(elastic_fields(profile, g, float(duration[r])))
-        jobs.append(job)
-
-    body = trace_json(jobs) if out.suffix.lower() == ".json" else trace_csv(jobs)
+    ids_kept = [str(v) for v in ids[rows]]
+    texts = {f: [str(x) for x in v[rows]] for f, v in text.items()}
+    kept = Columns(
+        ids=ids_kept,
+        arrivals=((submit[rows] - first) // slot).astype(np.int64).tolist(),
+        gpus=np.ceil(gpus[rows] - 1e-9).astype(np.int64).tolist(),  # fractional shares: whole GPUs
+        durations=duration[rows].tolist(),
+        texts=texts,
+        profiles=profiles_of(seed, ids_kept, texts),
+    )
+    body = trace_json(kept, slot) if out.suffix.lower() == ".json" else trace_csv(kept, slot)
     write_atomically(out, body)
     skipped = int(n_rows - keep.sum())
     filtered = int(keep.sum()) - len(rows)
-    span = jobs[-1]["arrival"]
+    span = kept.arrivals[-1]
     return (
-        f"generic-gpu: wrote {len(jobs)} jobs to {out} (arrivals over {span + 1} slots of {slot:g} s); "
+        f"generic-gpu: wrote {len(rows)} jobs to {out} (arrivals over {span + 1} slots of {slot:g} s); "
         f"skipped {skipped} of {n_rows} rows ({int(bad_duration.sum())} non-positive duration, "
         f"{int(bad_gpus.sum())} non-positive num_gpus, {int(never_ran.sum())} never ran); "
         f"{filtered} outside --start/--end/--limit"
@@ -243,17 +233,98 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def trace_csv(jobs: Sequence[Mapping[str, Any]]) -> str:
-    present = set().union(*(job.keys() for job in jobs))
-    columns = [c for c in TRACE_COLUMNS if c in present]  # optional columns no job has are left out
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    for job in jobs:
-        writer.writerow([cell(job[c]) if c in job else "" for c in columns])
-    return buf.getvalue()
+@dataclass(frozen=True)
+class Columns:
+    """The imported jobs, one list per field (row k: the k-th job in arrival order)."""
+
+    ids: list[str]
+    arrivals: list[int]
+    gpus: list[int]
+    durations: list[float]
+    texts: dict[str, list[str]]  # the raw user, group, status, model present ("" where a row has none)
+    profiles: list[Profile]
 
 
-def trace_json(jobs: Sequence[Mapping[str, Any]]) -> str:
-    ordered = [{c: job[c] for c in TRACE_COLUMNS if c in job} for job in jobs]
+def profiles_of(seed: int, ids: Sequence[str], texts: Mapping[str, Sequence[str]]) -> list[Profile]:
+    """``profile_of`` for every row (key: its group, else user, else id; its model), each distinct
+    key drawn once and all draws made together (scheduling/batch_draws.py: numpy's values)."""
+    by_name = {p.name.lower(): p for p in reversed(PROFILES)}  # the first profile of a name wins
+    empty = [""] * len(ids)
+    groups, users, models = (texts.get(f, empty) for f in ("group", "user", "model"))
+    keys = [(g or u or i, m) for g, u, i, m in zip(groups, users, ids, models, strict=True)]
+    chosen = {pair: by_name.get(pair[1].lower()) for pair in dict.fromkeys(keys)}
+    undrawn: dict[str, Profile | None] = {pair[0]: None for pair, found in chosen.items() if found is None}
+    digests = [int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:16], 16) for key in undrawn]
+    for key, k in zip(undrawn, draws(seed, digests, len(PROFILES)), strict=True):
+        undrawn[key] = PROFILES[k]
+    out = []
+    for pair in keys:
+        found = chosen[pair] or undrawn[pair[0]]
+        assert found is not None
+        out.append(found)
+    return out
+
+
+ELASTIC = ("arch", "epochs", "chunks", "minibatches", "batch_time", "ps_update", "gradient_mb")
+
+
+def _rows(columns: Columns) -> Iterator[tuple[dict[str, str], Profile, int, float, dict[str, Any]]]:
+    """Per job: its non-empty raw texts, profile, GPUs, duration and elastic fields (each distinct
+    (profile, GPUs, duration) computed once)."""
+    elastic: dict[tuple[str, int, float], dict[str, Any]] = {}
+    names = list(columns.texts)
+    for k, (profile, g, d) in enumerate(zip(columns.profiles, columns.gpus, columns.durations, strict=True)):
+        fields = elastic.get((profile.name, g, d))
+        if fields is None:
+            fields = elastic[profile.name, g, d] = elastic_fields(profile, g, d)
+        extra = {f: columns.texts[f][k] for f in names if columns.texts[f][k] != ""}
+        yield extra, profile, g, d, fields
+
+
+def trace_csv(columns: Columns, slot: float) -> Callable[[TextIO], None]:
+    """The trace as CSV, written row by row to the file given (write_atomically)."""
+    present = {"job_id", "arrival", "slot_seconds", "gpus", "duration", "model", *ELASTIC}
+    present.update(f for f, values in columns.texts.items() if any(v != "" for v in values))
+    order = [c for c in TRACE_COLUMNS if c in present]  # optional columns no job has are left out
+    before_model = [c for c in ("group", "user") if c in present]
+    status = "status" in present
+    slot_text = cell(float(slot))
+
+    def lines() -> Iterator[list[str]]:
+        numbers: dict[float, str] = {}
+        tails: dict[tuple[str, int, float], list[str]] = {}
+        rows = zip(_rows(columns), columns.ids, columns.arrivals, strict=True)
+        for (extra, profile, g, d, fields), job_id, arrival in rows:
+            duration_text = numbers.get(d)
+            if duration_text is None:
+                duration_text = numbers[d] = cell(d)
+            tail = tails.get((profile.name, g, d))
+            if tail is None:
+                tail = tails[profile.name, g, d] = [cell(fields[c]) for c in ELASTIC]
+            line = [job_id, str(arrival), slot_text, str(g), duration_text]
+            line.extend(extra.get(c, "") for c in before_model)
+            line.append(extra.get("model") or profile.name)
+            if status:
+                line.append(extra.get("status", ""))
+            line.extend(tail)
+            yield line
+
+    def write(f: TextIO) -> None:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(order)
+        writer.writerows(lines())
+
+    return write
+
+
+def trace_json(columns: Columns, slot: float) -> str:
+    ordered = []
+    for (extra, profile, g, d, fields), job_id, arrival in zip(
+        _rows(columns), columns.ids, columns.arrivals, strict=True
+    ):
+        job: dict[str, Any] = {"job_id": job_id, "arrival": arrival, "slot_seconds": slot, "gpus": g, "duration": d}
+        job.update(extra)
+        job.setdefault("model", profile.name)
+        job.update(fields)
+        ordered.append({c: job[c] for c in TRACE_COLUMNS if c in job})
     return json.dumps(ordered, indent=1) + "\n"

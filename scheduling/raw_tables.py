@@ -12,9 +12,9 @@ import os
 import re
 import secrets
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
@@ -75,7 +75,9 @@ def read_raw(path: Path) -> pd.DataFrame:
     table.columns = [str(c).strip() for c in table.columns]
     if table.empty:
         raise InputError("the file has a header but no rows", file=label, line=2)
-    return table.apply(lambda col: col.str.strip())
+    for column in table.columns:  # one column at a time: a million rows' copy is not held twice
+        table[column] = table[column].str.strip()
+    return table
 
 
 COMPRESSED_MAGIC = {
@@ -230,8 +232,9 @@ def non_negative(table: pd.DataFrame, column: str, label: str) -> np.ndarray:
     return values
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+def write_atomically(path: Path, text: str | Callable[[TextIO], None]) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename
+    (``text`` may be a function writing to the open file: a large output is not held whole).
 
     The temporary file is opened with mode "x" (not mkstemp) so that the result gets the usual
     permissions from the umask.
@@ -240,7 +243,10 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tmp.open("x", encoding="utf-8", newline="") as f:
-            f.write(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                text(f)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
