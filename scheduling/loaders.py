@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from scheduling import failures, gpu_types, records, restart_costs
+from scheduling import failures, gpu_types, records, restart_costs, status_replay
 from scheduling.bounds import (
     MAX_AMOUNT,
     MAX_RESTART_SECONDS,
@@ -270,6 +270,7 @@ def cluster_from_dict(doc: Any) -> Cluster:
         gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
         failures=_failures(doc, servers, slot),
         checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
+        replay_status=status_replay.flag(doc),
     )
 
 
@@ -720,6 +721,10 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = no_nul(str(row[key]), key)
+        if row.get("status") not in (None, ""):  # how the job ended, for a status replay (status_replay)
+            found = status_replay.outcome(no_nul(str(row["status"]), "status"))
+            if found is not None:
+                kw["outcome"] = found
     except InputError as exc:
         raise InputError(exc.problem, job=job_id, field=exc.field) from None
     if "duration" in kw and "gpus" not in kw:

@@ -165,6 +165,8 @@ def inputs(instance: Instance) -> dict[str, str]:
             trace.update(repr(job).encode())
             if job.restart_seconds is not None or job.gpu_speed or job.checkpoint_gb is not None:  # not in repr
                 trace.update(repr((job.restart_seconds, dict(job.gpu_speed), job.checkpoint_gb)).encode())
+            if job.outcome is not None and instance.cluster.replay_status:  # read only by a status replay
+                trace.update(repr(("outcome", job.outcome)).encode())
             trace.update(b"\n")
         cluster = instance.cluster
         shown = repr(cluster)
@@ -173,6 +175,8 @@ def inputs(instance: Instance) -> dict[str, str]:
             shown += repr((cluster.restart_costs, speeds, cluster.checkpoint_gbps))
         if cluster.failures or cluster.checkpoint_slots:
             shown += repr((cluster.failures, cluster.checkpoint_slots))
+        if cluster.replay_status:
+            shown += repr(("replay_status", True))
         digests = {
             "cluster_sha256": sha256(shown.encode()).hexdigest(),
             "trace_sha256": trace.hexdigest(),

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from scheduling import failures, metrics, restart_costs, storage
+from scheduling import failures, metrics, restart_costs, status_replay, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.engine import data_ready, restart_share
 from scheduling.model import Instance, Job, Server
@@ -79,6 +79,10 @@ def check_document(instance: Instance, doc: Any, problems: list[str]) -> None:
 
 def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
     cluster = instance.cluster
+    # A replay of recorded failures (scheduling.status_replay): its fields checked here, the
+    # schedule below with each ended job seen as completing when it ended.
+    outcomes = {j.job_id: j.outcome for j in instance.jobs if j.outcome is not None}
+    doc = status_replay.engine_view(outcomes, cluster.replay_status, doc, problems)
     if doc.get("schema") != SCHEMA:
         problems.append(f"schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
     if doc["servers"] != server_list(cluster):
