@@ -21,7 +21,6 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from scheduling import collector
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
@@ -36,6 +35,11 @@ from scheduling.cli_commands import (
     cmd_validate,
 )
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE: the exit code of a tool whose output reader went away
 

@@ -14,11 +14,14 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from scheduling.errors import InputError, UnsupportedInstance
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from scheduling import repeat
     from scheduling.model import Instance
 

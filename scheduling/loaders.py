@@ -15,7 +15,6 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from scheduling import failures, gpu_types, records, restart_costs, status_replay
 from scheduling.bounds import (
@@ -46,6 +45,11 @@ from scheduling.model import (
 )
 from scheduling.plain_csv import PlainCsv
 from scheduling.records import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest cluster spec or trace file the CLI and the library read (a 150,000-job A-SRPT trace is

@@ -16,11 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
 
 from scheduling.bounds import MAX_AMOUNT, MAX_SLOTS, MAX_WORK, MAX_WORKERS, STEP_SECONDS
 from scheduling.model import ARCHITECTURES, Cluster, Job, Utility
 from scheduling.status_replay import outcome
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _plain_int(minimum: int, maximum: float) -> Callable[[str], int]:

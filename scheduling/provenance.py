@@ -22,12 +22,14 @@ import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from scheduling.model import Instance
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 if TYPE_CHECKING:
     from hashlib import sha256 as _builtin_sha256
+    from typing import Any
 else:
     try:  # CPython's own SHA-256 (same digests as hashlib's, whose import loads OpenSSL: about 3 ms)
         from _sha256 import sha256 as _builtin_sha256

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from scheduling import metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
 from scheduling.speed import demand_of
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 SCHEMA = "mlsched.result/1"
 

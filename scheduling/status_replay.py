@@ -23,9 +23,13 @@ completing at ``ended`` (all its work done by then, nothing held after it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from scheduling.errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 FAILED = frozenset({"failed", "failure", "fail", "error", "errored"})
 """Recorded statuses (case-insensitive) of a job that failed (Philly ``Failed``, Alibaba ``Failed``)."""

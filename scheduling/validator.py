@@ -11,7 +11,6 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Any
 
 from scheduling import failures, metrics, restart_costs, status_replay, storage
 from scheduling.capacity import TOLERANCE
@@ -29,6 +28,11 @@ from scheduling.speed import (
     reserves_ps_bandwidth,
     typed_demand,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 WORK_TOLERANCE = 1e-6
 
@@ -270,7 +274,7 @@ def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[s
                     )
 
 
-Held = tuple[tuple[Any, Any, Any, Any], ...]  # (server, role, type, count) of each placement held
+Held = tuple[tuple["Any", "Any", "Any", "Any"], ...]  # (server, role, type, count) of each placement held
 
 
 class _Timeline:

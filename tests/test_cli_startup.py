@@ -89,6 +89,9 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert not modules & set(OTHER_BASELINE_MODULES)
     # a built-in name is found without looking for plugins (importlib.metadata scans every package)
     assert not modules & {"scheduling.plugins", "importlib.metadata"}
+    # the modules on this path take typing's names for the type checker only (TYPE_CHECKING = False):
+    # importing typing took about 10 ms of a 300-job run's 130 (bench/RESULTS-tiresias.md)
+    assert "typing" not in modules
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])
