@@ -16,7 +16,6 @@ engine, the registry or the result document (``tests/test_cli_startup.py``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -34,11 +33,13 @@ from scheduling.cli_commands import (
     cmd_simulate,
     cmd_validate,
 )
+from scheduling.cli_quick import quick_simulate
 from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
-    from typing import NoReturn
+    import argparse
+    from typing import Any, NoReturn
 
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE: the exit code of a tool whose output reader went away
@@ -70,7 +71,9 @@ def entry() -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and not argv[0].startswith("-") else ""
-    args = _parser(command).parse_args(argv)
+    args: Any = quick_simulate(argv) if command == "simulate" else None  # (scheduling/cli_quick.py)
+    if args is None:
+        args = _parser(command).parse_args(argv)
     try:
         code: int = args.handler(args)
         return code
@@ -82,13 +85,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-class _HelpFormatter(argparse.HelpFormatter):
+_FORMATTER: list[type[argparse.HelpFormatter]] = []
+
+
+def _help_formatter() -> type[argparse.HelpFormatter]:
     """argparse's help layout, with the width ``shutil.get_terminal_size`` gives (``COLUMNS``, else
     the terminal's, else 80) found without importing shutil: argparse makes a formatter for every
-    argument declared, and shutil (with bz2, lzma, fnmatch) took about 2 ms of every run."""
+    argument declared, and shutil (with bz2, lzma, fnmatch) took about 2 ms of every run. Made at
+    its first use: argparse is imported only when a parser is built (not by a plain ``simulate``)."""
+    if not _FORMATTER:
+        import argparse
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+        class HelpFormatter(argparse.HelpFormatter):
+            def __init__(
+                self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+            ):
+                width = _columns() - 2 if width is None else width
+                super().__init__(prog, indent_increment, max_help_position, width)
+
+        _FORMATTER.append(HelpFormatter)
+    return _FORMATTER[0]
 
 
 def _columns() -> int:
@@ -108,12 +124,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line parser. Every command is listed, but only the arguments of ``only`` (all
     commands' when None) are declared: declaring them can import what their choices list (presets,
     import formats, figures), which a run of another command does not need."""
+    import argparse
+
+    formatter = _help_formatter()
     p = argparse.ArgumentParser(
-        prog="python -m scheduling", description="ML-cluster scheduling lab", formatter_class=_HelpFormatter
+        prog="python -m scheduling", description="ML-cluster scheduling lab", formatter_class=formatter
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (summary, description, declare) in _COMMANDS.items():
-        command = sub.add_parser(name, help=summary, description=description, formatter_class=_HelpFormatter)
+        command = sub.add_parser(name, help=summary, description=description, formatter_class=formatter)
         if only is None or only == name:
             declare(command)
     return p
@@ -274,6 +293,8 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type: a whole number from ``minimum`` to ``maximum`` (argparse exits 2 otherwise)."""
 
     def parse(text: str) -> int:
+        import argparse  # (loaded already when argparse calls this; cli_quick's callers catch the error)
+
         try:
             value = int(text)
         except ValueError:
@@ -297,6 +318,8 @@ def _restart_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _seconds(text: str) -> float:
+    import argparse
+
     try:
         value = float(text)
     except ValueError:

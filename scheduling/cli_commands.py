@@ -7,7 +7,6 @@ returns the exit code. Bad input raises ``InputError`` (exit code 2, scheduling/
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -20,6 +19,7 @@ from scheduling.errors import InputError, UnsupportedInstance
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     from scheduling import repeat
