@@ -5,7 +5,8 @@
 
 The window rule is fixed here, before any measurement with it: **15 windows of 300 jobs, the k-th
 starting at 12:00 on 2017-09-11 + 7k days** (Mondays at noon, 2017-09-11 to 2017-12-18), on 4 x 8
-GPUs as bench/tiresias_windows.py's 300-job windows. No earlier bench started a window at noon or
+GPUs as bench/tiresias_windows.py's 300-job windows; a window holding a job larger than the
+cluster is skipped and reported, as there. No earlier bench started a window at noon or
 on a Monday: bench/tiresias_windows.py's start at 00:00 on Tuesdays (2017-09-05 + 7k),
 bench/tiresias_speed.py's and bench/tiresias_crosscheck.py's at 00:00 on 2017-10-04, 10-05, 10-20,
 11-01, 11-10, 12-05, bench/paper_adapted_speed.py's on 2017-10-10. The script prints how many jobs
@@ -116,6 +117,7 @@ def main() -> int:
         f"rule: {WINDOWS} windows of {JOBS} jobs from {AT[:5]} on {FIRST} every {EVERY_DAYS} days, {NODES} x 8 GPUs; "
         f"{args.rounds} rounds per window; roots: {', '.join(str(r) for r in roots)}"
     )
+    skipped: list[str] = []
     ratios: dict[tuple[str, int], list[float]] = {(ours, i): [] for _, ours in pairs for i in range(len(roots))}
     with tempfile.TemporaryDirectory() as tmp:
         shared = overlaps(Path(tmp))
@@ -124,7 +126,11 @@ def main() -> int:
         print("|---|---|---|---|---|" + "---|---|---|" * len(roots))
         for k, start in enumerate(starts()):
             window = common.Window(str(k), start, JOBS, NODES, 8)
-            inputs = common.build(window, Path(tmp) / window.name)
+            try:
+                inputs = common.build(window, Path(tmp) / window.name)
+            except SystemExit as exc:  # a job larger than the cluster: skipped and reported, as tiresias_windows.py
+                skipped.append(f"{start[:16]} ({exc})")
+                continue
             for theirs_name, ours_name in pairs:
                 log = Path(tmp) / window.name / theirs_name
                 t_cmd, t_cwd = common.authors_cmd(args.checkout, inputs, theirs_name, log)
@@ -174,6 +180,8 @@ def main() -> int:
                 f"| {theirs_name} / {ours_name} | {root} | {len(values)} | {statistics.median(values):.2f} | {boot} | "
                 f"[{low:.2f}, {high:.2f}] ({cover:.1%}) | {wins}/{len(values)} |"
             )
+    for line in skipped:
+        print(f"skipped: {line}")
     print(f"\nfinished; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
