@@ -4,7 +4,9 @@
         [--rounds 5] [--root <other checkout> --root .]
 
 The window rule is fixed here, before any measurement with it: **15 windows of 300 jobs, the k-th
-starting at 12:00 on 2017-09-11 + 7k days** (Mondays at noon, 2017-09-11 to 2017-12-18), on 4 x 8
+starting at 12:00 on 2017-09-11 + 7k days** (Mondays at noon, 2017-09-11 to 2017-12-18; ``--rule
+thursdays``, a second set fixed after the first had been measured once and before its own first
+measurement: 14 windows from 12:00 on 2017-09-14 + 7k days, Thursdays at noon to 2017-12-14), on 4 x 8
 GPUs as bench/tiresias_windows.py's 300-job windows; a window holding a job larger than the
 cluster is skipped and reported, as there. No earlier bench started a window at noon or
 on a Monday: bench/tiresias_windows.py's start at 00:00 on Tuesdays (2017-09-05 + 7k),
@@ -44,10 +46,13 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # scheduling.st
 import tiresias_common as common
 from tiresias_speed import PAIRS, timed
 
-FIRST = dt.date(2017, 9, 11)
+RULES = {  # name -> (first day, windows); each fixed before its first measurement
+    "mondays": (dt.date(2017, 9, 11), 15),  # the first rule (2026-12-02, 04:05 UTC)
+    "thursdays": (dt.date(2017, 9, 14), 14),  # a second set (fixed 04:30 UTC, after the first was measured)
+}
 EVERY_DAYS = 7
-WINDOWS = 15
 AT = "12:00:00"
+FIRST, WINDOWS = RULES["mondays"]
 JOBS = 300
 NODES = 4
 
@@ -61,6 +66,11 @@ EARLIER = [  # (start, jobs) of the 300- and 600-job windows of the earlier benc
 
 def starts() -> list[str]:
     return [f"{FIRST + dt.timedelta(days=k * EVERY_DAYS)} {AT}" for k in range(WINDOWS)]
+
+
+def use_rule(name: str) -> None:
+    global FIRST, WINDOWS
+    FIRST, WINDOWS = RULES[name]
 
 
 def window_jobs(rows: list[tuple[int, str]], first_submit: dt.datetime, start: str, n: int) -> set[str]:
@@ -106,8 +116,10 @@ def main() -> int:
     ap.add_argument("checkout", type=Path, help="the authors' repository (SymbioticLab/Tiresias), outside this one")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--root", action="append", type=Path, help="our checkouts (default: this one)")
+    ap.add_argument("--rule", choices=sorted(RULES), default="mondays", help="the set of windows (RULES)")
     ap.add_argument("--pairs", default="fifo", help="ours of the pairs to run (fifo, srtf, tiresias)")
     args = ap.parse_args()
+    use_rule(args.rule)
     roots = [r.resolve() for r in (args.root or [common.ROOT])]
     pairs = [(theirs, ours) for theirs, ours in PAIRS if ours in args.pairs.split(",")]
     common.prepare(args.checkout)
