@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from scheduling import collector
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
@@ -39,6 +38,7 @@ from scheduling.errors import InputError, ScheduleError, UnsupportedInstance
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
     from typing import Any, NoReturn
 
 
@@ -163,7 +163,7 @@ def _declare_generate(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also write DIR/history.csv (or .json): the preset drawn from another seed, for simulate --history",
     )
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--out", required=True, type=_path)
     p.set_defaults(handler=cmd_generate)
 
 
@@ -171,8 +171,8 @@ def _declare_import(p: argparse.ArgumentParser) -> None:
     from scheduling import importers
 
     p.add_argument("--format", required=True, choices=sorted(importers.FORMATS))
-    p.add_argument("--input", required=True, type=Path)
-    p.add_argument("--out", required=True, type=Path, help="trace .csv/.json, or cluster .json for node-list")
+    p.add_argument("--input", required=True, type=_path)
+    p.add_argument("--out", required=True, type=_path, help="trace .csv/.json, or cluster .json for node-list")
     p.add_argument("--seed", type=_whole(0), default=0)
     p.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN", help="column mapping, repeatable")
     p.add_argument("--slot-seconds", type=float, default=None, help="slot length (default: per format)")
@@ -192,15 +192,15 @@ def _declare_simulate(p: argparse.ArgumentParser) -> None:
         "--horizon", type=_whole(1, MAX_SLOTS), default=None, help="stop at this slot (default: the cluster's)"
     )
     _restart_arg(p)
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--out", required=True, type=_path)
     p.set_defaults(handler=cmd_simulate)
 
 
 def _declare_compare(p: argparse.ArgumentParser) -> None:
     from scheduling import presets
 
-    p.add_argument("--cluster", type=Path, help="cluster spec (or --preset)")
-    p.add_argument("--trace", type=Path, help="job trace (or --preset)")
+    p.add_argument("--cluster", type=_path, help="cluster spec (or --preset)")
+    p.add_argument("--trace", type=_path, help="job trace (or --preset)")
     p.add_argument("--preset", choices=sorted(presets.PRESETS), help="generate the instance per seed instead")
     p.add_argument("--jobs", type=_whole(1), default=None, help="with --preset: number of jobs")
     p.add_argument("--size", type=float, default=None, help="with --preset: scale the cluster (0 < size <= 1)")
@@ -232,7 +232,7 @@ def _declare_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference", default=None, help="algorithm the others are paired with (default: the first)")
     p.add_argument("--horizon", type=_whole(1, MAX_SLOTS), default=None)
     _restart_arg(p)
-    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--out", required=True, type=_path)
     p.set_defaults(handler=cmd_compare)
 
 
@@ -242,7 +242,7 @@ def _declare_reproduce(p: argparse.ArgumentParser) -> None:
     p.add_argument("figure", nargs="?", choices=sorted(reproduce.FIGURES), metavar="FIGURE")
     p.add_argument("--list", action="store_true", help="list the reproducible figures")
     p.add_argument("--seeds", default=None, help="number of seeds N (0..N-1, default per figure) or a list like 0-9")
-    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--out", type=_path, default=None)
     p.set_defaults(handler=cmd_reproduce)
 
 
@@ -254,7 +254,7 @@ def _declare_adapt(p: argparse.ArgumentParser) -> None:
 
 def _declare_check(p: argparse.ArgumentParser) -> None:
     _instance_args(p)
-    p.add_argument("--result", required=True, type=Path)
+    p.add_argument("--result", required=True, type=_path)
     p.set_defaults(handler=cmd_check)
 
 
@@ -308,6 +308,13 @@ def _whole(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def _path(text: str) -> Path:
+    """An argparse type: ``Path(text)`` (pathlib imported only when a parser is built)."""
+    from pathlib import Path
+
+    return Path(text)
+
+
 def _restart_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--restart-seconds",
@@ -330,8 +337,8 @@ def _seconds(text: str) -> float:
 
 
 def _instance_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cluster", required=True, type=Path)
-    p.add_argument("--trace", required=True, type=Path)
+    p.add_argument("--cluster", required=True, type=_path)
+    p.add_argument("--trace", required=True, type=_path)
     _convert_arg(p)
 
 
@@ -346,7 +353,7 @@ def _convert_arg(p: argparse.ArgumentParser) -> None:
 def _history_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history",
-        type=Path,
+        type=_path,
         default=None,
         help="a separate trace of past jobs that estimators may calibrate on (never the evaluated trace)",
     )

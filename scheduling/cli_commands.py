@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from scheduling.errors import InputError, UnsupportedInstance
 
@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
     from typing import Any
 
     from scheduling import repeat
@@ -82,18 +83,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _out_folder(path: Path) -> None:
-    if path.exists() and not path.is_dir():
+def _out_folder(path: Path | str) -> None:
+    if os.path.exists(path) and not os.path.isdir(path):
         raise InputError("exists and is not a folder", file=str(path), field="--out")
 
 
-def _out_file(path: Path) -> None:
-    if path.is_dir():
+def _out_file(path: Path | str) -> None:
+    if os.path.isdir(path):
         raise InputError("is a folder: give the name of the file to write", file=str(path), field="--out")
 
 
 @contextmanager
-def _writing(path: Path) -> Iterator[None]:
+def _writing(path: Path | str) -> Iterator[None]:
     """An OSError while writing ``path`` (no permission, a file in the way) is bad input naming it."""
     try:
         yield
@@ -352,6 +353,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         raise InputError("name a figure (reproduce --list shows them)", field="FIGURE")
     fig = reproduce.FIGURES[args.figure]
     seeds = reproduce.seeds_of(args.seeds, fig)
+    from pathlib import Path
+
     out = args.out if args.out is not None else Path("runs") / "reproduce" / fig.name
     _out_folder(out)
 

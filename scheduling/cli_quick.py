@@ -1,19 +1,21 @@
 """``simulate``'s arguments in their plain form, read without argparse (scheduling/cli.py).
 
 A short run spends about 4 ms importing argparse (with gettext and locale) and building its parser,
-against some 70 ms for a whole 300-job ``simulate --algorithm fifo`` process (bench/RESULTS-tiresias.md).
-``quick_simulate`` reads the common form: every option by its full name (``--cluster``,
-``--trace``, ``--history``, ``--algorithm``, ``--param``, ``--seed``, ``--horizon``,
-``--restart-seconds``, ``--out``, ``--convert-slots``), each value as the next argument and not
-starting with ``-``, the required ones given, every value valid for its option's type. Anything
-else (``--help``, an abbreviation, ``--option=value``, ``--``, a value argparse would refuse, a
-missing option) gives None, and argparse parses the arguments as always, with its messages and exit
-code 2. ``tests/test_cli_quick.py`` compares both on many command lines.
+and about 3 ms importing pathlib (with urllib.parse, ipaddress, fnmatch), against some 70 ms for a
+whole 300-job ``simulate --algorithm fifo`` process (bench/RESULTS-tiresias.md). ``quick_simulate``
+reads the common form: every option by its full name (``--cluster``, ``--trace``, ``--history``,
+``--algorithm``, ``--param``, ``--seed``, ``--horizon``, ``--restart-seconds``, ``--out``,
+``--convert-slots``), each value as the next argument and not starting with ``-``, the required
+ones given, every value valid for its option's type, each path as pathlib would spell it (then the
+path is passed as that string; the handlers take strings and Paths alike). Anything else
+(``--help``, an abbreviation, ``--option=value``, ``--``, a value argparse would refuse, a path
+pathlib would spell otherwise, a missing option) gives None, and argparse parses the arguments as
+always, with its messages and exit code 2. ``tests/test_cli_quick.py`` compares both on many
+command lines.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 from scheduling.bounds import MAX_SLOTS
@@ -26,19 +28,28 @@ if TYPE_CHECKING:
 REQUIRED = ("cluster", "trace", "algorithm", "out")
 
 
+def plain_path(text: str) -> str:
+    """A path given as ``str(Path(text))`` would give it back (no empty, ``.``, doubled or trailing
+    slash, ``./``, ``/./``), as itself: the handlers take a string as they take argparse's Path, and
+    pathlib is not imported; any other path goes to argparse (ValueError)."""
+    if not text or text == "." or text.endswith("/") or "//" in text or text.startswith("./") or "/./" in text:
+        raise ValueError(text)
+    return text
+
+
 def _readers() -> dict[str, Callable[[str], Any]]:
     from scheduling.cli import _seconds, _whole  # the types argparse's declaration uses
 
     return {
-        "--cluster": Path,
-        "--trace": Path,
-        "--history": Path,
+        "--cluster": plain_path,
+        "--trace": plain_path,
+        "--history": plain_path,
         "--algorithm": str,
         "--param": str,
         "--seed": _whole(0),
         "--horizon": _whole(1, MAX_SLOTS),
         "--restart-seconds": _seconds,
-        "--out": Path,
+        "--out": plain_path,
     }
 
 

@@ -11,9 +11,9 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 
 from scheduling import failures, gpu_types, records, restart_costs, status_replay
@@ -48,6 +48,7 @@ from scheduling.records import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -61,15 +62,15 @@ database, and the whole Philly trace imported is about 4 MiB. Larger traces run 
 
 def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_INPUT_BYTES) -> str:
     """A whole input file as text, refusing empty, oversized and non-UTF-8 files."""
-    path = Path(path)
     label = name or str(path)
-    try:
-        size = path.stat().st_size
+    try:  # (os, not pathlib: a short run starts without importing pathlib)
+        size = os.stat(path).st_size
         if size > max_bytes:
             raise InputError(
                 f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label
             )
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:  # missing, a folder, no permission
         raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
     return decode(data, label)

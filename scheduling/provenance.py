@@ -21,7 +21,6 @@ import select
 import time
 import weakref
 from collections.abc import Mapping
-from pathlib import Path
 
 from scheduling.model import Instance
 
@@ -51,7 +50,7 @@ def _sha256(jobs: int) -> Any:
 
 
 PACKAGE = "mlsched"
-_SOURCE = Path(__file__).resolve().parent.parent
+_SOURCE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # (no pathlib: start-up)
 
 
 @functools.cache

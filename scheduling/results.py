@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from scheduling import metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
@@ -13,6 +13,7 @@ from scheduling.speed import demand_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -172,11 +173,14 @@ def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, fl
     return metrics.utilization_timeline(usages(doc), capacity)
 
 
-def write(doc: Mapping[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+def write(doc: Mapping[str, Any], path: Path | str) -> None:
+    """Write ``doc`` to ``path`` as compact JSON, making its folder (os, not pathlib: start-up)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n")
 
 
-def read(path: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+def read(path: Path | str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        doc: dict[str, Any] = json.loads(f.read())
     return doc

@@ -4,6 +4,7 @@ other one to argparse."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -24,11 +25,17 @@ OPTIONAL = [
     ["--convert-slots"],
     ["--algorithm", "srtf"],  # given twice: the last counts
     ["--out", "other.json"],
+    ["--out", "/tmp/x/r.json"],
+    ["--cluster", "../c.json"],
+    ["--history", "a/b/h.json"],
 ]
 
 
 def parsed(argv: list[str]) -> dict:
-    return dict(vars(cli._parser("simulate").parse_args(argv)))
+    """argparse's namespace, its Paths as strings (the quick reading gives a path as the string
+    that ``str(Path(...))`` gives back; the handlers take either)."""
+    out = dict(vars(cli._parser("simulate").parse_args(argv)))
+    return {k: str(v) if isinstance(v, Path) else v for k, v in out.items()}
 
 
 def test_plain_command_lines_give_argparse_s_namespace():
@@ -42,6 +49,7 @@ def test_plain_command_lines_give_argparse_s_namespace():
         quick = quick_simulate(argv)
         assert quick is not None, argv
         assert vars(quick) == parsed(argv), argv
+        assert all(str(Path(v)) == v for k, v in vars(quick).items() if k in ("cluster", "trace", "out"))
 
 
 @pytest.mark.parametrize(
@@ -61,6 +69,12 @@ def test_plain_command_lines_give_argparse_s_namespace():
         ["--unknown", "1"],
         ["--"],
         ["extra"],
+        ["--out", ""],  # pathlib spells these otherwise (".", "r.json", "a/r.json", ...)
+        ["--out", "."],
+        ["--out", "./r.json"],
+        ["--out", "a//r.json"],
+        ["--out", "a/./r.json"],
+        ["--trace", "dir/"],
     ],
 )
 def test_other_command_lines_are_left_to_argparse(extra: list[str]):

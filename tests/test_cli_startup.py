@@ -94,6 +94,8 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert "typing" not in modules
     # nor argparse (with gettext and locale): a plain simulate command line is read by cli_quick.py
     assert not modules & {"argparse", "gettext", "locale"}
+    # nor pathlib (with urllib.parse, ipaddress): the files are read and written with os
+    assert not modules & {"pathlib", "urllib.parse", "ipaddress"}
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])
