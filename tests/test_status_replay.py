@@ -124,3 +124,30 @@ def test_the_validator_refuses_a_tampered_replay():
 def test_replay_status_must_be_a_boolean():
     with pytest.raises(InputError, match="replay_status"):
         inst("yes")  # type: ignore[arg-type]
+
+
+def test_an_imported_alibaba_pod_list_replays_its_failed_pods(tmp_path):
+    """The import carries pod_phase as the status; with replay_status its Failed pods end failed
+    (tests/fixtures/openb_pods_head.csv: 2 Failed, 1 Succeeded, 37 Running, none Pending)."""
+    from pathlib import Path
+
+    from scheduling import importers
+    from scheduling.loaders import load_trace
+
+    raw = Path(__file__).parent / "fixtures" / "openb_pods_head.csv"
+    out = tmp_path / "pods.csv"
+    importers.run("generic-gpu", raw, out, mapping={"duration": "deletion_time-creation_time"}, slot_seconds=3600)
+    spec = {
+        "slot_seconds": 3600,
+        "resources": ["gpu"],
+        "servers": [{"id": "n", "capacity": {"gpu": 8}, "count": 8}],
+        "replay_status": True,
+    }
+    c = cluster_from_dict(spec)
+    i = Instance(c, load_trace(out, c))
+    failed = {j.job_id for j in i.jobs if j.outcome == "failed"}
+    assert len(failed) == 2 and all(j.outcome is None for j in i.jobs if j.job_id not in failed)
+    doc = api.run(i, "fifo")
+    assert {j["job_id"] for j in doc["jobs"] if j.get("outcome") == "failed"} == failed
+    assert (doc["metrics"]["failed"], doc["metrics"]["completed"]) == (2, len(i.jobs) - 2)
+    assert validate(i, doc) == []
