@@ -1,5 +1,6 @@
-"""Wall time of short CLI commands (start-up dominated): `--help`, `algorithms --json`, `validate`
-and `simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process.
+"""Wall and CPU time of short CLI commands (start-up dominated): `--help`, `algorithms --json`,
+`validate` and `simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process
+(CPU: user + system time of the process and its children, os.wait4).
 
 Usage: python bench/cli_startup.py [--repeat 15] [--root DIR ...]
 
@@ -44,11 +45,16 @@ def commands(data: Path) -> dict[str, list[str]]:
     }
 
 
-def timed(root: Path, argv: list[str]) -> float:
+def timed(root: Path, argv: list[str]) -> tuple[float, float]:
+    """(wall s, CPU s) of one process."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "scheduling", *argv], cwd=root, env=env, check=True, capture_output=True)
-    return time.perf_counter() - started
+    cmd = [sys.executable, "-m", "scheduling", *argv]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed in {root}")
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -67,7 +73,7 @@ def main() -> None:
             capture_output=True,
         )
         cmds = commands(data)
-        times: dict[tuple[str, Path], list[float]] = {(c, r): [] for c in cmds for r in roots}
+        times: dict[tuple[str, Path], list[tuple[float, float]]] = {(c, r): [] for c in cmds for r in roots}
         for root in roots:  # compile, then warm the file cache
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "scheduling")], check=True)
             for argv in cmds.values():
@@ -77,10 +83,16 @@ def main() -> None:
                 for root in roots:
                     times[(name, root)].append(timed(root, argv))
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    print("| command | root | median s | min s |")
-    print("|---|---|---|---|")
+    print("| command | root | median wall s | min wall s | median CPU s | paired CPU ratio to the first root |")
+    print("|---|---|---|---|---|---|")
     for (name, root), values in times.items():
-        print(f"| `{name}` | {root} | {statistics.median(values):.3f} | {min(values):.3f} |")
+        walls, cpus = [w for w, _ in values], [c for _, c in values]
+        first = [c for _, c in times[(name, roots[0])]]
+        paired = statistics.median(c / f for c, f in zip(cpus, first, strict=True))
+        print(
+            f"| `{name}` | {root} | {statistics.median(walls):.3f} | {min(walls):.3f} | "
+            f"{statistics.median(cpus):.3f} | {paired:.3f} |"
+        )
 
 
 if __name__ == "__main__":

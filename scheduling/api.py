@@ -8,11 +8,14 @@ only reads inputs (``validate``) starts without them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
 
 from scheduling.loaders import load_cluster, load_trace
 from scheduling.model import Instance
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 def load_instance(

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from scheduling.lazy import LazyModule
 from scheduling.model import Amounts, Cluster, Server
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -43,7 +43,6 @@ import heapq
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, overload
 
 from scheduling import failures, records, restart_costs
 from scheduling.capacity import Ledger
@@ -52,8 +51,20 @@ from scheduling.model import Amounts, Cluster, Instance, Job, Server
 from scheduling.records import field, record
 from scheduling.speed import Allocation, demand_of, rate
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, Protocol, TypeVar, overload
+
+    T = TypeVar("T")
+else:
+    Protocol = object  # Algorithm is a protocol for the type checker only
+    T = object  # (the type variable of Lazy's items, for the type checker)
+
+    def overload(f: Any) -> Any:  # as typing.overload at run time: the last definition stands
+        return f
+
+
 EPS = 1e-9
-T = TypeVar("T")
 
 
 def held_key(allocs: Iterable[Allocation]) -> frozenset[tuple[str, str, str, int]]:
@@ -100,9 +111,9 @@ class Lazy(Sequence[T]):
     def __getitem__(self, i: int) -> T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, i: slice) -> tuple[T, ...]: ...  # noqa: F811 (overload: not typing's at run time)
 
-    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:
+    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:  # noqa: F811
         return self._get()[i]
 
     def __iter__(self) -> Iterator[T]:
@@ -193,7 +204,6 @@ class Algorithm(Protocol):
 
     def report(self) -> Mapping[str, Any]:
         """Extra result fields (e.g. ``prices``) once the run is over."""
-        ...
 
 
 Booked = tuple[tuple[str, str, Amounts, int], ...]  # (server, role, per-instance demand, count)

@@ -26,11 +26,14 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
-from typing import Any
 
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS
 from scheduling.errors import InputError
 from scheduling.model import Failure, Server
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def lost_work(rate: float, progress_start: int | None, t: int, checkpoint: int) -> float:

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
 
 from scheduling.errors import InputError
 from scheduling.model import Amounts, Cluster, Job, frozen_amounts
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 MAX_FACTOR = 1000.0
 

@@ -11,13 +11,12 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
-from scheduling import failures, gpu_types, records, restart_costs
+from scheduling import failures, gpu_types, records, restart_costs, status_replay
 from scheduling.bounds import (
     MAX_AMOUNT,
     MAX_RESTART_SECONDS,
@@ -47,6 +46,12 @@ from scheduling.model import (
 from scheduling.plain_csv import PlainCsv
 from scheduling.records import record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest cluster spec or trace file the CLI and the library read (a 150,000-job A-SRPT trace is
 65 MiB); raw imports have their own limit."""
@@ -57,15 +62,15 @@ database, and the whole Philly trace imported is about 4 MiB. Larger traces run 
 
 def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_INPUT_BYTES) -> str:
     """A whole input file as text, refusing empty, oversized and non-UTF-8 files."""
-    path = Path(path)
     label = name or str(path)
-    try:
-        size = path.stat().st_size
+    try:  # (os, not pathlib: a short run starts without importing pathlib)
+        size = os.stat(path).st_size
         if size > max_bytes:
             raise InputError(
                 f"file is {size / 2**20:.1f} MiB, larger than the {max_bytes // 2**20} MiB limit", file=label
             )
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:  # missing, a folder, no permission
         raise InputError(f"cannot read the file ({exc.strerror})", file=label) from None
     return decode(data, label)
@@ -270,6 +275,7 @@ def cluster_from_dict(doc: Any) -> Cluster:
         gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
         failures=_failures(doc, servers, slot),
         checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
+        replay_status=status_replay.flag(doc),
     )
 
 
@@ -720,6 +726,10 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
         for key in ("group", "user", "model"):
             if row.get(key) not in (None, ""):
                 kw[key] = no_nul(str(row[key]), key)
+        if row.get("status") not in (None, ""):  # how the job ended, for a status replay (status_replay)
+            found = status_replay.outcome(no_nul(str(row["status"]), "status"))
+            if found is not None:
+                kw["outcome"] = found
     except InputError as exc:
         raise InputError(exc.problem, job=job_id, field=exc.field) from None
     if "duration" in kw and "gpus" not in kw:

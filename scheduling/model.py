@@ -123,6 +123,7 @@ class Cluster:
     """Model name (or "*": any model) -> GPU type -> speed factor of a rigid job on that type."""
     failures: tuple[Failure, ...] = field(default=(), repr=False)  # sorted by (start, server)
     checkpoint_slots: int = field(default=0, repr=False)  # a running job saves its state this often
+    replay_status: bool = field(default=False, repr=False)  # recorded failures end failed (status_replay)
 
     def resource_names(self) -> tuple[str, ...]:
         return tuple(r.name for r in self.resources)
@@ -217,6 +218,7 @@ class Job:
     restart_seconds: float | None = field(default=None, repr=False)
     checkpoint_gb: float | None = field(default=None, repr=False)  # state a restart reloads (GB)
     gpu_speed: Amounts = field(default_factory=no_amounts, repr=False)
+    outcome: str | None = field(default=None, repr=False)  # "failed"/"killed" from the trace's status
 
     @property
     def rigid(self) -> bool:

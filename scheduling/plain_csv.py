@@ -16,10 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any
 
 from scheduling.bounds import MAX_AMOUNT, MAX_SLOTS, MAX_WORK, MAX_WORKERS, STEP_SECONDS
 from scheduling.model import ARCHITECTURES, Cluster, Job, Utility
+from scheduling.status_replay import outcome
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _plain_int(minimum: int, maximum: float) -> Callable[[str], int]:
@@ -67,7 +71,7 @@ _PLAIN_COLUMNS: dict[str, Callable[[str], Any]] = {
     "chunk_gb": _plain_number(0.0, MAX_AMOUNT, strict=True),
 }
 _PLAIN_PER_SLOT = ("batch_time", "ps_update", "duration")  # seconds, converted with the cluster's slot
-_PLAIN_IGNORED = ("status", "slot_seconds")  # read by nobody / checked by _trace_slot_seconds
+_PLAIN_IGNORED = ("status", "slot_seconds")  # read below (status_replay.outcome) / checked by _trace_slot_seconds
 
 
 class PlainCsv:
@@ -98,6 +102,7 @@ class PlainCsv:
         self.utility = [(i, h, _PLAIN_UTILITY[h]) for i, h in enumerate(header) if h in _PLAIN_UTILITY]
         self.unnamed = [i for i, h in enumerate(header) if not h]
         self.slot_column = header.index("slot_seconds") if "slot_seconds" in header else None
+        self.status_column = header.index("status") if "status" in header else None
         self.id_column = header.index("job_id")
 
     @classmethod
@@ -128,6 +133,10 @@ class PlainCsv:
                 kw["utility"] = Utility(**{key: read(values[i]) for i, key, read in self.utility if values[i]})
         except (ValueError, ArithmeticError):
             return None
+        if self.status_column is not None and values[self.status_column]:
+            found = outcome(values[self.status_column])
+            if found is not None:
+                kw["outcome"] = found
         if (
             "job_id" not in kw
             or "arrival" not in kw

@@ -29,11 +29,10 @@ change-based form, ``Decision.changes``, is the engine's internal fast path for 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast, get_args
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import Config
-from scheduling.algorithms.placement import PlacementName
+from scheduling.algorithms.placement import PLACEMENT_NAMES, PlacementName
 from scheduling.algorithms.priority import RUNNING_KEYS, ListScheduler, RunningKey
 from scheduling.engine import Algorithm, Decision, JobView, View
 from scheduling.errors import InputError
@@ -42,10 +41,19 @@ from scheduling.records import replace
 from scheduling.registry import AlgorithmSpec, Param, register
 from scheduling.speed import Allocation, demand_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 if TYPE_CHECKING:
+    from typing import Any, cast
+
     import numpy as np
 
     from scheduling.algorithms.ties import PreviousOrder
+else:
+
+    def cast(_type: object, value: object) -> object:  # typing.cast at run time
+        return value
+
 
 __all__ = [
     "PLACEMENTS",
@@ -69,7 +77,7 @@ KeyChange = Callable[[JobView, float, int], "int | None"]
 """(view of a running job, GPUs it holds, slot t) -> the slot its order key next changes, or None."""
 Placement = PlacementName
 """The names of scheduling/algorithms/placement.py's PLACEMENTS."""
-PLACEMENTS: tuple[str, ...] = get_args(Placement)
+PLACEMENTS: tuple[str, ...] = PLACEMENT_NAMES
 
 
 def placement_available(name: str) -> bool:

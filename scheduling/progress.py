@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from scheduling.engine import Algorithm, Decision, View
 from scheduling.model import Instance
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Tracked:

@@ -21,13 +21,14 @@ import select
 import time
 import weakref
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from scheduling.model import Instance
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 if TYPE_CHECKING:
     from hashlib import sha256 as _builtin_sha256
+    from typing import Any
 else:
     try:  # CPython's own SHA-256 (same digests as hashlib's, whose import loads OpenSSL: about 3 ms)
         from _sha256 import sha256 as _builtin_sha256
@@ -49,7 +50,7 @@ def _sha256(jobs: int) -> Any:
 
 
 PACKAGE = "mlsched"
-_SOURCE = Path(__file__).resolve().parent.parent
+_SOURCE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # (no pathlib: start-up)
 
 
 @functools.cache
@@ -165,6 +166,8 @@ def inputs(instance: Instance) -> dict[str, str]:
             trace.update(repr(job).encode())
             if job.restart_seconds is not None or job.gpu_speed or job.checkpoint_gb is not None:  # not in repr
                 trace.update(repr((job.restart_seconds, dict(job.gpu_speed), job.checkpoint_gb)).encode())
+            if job.outcome is not None and instance.cluster.replay_status:  # read only by a status replay
+                trace.update(repr(("outcome", job.outcome)).encode())
             trace.update(b"\n")
         cluster = instance.cluster
         shown = repr(cluster)
@@ -173,6 +176,8 @@ def inputs(instance: Instance) -> dict[str, str]:
             shown += repr((cluster.restart_costs, speeds, cluster.checkpoint_gbps))
         if cluster.failures or cluster.checkpoint_slots:
             shown += repr((cluster.failures, cluster.checkpoint_slots))
+        if cluster.replay_status:
+            shown += repr(("replay_status", True))
         digests = {
             "cluster_sha256": sha256(shown.encode()).hexdigest(),
             "trace_sha256": trace.hexdigest(),

@@ -24,9 +24,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, TypeVar, dataclass_transform, overload
 
-_C = TypeVar("_C", bound=type)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform, overload
+
+    _C = TypeVar("_C", bound=type)
+    _R = TypeVar("_R")
+else:  # typing's decorators as they act at run time, for the type checker only
+
+    def overload(f: Any) -> Any:
+        return f
+
+    def dataclass_transform(**kwargs: Any) -> Any:
+        return lambda f: f
 
 
 class _Spec:
@@ -64,9 +75,6 @@ def names(cls: type) -> tuple[str, ...]:
     return fields
 
 
-_R = TypeVar("_R")
-
-
 def replace(obj: _R, /, **changes: Any) -> _R:
     """A copy of the record ``obj`` with ``changes``, as ``dataclasses.replace`` (which works too,
     but imports ``dataclasses``)."""
@@ -77,9 +85,9 @@ def replace(obj: _R, /, **changes: Any) -> _R:
 @overload
 def record(cls: _C, /) -> _C: ...
 @overload
-def record(*, frozen: bool = True) -> Callable[[_C], _C]: ...
+def record(*, frozen: bool = True) -> Callable[[_C], _C]: ...  # noqa: F811 (overload: not typing's at run time)
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def record(cls: Any = None, /, *, frozen: bool = True) -> Any:
+def record(cls: Any = None, /, *, frozen: bool = True) -> Any:  # noqa: F811
     """Make ``cls`` a record (frozen unless ``frozen=False``); see the module docstring."""
     if cls is None:
         return lambda c: _make(c, frozen)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
 
 from scheduling.engine import Algorithm
 from scheduling.errors import InputError, UnsupportedInstance
@@ -27,10 +26,19 @@ from scheduling.lazy import LazyGenerator
 from scheduling.model import Instance
 from scheduling.records import field, record
 
-if TYPE_CHECKING:
-    import numpy as np
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
-Factory = Callable[[Instance, Mapping[str, Any], "np.random.Generator"], Algorithm]
+if TYPE_CHECKING:
+    from typing import Any, cast
+
+    import numpy as np
+else:
+
+    def cast(_type: object, value: object) -> object:  # typing.cast at run time
+        return value
+
+
+Factory = Callable[[Instance, Mapping[str, "Any"], "np.random.Generator"], Algorithm]
 
 
 @record

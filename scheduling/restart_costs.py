@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from scheduling.bounds import MAX_RESTART_SECONDS, MAX_WORKERS
 from scheduling.errors import InputError
 from scheduling.model import Cluster, Instance, Job, RestartCost
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 EPS = 1e-9
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
 
-from scheduling import metrics, provenance, records
+from scheduling import metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
 from scheduling.speed import demand_of
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 
 SCHEMA = "mlsched.result/1"
 
@@ -61,7 +66,10 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         ]
     doc.update(run.extra)
     doc.update(provenance.record(instance))  # optional: code version and input digests
-    doc["metrics"] = compute_metrics(cluster, doc, run.jobs)
+    replayed = cluster.replay_status  # recorded failures end as failed/killed (scheduling.status_replay)
+    if replayed:
+        status_replay.mark({j.job_id: j.outcome for j in instance.jobs if j.outcome is not None}, doc)
+    doc["metrics"] = compute_metrics(cluster, doc, None if replayed else run.jobs)
     utilities = {j.job_id: j.utility for j in instance.jobs}
     if metrics.has_utilities(utilities):  # optional OASiS metrics (admission rate, timeliness)
         doc["metrics"].update(metrics.utility_metrics(run.jobs, utilities))
@@ -88,7 +96,16 @@ def job_dict(r: JobRecord) -> dict[str, Any]:
 
 
 def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
-    return [JobRecord(**{k: j[k] for k in records.names(JobRecord)}) for j in doc["jobs"]]
+    """The job rows as records; a job that ended with a replayed outcome (scheduling.status_replay)
+    is not completed, whatever its row's completion (the validator's view sets it to the end)."""
+    names = records.names(JobRecord)
+    out = []
+    for j in doc["jobs"]:
+        values = {k: j[k] for k in names}
+        if j.get("outcome") is not None:
+            values["completion"] = None
+        out.append(JobRecord(**values))
+    return out
 
 
 def compute_metrics(
@@ -102,6 +119,8 @@ def compute_metrics(
     seconds = float(doc.get("restart_seconds", 0) or 0) if k else 0.0
     share = restart_share(seconds, cluster, doc.get("job_restart_slots") is not None)
     out.update(metrics.restart_metrics(restart_usages(doc), k, share))
+    if "status_replay" in doc:  # a cluster replaying recorded job outcomes only
+        out.update(status_replay.metrics(doc))
     if "failure_kills" in doc:  # instances with a failure trace only
         out["failure_kills"] = len(doc["failure_kills"])
         out["lost_work"] = float(sum(k["lost_work"] for k in doc["failure_kills"]))
@@ -154,11 +173,14 @@ def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, fl
     return metrics.utilization_timeline(usages(doc), capacity)
 
 
-def write(doc: Mapping[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+def write(doc: Mapping[str, Any], path: Path | str) -> None:
+    """Write ``doc`` to ``path`` as compact JSON, making its folder (os, not pathlib: start-up)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n")
 
 
-def read(path: Path) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+def read(path: Path | str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        doc: dict[str, Any] = json.loads(f.read())
     return doc

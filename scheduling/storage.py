@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any
 
 from scheduling.capacity import TOLERANCE
 from scheduling.model import Instance
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def has_storage(instance: Instance) -> bool:

@@ -11,9 +11,8 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import Any
 
-from scheduling import failures, metrics, restart_costs, storage
+from scheduling import failures, metrics, restart_costs, status_replay, storage
 from scheduling.capacity import TOLERANCE
 from scheduling.engine import data_ready, restart_share
 from scheduling.model import Instance, Job, Server
@@ -29,6 +28,11 @@ from scheduling.speed import (
     reserves_ps_bandwidth,
     typed_demand,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 WORK_TOLERANCE = 1e-6
 
@@ -79,6 +83,10 @@ def check_document(instance: Instance, doc: Any, problems: list[str]) -> None:
 
 def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
     cluster = instance.cluster
+    # A replay of recorded failures (scheduling.status_replay): its fields checked here, the
+    # schedule below with each ended job seen as completing when it ended.
+    outcomes = {j.job_id: j.outcome for j in instance.jobs if j.outcome is not None}
+    doc = status_replay.engine_view(outcomes, cluster.replay_status, doc, problems)
     if doc.get("schema") != SCHEMA:
         problems.append(f"schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
     if doc["servers"] != server_list(cluster):
@@ -266,7 +274,7 @@ def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[s
                     )
 
 
-Held = tuple[tuple[Any, Any, Any, Any], ...]  # (server, role, type, count) of each placement held
+Held = tuple[tuple["Any", "Any", "Any", "Any"], ...]  # (server, role, type, count) of each placement held
 
 
 class _Timeline:

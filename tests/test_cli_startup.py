@@ -89,6 +89,13 @@ def test_simulate_fifo_loads_no_paper_algorithm_and_no_heavy_library(tmp_path: P
     assert not modules & set(OTHER_BASELINE_MODULES)
     # a built-in name is found without looking for plugins (importlib.metadata scans every package)
     assert not modules & {"scheduling.plugins", "importlib.metadata"}
+    # the modules on this path take typing's names for the type checker only (TYPE_CHECKING = False):
+    # importing typing took about 10 ms of a 300-job run's 130 (bench/RESULTS-tiresias.md)
+    assert "typing" not in modules
+    # nor argparse (with gettext and locale): a plain simulate command line is read by cli_quick.py
+    assert not modules & {"argparse", "gettext", "locale"}
+    # nor pathlib (with urllib.parse, ipaddress): the files are read and written with os
+    assert not modules & {"pathlib", "urllib.parse", "ipaddress"}
 
 
 @pytest.mark.parametrize("algorithm", ["fifo", "srtf", "tiresias", "drf"])
@@ -159,7 +166,7 @@ def test_the_help_is_laid_out_as_argparse_lays_it_out(monkeypatch: pytest.Monkey
     def both() -> tuple[str, str]:
         ours = cli._parser("simulate").format_help() + _command_help(cli._parser("simulate"), "simulate")
         with monkeypatch.context() as m:
-            m.setattr(cli, "_HelpFormatter", argparse.HelpFormatter)
+            m.setattr(cli, "_help_formatter", lambda: argparse.HelpFormatter)
             theirs = cli._parser("simulate").format_help() + _command_help(cli._parser("simulate"), "simulate")
         return ours, theirs
 

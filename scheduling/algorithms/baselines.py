@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.placement import PLACEMENTS
@@ -26,7 +25,11 @@ from scheduling.errors import InputError
 from scheduling.model import Instance
 from scheduling.registry import AlgorithmSpec, Param, register
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 if TYPE_CHECKING:
+    from typing import Any
+
     import numpy as np
 
     from scheduling.algorithms.drf import Drf

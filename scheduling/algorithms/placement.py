@@ -30,7 +30,6 @@ graph and the ``selection`` parameter and so is not one of the names here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Literal, get_args
 
 from scheduling.algorithms.common import Config, place
 from scheduling.capacity import TOLERANCE, Ledger
@@ -39,8 +38,17 @@ from scheduling.model import Cluster, Job
 from scheduling.records import record
 from scheduling.speed import Allocation, demand_of
 
-PlacementName = Literal["pool", "consolidated", "packed"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Literal
+
+
+PLACEMENT_NAMES = ("pool", "consolidated", "packed")
 """The names of PLACEMENTS (a ``placement`` parameter's choices)."""
+if TYPE_CHECKING:
+    PlacementName = Literal["pool", "consolidated", "packed"]  # PLACEMENT_NAMES
+else:
+    PlacementName = str  # (the Literal of PLACEMENT_NAMES, for the type checker)
 
 Place = Callable[[Ledger, Job, Config], tuple[Allocation, ...] | None]
 
@@ -190,7 +198,7 @@ PLACEMENTS: dict[str, Placement] = {
         ),
     )
 }
-assert tuple(PLACEMENTS) == get_args(PlacementName)
+assert tuple(PLACEMENTS) == PLACEMENT_NAMES
 
 
 def placement_of(name: str) -> Placement:

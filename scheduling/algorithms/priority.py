@@ -13,7 +13,6 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from scheduling import gpu_types
 from scheduling.algorithms.common import Config, FitMemo, ideal_config, job_shape, keep, place, planned_rate
@@ -25,7 +24,11 @@ from scheduling.engine import Decision, JobView, View, held_key
 from scheduling.model import Cluster, Instance, Job
 from scheduling.speed import SPREAD_SLOWDOWN, Allocation, demand_of, gpus_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     import numpy as np
 
 SortKey = Callable[[JobView, Config], tuple[float, ...]]
@@ -93,14 +96,17 @@ def _sized(cfg: Config, workers: int) -> Config:
     return Config(cfg.worker_type, workers, cfg.ps_type, cfg.ps)
 
 
-RunningKey = Literal["fixed", "decreasing", "remaining", "steps"]
+if TYPE_CHECKING:
+    RunningKey = Literal["fixed", "decreasing", "remaining", "steps"]  # RUNNING_KEYS
+else:
+    RunningKey = str  # (the Literal of RUNNING_KEYS, for the type checker)
 """How a job's key may change while it runs (it must never change while it waits):
 ``"fixed"`` never; ``"decreasing"`` it never increases (e.g. remaining time); ``"remaining"`` its
 first component is the remaining time in slots at the job's planned rate, so it falls by exactly
 one per slot while the job progresses at that rate (srtf); ``"steps"`` it is constant until the
 slot ``key_change`` names (e.g. Tiresias' queue). A preemptive scheduler that does not declare it
 (None) always takes the full walk."""
-RUNNING_KEYS: tuple[RunningKey, ...] = get_args(RunningKey)
+RUNNING_KEYS: tuple[RunningKey, ...] = ("fixed", "decreasing", "remaining", "steps")
 
 Configs = FixedConfigs | Mapping[str, Config]
 """Each job's fixed configuration by job id."""
