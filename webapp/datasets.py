@@ -522,7 +522,7 @@ def summary_figures(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
-    from webapp.services import preview
+    from webapp.inputs import preview
 
     ctx: dict[str, Any] = {"dataset": ds, "head": preview(ds.text), "figures": [], "error": None}
     if ds.kind == Dataset.Kind.CLUSTER:

@@ -25,7 +25,7 @@ from scheduling.model import Cluster, Instance, Job
 from webapp import adapted, inputchecks, quotas, repetitions, tracechecks
 from webapp.models import Dataset, Experiment, TraceCheck
 from webapp.security import parse_deadline
-from webapp.services import Inputs, Submission
+from webapp.inputs import Inputs, Submission
 from workers.runs import load_instance, trace_format
 
 SEP = "__"  # parameter field names are "<algorithm>__<parameter>"

@@ -18,7 +18,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.models import Dataset, Experiment, Run, TraceCheck
+from webapp.dispatch import dispatch
+from webapp.models import Experiment, Run, TraceCheck
 
 INLINE_ROWS = 5000
 """Traces with at most this many rows are checked in the request (well under a second); larger ones
@@ -28,17 +29,6 @@ by a worker before the runs start."""
 def too_large(text: str) -> bool:
     """Whether a trace's text has more rows than a web request checks."""
     return text.count("\n") > INLINE_ROWS
-
-
-def upload_check(owner: Any, cluster: tuple[str, str], trace: tuple[str, str]) -> TraceCheck:
-    """The check of an uploaded trace against its cluster spec, each (name, text), started now; the
-    files join ``owner``'s datasets (as every uploaded file does: ``datasets.remember_uploads``)."""
-    from webapp import tracechecks
-    from webapp.datasets import remember
-
-    return tracechecks.start(
-        remember(owner, Dataset.Kind.TRACE, *trace), remember(owner, Dataset.Kind.CLUSTER, *cluster)
-    )
 
 
 def release(check_id: int) -> None:
@@ -63,13 +53,7 @@ def release(check_id: int) -> None:
                 if why:
                     queued.filter(algorithm=algorithm).update(status=Run.Status.FAILED, error=why, finished=now)
             ids = list(queued.values_list("pk", flat=True))
-            transaction.on_commit(partial(_dispatch, exp_id, ids))
-
-
-def _dispatch(exp_id: int, ids: list[int]) -> None:
-    from webapp import services
-
-    services.dispatch(exp_id, ids)
+            transaction.on_commit(partial(dispatch, exp_id, ids))
 
 
 def state(exp: Experiment) -> dict[str, Any] | None:

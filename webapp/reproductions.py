@@ -27,8 +27,8 @@ from scheduling import presets, registry, reproduce
 from scheduling.errors import InputError
 from webapp import quotas, repetitions
 from webapp.forms import MAX_RUNS
+from webapp.inputs import Inputs, Submission
 from webapp.models import Experiment, ReproductionStart
-from webapp.services import Inputs, Submission
 from workers import reproductions as task
 
 # Files a reproduction writes that the page serves, with their content types.
