@@ -33,7 +33,7 @@ from scheduling import loaders
 from scheduling.errors import InputError
 from scheduling.model import Cluster
 from webapp import tracechecks
-from webapp.forms import too_many_rows
+from webapp.inputs import too_many_rows
 from webapp.models import Dataset, TraceCheck
 from webapp.security import parse_deadline
 from workers.checks import gpu_demand, run_import, summarize
