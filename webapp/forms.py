@@ -17,6 +17,7 @@ from scheduling import bounds, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
 from webapp import adapted, inputchecks, repetitions
+from webapp.datasets import labelled
 from webapp.form_inputs import InputReading
 from webapp.inputs import Inputs, Reasons, Submission, default_name, with_restart_seconds
 from webapp.models import Dataset, Experiment
@@ -151,8 +152,6 @@ class ExperimentForm(InputReading):
         super().__init__(*args, **kwargs)
         self.user = user
         mine = Dataset.objects.filter(owner=user.pk) if user is not None and user.pk else Dataset.objects.none()
-        from webapp.datasets import labelled  # datasets imports this module
-
         labelled(self.fields["cluster_dataset"], mine.filter(kind=Dataset.Kind.CLUSTER))
         labelled(self.fields["trace_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
         labelled(self.fields["history_dataset"], mine.filter(kind=Dataset.Kind.TRACE))
