@@ -13,7 +13,6 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from webapp.inputs import INPUT_TEXTS
 from webapp.labels import run_badges
 from webapp.models import ApiToken, Dataset, Experiment, Run, key_digest
 
@@ -51,9 +50,9 @@ def get_dataset(pk: int, user: Any) -> Dataset:
 
 
 def list_experiments(user: Any) -> list[Experiment]:
-    """The experiments ``user`` sees (their input texts not loaded), each with ``run_badges``
-    (``labels.run_badges``)."""
-    experiments = list(visible_experiments(user).defer(*INPUT_TEXTS).prefetch_related("runs"))
+    """The experiments ``user`` sees (their input texts, InputText rows, not loaded), each with
+    ``run_badges`` (``labels.run_badges``)."""
+    experiments = list(visible_experiments(user).prefetch_related("runs"))
     for exp in experiments:
         exp.run_badges = run_badges(exp, list(exp.runs.all()))  # type: ignore[attr-defined]
     return experiments

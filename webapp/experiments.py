@@ -14,7 +14,7 @@ from webapp.chartindex import chart_index_name
 from webapp.datasets import remember
 from webapp.dispatch import dispatch
 from webapp.inputs import Inputs, Submission
-from webapp.models import Dataset, Experiment, Run, TraceCheck
+from webapp.models import Dataset, Experiment, InputText, Run, TraceCheck
 from webapp.security import fit
 
 NAME_LENGTH = Experiment._meta.get_field("name").max_length or 200
@@ -38,11 +38,11 @@ def create_experiment(sub: Submission, owner: Any = None) -> Experiment:
             preset=inputs.preset,
             preset_options=dict(inputs.preset_options),
             cluster_name=inputs.cluster_name,
-            cluster_text=inputs.cluster_text,
+            cluster_input=InputText.intern(inputs.cluster_text),  # each file stored once, by digest
             trace_name=inputs.trace_name,
-            trace_text=inputs.trace_text,
+            trace_input=InputText.intern(inputs.trace_text),
             history_name=inputs.history_name,
-            history_text=inputs.history_text,
+            history_input=InputText.intern(inputs.history_text) if inputs.history_text else None,
             seed=sub.seed,
             input_check=_input_check(sub, owner),
         )
@@ -101,14 +101,17 @@ def cancel(exp: Experiment, run: Run | None = None) -> int:
 
 
 def delete_experiment(exp: Experiment) -> None:
-    """Cancel what still runs, delete the rows and the stored result files (and Gantt indexes)."""
+    """Cancel what still runs, delete the rows and the stored result files (and Gantt indexes), and
+    the input files no other experiment uses."""
     from django.core.files.storage import default_storage
 
     from webapp.runstore import index_name
 
     cancel(exp)
     names = [r.result.name for r in exp.runs.all() if r.result.name]
+    digests = exp.input_digests()
     exp.delete()
+    InputText.delete_unused(digests)
     for name in names:
         for path in (name, index_name(name), chart_index_name(name)):
             if default_storage.exists(path):

@@ -47,7 +47,7 @@ def release(check_id: int) -> None:
                               finished=now)  # fmt: skip
                 continue
             # (With a history the check, which reads the trace alone, cannot tell: each run does.)
-            has_history = Experiment.objects.filter(pk=exp_id).exclude(history_text="").exists()
+            has_history = Experiment.objects.filter(pk=exp_id).filter(history_input__isnull=False).exists()
             unsupported = {} if has_history else (check.summary or {}).get("unsupported", {})
             for algorithm, why in unsupported.items():
                 if why:

@@ -45,11 +45,6 @@ class Submission:
     library: tuple[int, int] | None = None
 
 
-# The frozen input files of an experiment: megabytes for a production trace. Listing pages (the
-# experiment list, GET /api/experiments) never load them.
-INPUT_TEXTS = ("cluster_text", "trace_text", "history_text")
-
-
 def preview(text: str, lines: int = 25, chars: int = 5000) -> str:
     """The head of an input file for display."""
     head = "\n".join(text[:chars].splitlines()[:lines])

@@ -37,7 +37,7 @@ from webapp.exports import (
     jobs_csv,
     placements_csv,
 )
-from webapp.inputs import INPUT_TEXTS, Inputs, Submission, preview
+from webapp.inputs import Inputs, Submission, preview
 from webapp.pages import TABS, experiment_page, history_notes, repetition_bands, same_variants
 from webapp.recovery import expire_lost_runs, recover_runs
 from webapp.results_io import (
@@ -63,7 +63,6 @@ from webapp.sharing import (
 )
 
 __all__ = [
-    "INPUT_TEXTS",
     "JOB_COLUMNS",
     "LOOPBACK_HOSTS",
     "NAME_LENGTH",
