@@ -191,7 +191,7 @@ class ExperimentForm(InputReading):
     def history_learners(self) -> dict[str, Any]:
         """For the form's script, which warns before submit that an uploaded or library trace without
         a history leaves a fitted predictor nothing to learn from (the rule of
-        ``services.history_notes``): ``{"fitted": predictors that learn from the history,
+        ``pages.history_notes``): ``{"fitted": predictors that learn from the history,
         "learners": {algorithm: {"field": its predictor field, "default": its default predictor}}}``."""
         from scheduling.algorithms.asrpt.predictors import FITTED
 
