@@ -1,7 +1,7 @@
 """Input files are stored once, by the SHA-256 of their text (``InputText``), and referenced from
-experiments: the same trace uploaded twice is one row; deleting an experiment deletes the input
-files no other experiment uses; share links and exports read them as before; migration 0012 moves
-the texts experiments held into such rows (and back)."""
+experiments and datasets: the same trace uploaded twice is one row; deleting an experiment or a
+dataset deletes the input files nothing else uses; share links and exports read them as before;
+migration 0012 moves the texts experiments and datasets held into such rows (and back)."""
 
 import hashlib
 import io
@@ -9,13 +9,14 @@ import json
 import zipfile
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
 from tests.webhelpers import upload_data
 from webapp import services
-from webapp.models import Experiment, InputText, ShareLink
+from webapp.models import Dataset, Experiment, InputText, ShareLink
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -71,6 +72,10 @@ def test_deleting_an_experiment_keeps_the_files_others_use_and_deletes_the_rest(
     first = submit(client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks)
     other_cluster = json.dumps({**json.loads(tiny_cluster), "slot_seconds": 30})
     second = submit(client, other_cluster, tiny_trace, django_capture_on_commit_callbacks)
+    # the uploads joined the library: its datasets hold the same rows
+    assert {d.input_id for d in Dataset.objects.all()} == {*first.input_digests(), *second.input_digests()}
+    assert InputText.objects.count() == 3
+    Dataset.objects.filter(input=first.cluster_input_id).delete()  # (the library keeps nothing of it)
     link = ShareLink.objects.create(experiment=second)
     assert client.post(reverse("experiment-delete", args=[first.pk])).status_code == 302
     assert set(InputText.objects.values_list("pk", flat=True)) == set(second.input_digests())
@@ -82,7 +87,26 @@ def test_deleting_an_experiment_keeps_the_files_others_use_and_deletes_the_rest(
         assert z.read("inputs/raw/trace.csv").decode() == tiny_trace
         assert z.read("inputs/raw/cluster.json").decode() == other_cluster
     assert client.post(reverse("experiment-delete", args=[second.pk])).status_code == 302
+    assert InputText.objects.count() == 2  # the library's datasets still use them
+    for ds in Dataset.objects.all():
+        assert client.post(reverse("dataset-delete", args=[ds.pk])).status_code == 302
     assert not InputText.objects.exists()
+
+
+def test_a_library_dataset_and_the_experiments_made_from_it_share_one_file(
+    client, user, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks
+):
+    first = submit(client, tiny_cluster, tiny_trace, django_capture_on_commit_callbacks)
+    trace, cluster = Dataset.objects.get(kind="trace"), Dataset.objects.get(kind="cluster")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk,
+                          "algorithms": ["srtf"], "seed": "1"})  # fmt: skip
+    second = Experiment.objects.order_by("-pk").first()
+    assert second.pk != first.pk and second.input_digests() == first.input_digests() == [cluster.input_id,
+                                                                                          trace.input_id]  # fmt: skip
+    assert InputText.objects.count() == 2 and Dataset.objects.get(pk=trace.pk).text == tiny_trace
+    assert client.post(reverse("dataset-delete", args=[trace.pk])).status_code == 302
+    assert Experiment.objects.get(pk=second.pk).trace_text == tiny_trace  # still used by the experiments
 
 
 def test_an_input_file_in_use_is_never_deleted(tiny_cluster, tiny_trace):
@@ -112,11 +136,15 @@ def test_migration_0012_moves_the_texts_into_shared_rows_and_back(tiny_cluster, 
                  ("{}", "job_id,arrival\n", "")]  # fmt: skip
         pks = [old.objects.create(name=f"e{k}", source="upload", cluster_text=c, trace_name="t.csv", trace_text=t,
                                   history_text=h).pk for k, (c, t, h) in enumerate(texts)]  # fmt: skip
+        owner = get_user_model().objects.create_user("migrating")
+        old_ds = MigrationExecutor(connection).loader.project_state(before).apps.get_model("webapp", "Dataset")
+        ds = old_ds.objects.create(owner_id=owner.pk, kind="trace", name="t.csv", text=tiny_trace, size=1).pk
         executor = MigrationExecutor(connection)
         executor.migrate(after)
         new = executor.loader.project_state(after).apps
         rows = new.get_model("webapp", "InputText").objects
-        assert rows.count() == 5  # two cluster specs, two traces, one history
+        assert rows.count() == 5  # two cluster specs, two traces, one history (the dataset's trace: shared)
+        assert new.get_model("webapp", "Dataset").objects.get(pk=ds).input_id == digest(tiny_trace)
         exps = {e.pk: e for e in new.get_model("webapp", "Experiment").objects.all()}
         for pk, (c, t, h) in zip(pks, texts, strict=True):
             e = exps[pk]
@@ -128,6 +156,14 @@ def test_migration_0012_moves_the_texts_into_shared_rows_and_back(tiny_cluster, 
         assert sorted((e.pk, e.cluster_text, e.trace_text, e.history_text) for e in back.objects.all()) == [
             (pk, *t) for pk, t in zip(pks, texts, strict=True)
         ]
+        assert (
+            MigrationExecutor(connection)
+            .loader.project_state(before)
+            .apps.get_model("webapp", "Dataset")
+            .objects.get(pk=ds)
+            .text
+            == tiny_trace
+        )
     finally:
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()

@@ -33,7 +33,7 @@ class RunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 class DatasetAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("name", "kind", "owner", "size", "created")
     list_filter = ("kind",)
-    exclude = ("text",)
+    exclude = ("input",)
 
 
 @admin.register(ShareLink)

@@ -34,7 +34,7 @@ from scheduling.errors import InputError
 from scheduling.model import Cluster
 from webapp import tracechecks
 from webapp.inputs import too_many_rows
-from webapp.models import Dataset, TraceCheck
+from webapp.models import Dataset, InputText, TraceCheck, text_digest
 from webapp.security import parse_deadline
 from workers.checks import gpu_demand, run_import, summarize
 from workers.runs import trace_format
@@ -190,8 +190,9 @@ def usable(queryset: Any) -> Any:
 
 
 def labelled(field: Any, queryset: Any) -> None:
-    """Give a dataset dropdown its ``usable`` datasets (texts not loaded) and ``dataset_label`` labels."""
-    field.queryset = usable(queryset).defer("text").prefetch_related("checks")
+    """Give a dataset dropdown its ``usable`` datasets (texts, InputText rows, not loaded) and
+    ``dataset_label`` labels."""
+    field.queryset = usable(queryset).prefetch_related("checks")
     field.label_from_instance = dataset_label
 
 
@@ -407,7 +408,7 @@ class DatasetForm(forms.Form):
             owner=self.user,
             kind=self.cleaned_data["kind"],
             name=unique_name(self.user, self.chosen_name()),
-            text=self.text,
+            input=InputText.intern(self.text),
             size=len(self.text.encode("utf-8")),
         )
         if self.draft_used:
@@ -432,7 +433,7 @@ def upload_check(ds: Dataset) -> TraceCheck | None:
 def mine(user: Any) -> list[Dataset]:
     """The user's datasets; each has ``state``: "" (usable), "importing" (a background import not
     finished) or "failed" (then ``error``: the failed check's, naming file, line and field)."""
-    out = list(Dataset.objects.filter(owner=user.pk).defer("text"))
+    out = list(Dataset.objects.filter(owner=user.pk))  # (their texts not loaded)
     pending = {
         trace: (status, error)
         for trace, status, error in TraceCheck.objects.filter(trace__owner=user.pk, trace__size=0)
@@ -463,10 +464,16 @@ def remember_uploads(user: Any, form: Any) -> None:
 def remember(user: Any, kind: str, name: str, text: str) -> Dataset:
     """The user's dataset of this kind, name and content: the one stored, or a new one."""
     size = len(text.encode("utf-8"))
-    # The size narrows the rows whose text the database compares: an edited file of the same
-    # size is new content and is kept.
-    found = Dataset.objects.filter(owner=user, kind=kind, name=name, size=size, text=text).first()
-    return found or Dataset.objects.create(owner=user, kind=kind, name=name, text=text, size=size)
+    found = Dataset.objects.filter(owner=user, kind=kind, name=name, input=text_digest(text)).first()
+    return found or Dataset.objects.create(owner=user, kind=kind, name=name, input=InputText.intern(text), size=size)
+
+
+def delete(ds: Dataset) -> None:
+    """Delete the dataset (its checks with it) and its file unless an experiment or another dataset
+    uses it."""
+    digest = ds.input_id
+    ds.delete()
+    InputText.delete_unused([digest])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,7 +538,7 @@ def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
         except InputError as exc:
             ctx["error"] = str(exc)
         return ctx
-    clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
+    clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER))
     ctx["clusters"] = clusters
     upload = upload_check(ds) if ds.size == 0 else None
     if upload is not None:  # imported in the background: its check's progress, or why it failed

@@ -41,7 +41,8 @@ class Dataset(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     name = models.CharField(max_length=255)  # the file name; for traces its extension selects CSV or JSON
-    text = models.TextField()
+    # The file, stored once by its digest (``text`` reads and sets it as text).
+    input = models.ForeignKey("InputText", on_delete=models.PROTECT, related_name="datasets")
     size = models.PositiveBigIntegerField(default=0)  # bytes
     created = models.DateTimeField(auto_now_add=True)
 
@@ -53,6 +54,25 @@ class Dataset(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("dataset", args=[self.pk])
+
+    # As Experiment's input texts: set (also as a constructor keyword) until ``save`` stores it.
+
+    @property
+    def text(self) -> str:
+        pending: str | None = self.__dict__.get("_pending_text")
+        if pending is not None:
+            return pending
+        return self.input.text if self.input_id is not None else ""
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.__dict__["_pending_text"] = value
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        pending = self.__dict__.pop("_pending_text", None)
+        if pending is not None or self.input_id is None:
+            self.input = InputText.intern(pending or "")
+        super().save(*args, **kwargs)
 
 
 class TraceCheck(models.Model):
@@ -208,10 +228,10 @@ def text_digest(text: str) -> str:
 
 
 class InputText(models.Model):
-    """An input file of experiments (cluster spec, trace or history, as uploaded or generated),
-    stored once however many experiments use it: its key is the SHA-256 of the text. Rows are
-    shared by experiments of any owner and never changed; an experiment's deletion deletes those
-    no experiment references any more (``webapp.experiments.delete_experiment``)."""
+    """An input file of experiments and datasets (cluster spec, trace or history, as uploaded or
+    generated), stored once however many of them use it: its key is the SHA-256 of the text. Rows
+    are shared across owners and never changed; deleting an experiment or a dataset deletes those
+    nothing references any more (``delete_unused``)."""
 
     digest = models.CharField(max_length=64, primary_key=True)  # text_digest(text)
     text = models.TextField()
@@ -241,9 +261,9 @@ class InputText(models.Model):
 
     @classmethod
     def delete_unused(cls, digests: Iterable[str]) -> int:
-        """Delete those of ``digests`` no experiment references; the number deleted. Each row is
-        locked before the references are counted: one an experiment being created holds
-        (``intern``) is counted after that experiment is committed, and kept."""
+        """Delete those of ``digests`` no experiment or dataset references; the number deleted. Each
+        row is locked before the references are counted: one an experiment or dataset being created
+        holds (``intern``) is counted after it is committed, and kept."""
         deleted = 0
         for digest in sorted(set(digests)):
             with transaction.atomic():
@@ -252,7 +272,7 @@ class InputText(models.Model):
                 used = Experiment.objects.filter(
                     models.Q(cluster_input=digest) | models.Q(trace_input=digest) | models.Q(history_input=digest)
                 )
-                if not used.exists():
+                if not used.exists() and not Dataset.objects.filter(input=digest).exists():
                     deleted += cls.objects.filter(pk=digest).delete()[0]
         return deleted
 

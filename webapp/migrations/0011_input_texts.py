@@ -1,5 +1,5 @@
-"""Input files stored once by digest (``InputText``), referenced from experiments: the table and the
-references (filled by 0012, required and the text columns dropped by 0013)."""
+"""Input files stored once by digest (``InputText``), referenced from experiments and datasets: the
+table and the references (filled by 0012, required and the text columns dropped by 0013)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -48,6 +48,16 @@ class Migration(migrations.Migration):
                 null=True,
                 on_delete=django.db.models.deletion.PROTECT,
                 related_name="history_of",
+                to="webapp.inputtext",
+            ),
+        ),
+        migrations.AddField(
+            model_name="dataset",
+            name="input",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="datasets",
                 to="webapp.inputtext",
             ),
         ),

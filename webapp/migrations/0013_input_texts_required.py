@@ -1,5 +1,5 @@
-"""An experiment's cluster spec and trace are required references to ``InputText``; the text
-columns the rows held are dropped (0012 moved them)."""
+"""An experiment's cluster spec and trace, and a dataset's file, are required references to
+``InputText``; the text columns the rows held are dropped (0012 moved them)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -19,6 +19,15 @@ class Migration(migrations.Migration):
         migrations.RemoveField(model_name="experiment", name="cluster_text"),
         migrations.RemoveField(model_name="experiment", name="trace_text"),
         migrations.RemoveField(model_name="experiment", name="history_text"),
+        migrations.AlterField(model_name="dataset", name="text", field=models.TextField(blank=True, default="")),
+        migrations.RemoveField(model_name="dataset", name="text"),
+        migrations.AlterField(
+            model_name="dataset",
+            name="input",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="datasets", to="webapp.inputtext"
+            ),
+        ),
         migrations.AlterField(
             model_name="experiment",
             name="cluster_input",
