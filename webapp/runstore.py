@@ -129,7 +129,7 @@ def _delete(*names: str) -> None:
             default_storage.delete(name)
 
 
-LOST_PREFIX = "lost: "  # the start of the error of a run recover_runs failed as lost (webapp.services)
+LOST_PREFIX = "lost: "  # the start of the error of a run recover_runs failed as lost (webapp.recovery)
 
 
 def completable(runs: QuerySet[Run]) -> QuerySet[Run]:
