@@ -6,11 +6,13 @@ migration 0012 moves the texts experiments and datasets held into such rows (and
 import hashlib
 import io
 import json
+import threading
+import time
 import zipfile
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
@@ -168,3 +170,38 @@ def test_migration_0012_moves_the_texts_into_shared_rows_and_back(tiny_cluster, 
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_file_an_experiment_being_created_found_is_not_deleted_under_it(tiny_cluster, tiny_trace):
+    """Row locks (``InputText.intern`` then ``delete_unused``) on PostgreSQL, the database of
+    deployments (SQLite runs one writer at a time): a deletion that counts the references while an
+    experiment being created holds the file waits for that experiment and keeps the file."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks between two connections: the PostgreSQL pass (make pytest-postgres)")
+    gone = Experiment.objects.create(name="old", source="upload", cluster_text=tiny_cluster, trace_name="t.csv",
+                                     trace_text=tiny_trace)  # fmt: skip
+    digests = gone.input_digests()
+    gone.delete()  # its files are unused now
+    found, created = threading.Event(), {}
+
+    def create():
+        try:
+            with transaction.atomic():
+                cluster, trace = InputText.intern(tiny_cluster), InputText.intern(tiny_trace)
+                found.set()
+                time.sleep(0.5)  # the deletion below runs meanwhile: it waits for this commit
+                created["pk"] = Experiment.objects.create(name="new", source="upload", cluster_input=cluster,
+                                                          trace_name="t.csv", trace_input=trace).pk  # fmt: skip
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=create)
+    thread.start()
+    assert found.wait(10)
+    started = time.monotonic()
+    deleted = InputText.delete_unused(digests)
+    waited = time.monotonic() - started
+    thread.join(10)
+    assert deleted == 0 and waited > 0.2  # it waited for the creation's commit, then found it in use
+    assert Experiment.objects.get(pk=created["pk"]).trace_text == tiny_trace
