@@ -1,5 +1,6 @@
-"""The layout of the web layer: no import circle among the modules of webapp/ and workers/, and no
-module of scheduling/, webapp/ or workers/ over 600 lines.
+"""The layout of the web layer: no import circle among the modules of webapp/ and workers/, imports
+in the direction webapp -> workers -> scheduling only, and no module of scheduling/, webapp/ or
+workers/ over 600 lines.
 
 The import graph is read from the source with ``ast`` (nothing is imported). Every import counts:
 at module level, inside functions and methods, and under ``if TYPE_CHECKING:`` alike, since an
@@ -136,6 +137,20 @@ def test_no_import_circle_in_webapp_and_workers():
     assert not found, "import circles:\n" + "\n".join(
         f"{', '.join(c)}: e.g. {' -> '.join(circle_in(graph, set(c)))}" for c in found
     )
+
+
+def test_dependencies_point_one_way():
+    """webapp -> workers -> scheduling (DESIGN section 2): workers/ imports nothing of webapp/, and
+    scheduling/ nothing of either."""
+    graph = import_graph(("scheduling", "webapp", "workers"))
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        for b in targets
+        if (a.startswith("workers") and b.startswith("webapp"))
+        or (a.startswith("scheduling") and b.startswith(("webapp", "workers")))
+    )
+    assert not upward, "imports against the direction webapp -> workers -> scheduling: " + ", ".join(upward)
 
 
 def test_the_circle_finder_finds_circles():
