@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from webapp import tracechecks
-from webapp.models import Dataset, TraceCheck
+from webapp.models import Dataset, InputText, TraceCheck
 from workers import checks, tasks
 
 
@@ -39,7 +39,7 @@ def died(check: TraceCheck) -> None:
 @pytest.mark.usefixtures("inline_tasks")
 def test_a_raw_import_whose_file_this_worker_cannot_read_ends_failed_not_running(pair):
     trace, cluster = pair
-    Dataset.objects.filter(pk=trace.pk).update(text="", size=0)
+    Dataset.objects.filter(pk=trace.pk).update(input=InputText.intern(""), size=0)
     check = TraceCheck.objects.create(
         trace=trace, cluster=cluster, raw="dataset-imports/missing.raw", import_options={"file": "raw.csv"}
     )  # the upload is on another host's disk, or was deleted
@@ -63,7 +63,7 @@ def test_a_check_whose_worker_died_is_checked_again_and_completes(pair):
 @pytest.mark.usefixtures("inline_tasks")
 def test_a_raw_import_lost_twice_fails_with_the_reason_and_keeps_nothing(pair, monkeypatch):
     trace, cluster = pair
-    Dataset.objects.filter(pk=trace.pk).update(text="", size=0)
+    Dataset.objects.filter(pk=trace.pk).update(input=InputText.intern(""), size=0)
     raw = default_storage.save("dataset-imports/1.raw", io.BytesIO(b"job_id,submit_time\n"))
     check = TraceCheck.objects.create(trace=trace, cluster=cluster, raw=raw, import_options={"file": "raw.csv"})
     monkeypatch.setattr(tasks, "send_check", lambda check_id: None)  # no worker takes it

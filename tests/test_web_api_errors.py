@@ -16,7 +16,7 @@ from django.test import Client
 
 from tests.test_recover_command import drop_connections
 from tests.test_tasks import ROOT, django_env, free_port
-from webapp import services
+from webapp import runstatus, services
 from webapp.models import ApiToken, Experiment
 
 
@@ -32,7 +32,7 @@ def test_an_api_call_that_fails_inside_the_server_answers_a_json_500(api, user, 
     def broken(exp):
         raise RuntimeError("a bug in the status")
 
-    monkeypatch.setattr(services, "status", broken)
+    monkeypatch.setattr(runstatus, "status", broken)
     response = api.get(f"/api/experiments/{exp.pk}/")
     assert response.status_code == 500 and response["Content-Type"] == "application/json"
     assert response.json() == {"error": "internal error: the server could not answer this request; it was logged"}

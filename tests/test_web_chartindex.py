@@ -4,7 +4,7 @@ result document, and draw from it the same figures as from the result."""
 import pytest
 from django.core.files.storage import default_storage
 
-from webapp import charts, services
+from webapp import charts, results_io, services
 from webapp.chartindex import chart_doc, chart_index, chart_index_name
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
@@ -28,7 +28,7 @@ def test_the_jct_and_utilisation_tabs_never_open_the_result_document(client, don
     def refuse(run):
         raise AssertionError("the full result was read")
 
-    monkeypatch.setattr(services, "load_result", refuse)
+    monkeypatch.setattr(results_io, "load_result", refuse)
     for tab in ("jct", "time"):
         response = client.get(done_experiment.get_absolute_url(), {"tab": tab})
         assert response.status_code == 200 and response.context["figures"]

@@ -14,7 +14,7 @@ from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
 from scheduling.prices import matrix_at
 from tests.webhelpers import PRICED, single_entries, upload_data
-from webapp import charts, services
+from webapp import charts, results_io, services
 from webapp.models import Experiment
 from webapp.runstore import encode_result
 
@@ -181,7 +181,7 @@ def test_the_prices_tab_opens_only_the_shown_runs_result(
     assert {r.status for r in exp.runs.all()} == {"done"}
     opened = []
     load = services.load_result
-    monkeypatch.setattr(services, "load_result", lambda run: opened.append(run.algorithm) or load(run))
+    monkeypatch.setattr(results_io, "load_result", lambda run: opened.append(run.algorithm) or load(run))
     page = client.get(exp.get_absolute_url(), {"tab": "prices"})
     assert opened == ["priced"] and page.context["prices"]["schema"] == "mlsched.prices/3"
     assert [label for _, label in page.context["priced_runs"]] == ["priced"]

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from webapp import datasets
+from webapp import drafts
 from webapp.models import StoredFile
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
@@ -39,7 +39,7 @@ class Draft:
 
 
 def draft_file(settings, user, token):
-    return Draft(f"{datasets.DRAFTS}/{user.pk}-{token}.json")
+    return Draft(f"{drafts.DRAFTS}/{user.pk}-{token}.json")
 
 
 def age(draft, seconds):
@@ -68,7 +68,7 @@ def test_the_maintenance_command_deletes_every_users_drafts_older_than_the_setti
     assert "drafts=2" in out.getvalue()
     assert not draft_file(settings, user, old).exists() and not draft_file(settings, bob, bobs_old).exists()
     assert draft_file(settings, user, fresh).exists()
-    assert datasets.load_draft(user, fresh) is not None and datasets.load_draft(user, old) is None
+    assert drafts.load_draft(user, fresh) is not None and drafts.load_draft(user, old) is None
 
 
 def test_a_new_preview_deletes_its_owners_old_drafts_but_not_another_users(client, user, bob, tiny_cluster, settings):

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from scheduling import provenance
-from webapp import figurecache, services
+from webapp import figurecache, results_io, services
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 
@@ -20,8 +20,8 @@ def opened(monkeypatch):
     """The chart indexes and Gantt indexes the pages open, by run id."""
     seen = []
     chart_doc, gantt_index = services.load_chart_doc, services.load_gantt_index
-    monkeypatch.setattr(services, "load_chart_doc", lambda r: (seen.append(("charts", r.pk)), chart_doc(r))[1])
-    monkeypatch.setattr(services, "load_gantt_index", lambda r: (seen.append(("gantt", r.pk)), gantt_index(r))[1])
+    monkeypatch.setattr(results_io, "load_chart_doc", lambda r: (seen.append(("charts", r.pk)), chart_doc(r))[1])
+    monkeypatch.setattr(results_io, "load_gantt_index", lambda r: (seen.append(("gantt", r.pk)), gantt_index(r))[1])
     return seen
 
 

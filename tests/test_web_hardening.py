@@ -12,8 +12,8 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.webhelpers import upload_data
-from webapp.forms import sweep_values
 from webapp.models import ApiToken, Dataset, Experiment
+from webapp.runspecs import sweep_values
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 

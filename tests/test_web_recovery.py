@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from webapp import services
+from webapp import recovery, services
 from webapp.models import ApiToken, Experiment, Run, ShareLink
 from workers import tasks
 
@@ -27,7 +27,7 @@ def experiment(user, tiny_cluster, tiny_trace):
 def test_no_page_or_api_call_runs_the_recovery(auth_client, user, experiment, settings, monkeypatch):
     settings.MLSCHED_RECOVER_EVERY = 0  # were pages to recover, each of them would
     calls = []
-    monkeypatch.setattr(services, "recover_runs", lambda *a, **k: calls.append(1) or {})
+    monkeypatch.setattr(recovery, "recover_runs", lambda *a, **k: calls.append(1) or {})
     monkeypatch.setattr(tasks, "queued_messages", lambda: calls.append(1) or 0)
     Run.objects.create(experiment=experiment, algorithm="fifo")
     token = ShareLink.objects.create(experiment=experiment).token

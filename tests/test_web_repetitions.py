@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from scheduling import presets
 from tests.webhelpers import upload_data
-from webapp import repetitions, services
+from webapp import repetitions, results_io, services
 from webapp.models import ApiToken, Experiment
 from workers.runs import load_instance
 
@@ -246,7 +246,7 @@ def test_the_pooled_cdf_reads_the_chart_indexes_not_the_results(repeated, monkey
         for v, reps in table.items()
     ]
     opened = []
-    monkeypatch.setattr(services, "load_result", lambda run: opened.append(run.pk))
+    monkeypatch.setattr(results_io, "load_result", lambda run: opened.append(run.pk))
     cache.clear()
     assert repetition_stats.cdf_bands(table) == from_results
     assert opened == []  # every run's chart index was written when it finished

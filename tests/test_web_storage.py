@@ -131,7 +131,7 @@ def test_files_of_the_old_media_folder_are_copied_into_the_storage_once(settings
 def test_a_result_document_is_sent_a_piece_at_a_time_from_its_chunks(monkeypatch, tiny_cluster, tiny_trace):
     import json
 
-    from webapp import services
+    from webapp import results_io, services
     from webapp.models import Experiment, Run
     from webapp.runstore import encode_result
 
@@ -140,7 +140,7 @@ def test_a_result_document_is_sent_a_piece_at_a_time_from_its_chunks(monkeypatch
     doc = {"schema": "mlsched.result/1", "jobs": [{"job_id": f"j{i}", "completion": i} for i in range(3000)]}
     run = Run.objects.create(experiment=exp, algorithm="fifo", status="done")
     run.result.name = DatabaseStorage(chunk_bytes=1000).save("results/e/run.json.gz", ContentFile(encode_result(doc)))
-    monkeypatch.setattr(services, "RESULT_CHUNK", 4096)
+    monkeypatch.setattr(results_io, "RESULT_CHUNK", 4096)
     pieces = list(services.result_chunks(run))
     assert len(pieces) > 10 and max(map(len, pieces)) == 4096
     assert json.loads(b"".join(pieces)) == doc and b"".join(pieces) == services.result_bytes(run)

@@ -1,5 +1,5 @@
 """A window repetition or a "Run as the model of" choice on a large trace (more than
-``inputchecks.INLINE_ROWS`` rows) is cut and adapted by a worker, not in the request
+``limits.INLINE_ROWS`` rows) is cut and adapted by a worker, not in the request
 (webapp/submit_worker.py, workers/submissions.py): the request checks what needs no trace, stores
 the runs unsent, and the worker records the windows' spans and adapt.json records, fails the runs
 that cannot go ahead with the reason and sends the others."""
@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from scheduling import importers, loaders
 from tests.test_web_models import FIXTURES
-from webapp import inputchecks, services, submit_worker
+from webapp import limits, services, submit_worker
 from webapp.models import Dataset, Experiment
 from webapp.tracechecks import start
 from workers import submissions, tasks
@@ -35,7 +35,7 @@ def library(user, tmp_path, monkeypatch):
                                    text=(tmp_path / "philly.csv").read_text(), size=1)  # fmt: skip
     check = start(trace, cluster)
     tasks.check_trace.apply((check.pk,))
-    monkeypatch.setattr(inputchecks, "INLINE_ROWS", 10)
+    monkeypatch.setattr(limits, "INLINE_ROWS", 10)
     return cluster, trace
 
 

@@ -10,8 +10,8 @@ from django.urls import reverse
 from scheduling import registry
 from tests.webhelpers import upload_data
 from webapp import charts
-from webapp.forms import sweep_values
 from webapp.models import ApiToken, Experiment
+from webapp.runspecs import sweep_values
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 

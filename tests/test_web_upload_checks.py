@@ -1,5 +1,5 @@
 """Web requests never parse a large trace: an experiment whose trace has more than
-``inputchecks.INLINE_ROWS`` rows is stored at once, its runs waiting, and a worker checks the trace
+``limits.INLINE_ROWS`` rows is stored at once, its runs waiting, and a worker checks the trace
 (a TraceCheck, the uploaded files added to the datasets); the runs start when it passes, fail with
 its error (line, field) when it does not, and those of algorithms that cannot run it fail with the
 reason."""
@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from scheduling import loaders
 from tests.webhelpers import upload_data
-from webapp import inputchecks, services
+from webapp import limits, services
 from webapp.models import Dataset, Experiment, TraceCheck
 from workers import tasks
 
@@ -26,7 +26,7 @@ def client(auth_client):
 @pytest.fixture
 def small_inline_limit(monkeypatch):
     """The tiny trace (3 rows) counts as large."""
-    monkeypatch.setattr(inputchecks, "INLINE_ROWS", 2)
+    monkeypatch.setattr(limits, "INLINE_ROWS", 2)
 
 
 @pytest.fixture
@@ -114,7 +114,7 @@ def test_a_library_trace_whose_check_has_not_ended_is_not_parsed_in_the_request(
     cluster = Dataset.objects.create(owner=user, kind="cluster", name="c.json", text=tiny_cluster, size=200)
     trace = Dataset.objects.create(owner=user, kind="trace", name="t.csv", text=tiny_trace, size=200)
     TraceCheck.objects.create(trace=trace, cluster=cluster)  # queued: its message is on its way
-    monkeypatch.setattr(inputchecks, "INLINE_ROWS", 2)
+    monkeypatch.setattr(limits, "INLINE_ROWS", 2)
     data = {"source": "library", "cluster_dataset": cluster.pk, "trace_dataset": trace.pk,
             "algorithms": ["fifo"], "seed": "0"}  # fmt: skip
     with django_capture_on_commit_callbacks(execute=False) as later:

@@ -8,9 +8,9 @@ from django.urls import reverse
 
 from scheduling import registry
 from tests.webhelpers import upload_data
-from webapp.forms import MAX_RUNS
 from webapp.labels import run_label, run_labels
 from webapp.models import ApiToken, Experiment, Run
+from webapp.runspecs import MAX_RUNS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("inline_tasks")]
 

@@ -18,7 +18,7 @@ class ExperimentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("name", "owner", "kind", "source", "created", "pending_dispatch")
     list_filter = ("kind", "source", "pending_dispatch")
     search_fields = ("name", "owner__username")
-    exclude = ("cluster_text", "trace_text")
+    exclude = ("cluster_input", "trace_input", "history_input")
     inlines = (RunInline,)
 
 
@@ -33,7 +33,7 @@ class RunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 class DatasetAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = ("name", "kind", "owner", "size", "created")
     list_filter = ("kind",)
-    exclude = ("text",)
+    exclude = ("input",)
 
 
 @admin.register(ShareLink)

@@ -11,20 +11,13 @@ preview or experiment reads it instead of loading the trace again.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import secrets
 from collections import Counter
 from collections.abc import Mapping
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django import forms
-from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
@@ -33,8 +26,9 @@ from scheduling import loaders
 from scheduling.errors import InputError
 from scheduling.model import Cluster
 from webapp import tracechecks
-from webapp.forms import too_many_rows
-from webapp.models import Dataset, TraceCheck
+from webapp.drafts import delete_draft, load_draft, save_draft
+from webapp.inputs import too_many_rows
+from webapp.models import Dataset, InputText, TraceCheck, text_digest
 from webapp.security import parse_deadline
 from workers.checks import gpu_demand, run_import, summarize
 from workers.runs import trace_format
@@ -49,6 +43,7 @@ the background check, which imports, then validates, with progress on the datase
 INLINE_ROWS = 5000
 """Traces with at most this many rows are validated in the request (well under a second); larger
 ones by a background task, with progress on the dataset page."""
+
 
 __all__ = ["gpu_demand"]  # moved to workers.checks; kept importable here
 
@@ -89,73 +84,6 @@ def unique_name(owner: Any, name: str, exclude: int | None = None) -> str:
     return f"{stem}-{k}{suffix}"
 
 
-DRAFTS = "dataset-drafts"  # previewed files, in the media storage, until added or replaced
-DRAFT_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
-
-
-def _draft_path(user: Any, token: str) -> str:
-    return f"{DRAFTS}/{user.pk}-{token}.json"
-
-
-def save_draft(user: Any, kind: str, name: str, text: str) -> str:
-    """Store a previewed file until it is added -> its token. The user's drafts older than
-    ``MLSCHED_DRAFT_MAX_AGE`` and those beyond their newest ``MLSCHED_DRAFT_KEEP`` go now."""
-    token = secrets.token_urlsafe(18)
-    path = default_storage.save(_draft_path(user, token), ContentFile(json.dumps([kind, name, text]).encode("utf-8")))
-    clean_drafts(user, spare=path)
-    return token
-
-
-def clean_drafts(user: Any = None, now: datetime | None = None, spare: str = "") -> int:
-    """Delete drafts older than ``MLSCHED_DRAFT_MAX_AGE`` seconds, and beyond each user's newest
-    ``MLSCHED_DRAFT_KEEP`` -> how many were deleted. ``user``: only theirs (when they save a new
-    draft, ``spare`` being it: counted as their newest, never deleted); None: everyone's (the
-    ``recover_runs`` maintenance command)."""
-    keep = settings.MLSCHED_DRAFT_KEEP
-    cutoff = (now or timezone.now()) - timedelta(seconds=settings.MLSCHED_DRAFT_MAX_AGE)
-    try:
-        files = default_storage.listdir(DRAFTS)[1]
-    except FileNotFoundError:  # no draft saved yet
-        return 0
-    prefix = f"{user.pk}-" if user is not None else ""
-    by_owner: dict[str, list[tuple[datetime, str]]] = {}
-    for name in files:
-        owner, sep, _ = name.partition("-")
-        if not sep or not name.endswith(".json") or not name.startswith(prefix):
-            continue
-        path = f"{DRAFTS}/{name}"
-        try:
-            by_owner.setdefault(owner, []).append((default_storage.get_modified_time(path), path))
-        except FileNotFoundError:  # deleted meanwhile (added, or another cleanup)
-            continue
-    deleted = 0
-    for drafts in by_owner.values():
-        drafts.sort(key=lambda d: (d[1] == spare, d[0]), reverse=True)  # newest first
-        for k, (modified, path) in enumerate(drafts):
-            if path != spare and (k >= keep or modified < cutoff):
-                default_storage.delete(path)
-                deleted += 1
-    return deleted
-
-
-def delete_draft(user: Any, token: str) -> None:
-    path = _draft_path(user, token)
-    if DRAFT_TOKEN.fullmatch(token) and default_storage.exists(path):
-        default_storage.delete(path)
-
-
-def load_draft(user: Any, token: str) -> tuple[str, str, str] | None:
-    """(kind, name, text) of the user's previewed file, or None (unknown, another user's, bad token)."""
-    if not DRAFT_TOKEN.fullmatch(token) or not getattr(user, "pk", None):
-        return None
-    path = _draft_path(user, token)
-    if not default_storage.exists(path):
-        return None
-    with default_storage.open(path, "rb") as f:
-        kind, name, text = json.loads(f.read())
-    return str(kind), str(name), str(text)
-
-
 RAW_TRACE_COLUMNS = {"submit_time", "timestamp", "creation_time", "submission_time", "num_gpus", "num_gpu"}
 RAW_NODE_COLUMNS = {"sn", "cpu_milli", "memory_mib"}
 
@@ -190,8 +118,9 @@ def usable(queryset: Any) -> Any:
 
 
 def labelled(field: Any, queryset: Any) -> None:
-    """Give a dataset dropdown its ``usable`` datasets (texts not loaded) and ``dataset_label`` labels."""
-    field.queryset = usable(queryset).defer("text").prefetch_related("checks")
+    """Give a dataset dropdown its ``usable`` datasets (texts, InputText rows, not loaded) and
+    ``dataset_label`` labels."""
+    field.queryset = usable(queryset).prefetch_related("checks")
     field.label_from_instance = dataset_label
 
 
@@ -445,7 +374,7 @@ class DatasetForm(forms.Form):
             owner=self.user,
             kind=self.cleaned_data["kind"],
             name=unique_name(self.user, self.chosen_name()),
-            text=self.text,
+            input=InputText.intern(self.text),
             size=len(self.text.encode("utf-8")),
         )
         if self.draft_used:
@@ -470,7 +399,7 @@ def upload_check(ds: Dataset) -> TraceCheck | None:
 def mine(user: Any) -> list[Dataset]:
     """The user's datasets; each has ``state``: "" (usable), "importing" (a background import not
     finished) or "failed" (then ``error``: the failed check's, naming file, line and field)."""
-    out = list(Dataset.objects.filter(owner=user.pk).defer("text"))
+    out = list(Dataset.objects.filter(owner=user.pk))  # (their texts not loaded)
     pending = {
         trace: (status, error)
         for trace, status, error in TraceCheck.objects.filter(trace__owner=user.pk, trace__size=0)
@@ -501,10 +430,16 @@ def remember_uploads(user: Any, form: Any) -> None:
 def remember(user: Any, kind: str, name: str, text: str) -> Dataset:
     """The user's dataset of this kind, name and content: the one stored, or a new one."""
     size = len(text.encode("utf-8"))
-    # The size narrows the rows whose text the database compares: an edited file of the same
-    # size is new content and is kept.
-    found = Dataset.objects.filter(owner=user, kind=kind, name=name, size=size, text=text).first()
-    return found or Dataset.objects.create(owner=user, kind=kind, name=name, text=text, size=size)
+    found = Dataset.objects.filter(owner=user, kind=kind, name=name, input=text_digest(text)).first()
+    return found or Dataset.objects.create(owner=user, kind=kind, name=name, input=InputText.intern(text), size=size)
+
+
+def delete(ds: Dataset) -> None:
+    """Delete the dataset (its checks with it) and its file unless an experiment or another dataset
+    uses it."""
+    digest = ds.input_id
+    ds.delete()
+    InputText.delete_unused([digest])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,7 +495,7 @@ def summary_figures(summary: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
-    from webapp.services import preview
+    from webapp.inputs import preview
 
     ctx: dict[str, Any] = {"dataset": ds, "head": preview(ds.text), "figures": [], "error": None}
     if ds.kind == Dataset.Kind.CLUSTER:
@@ -569,7 +504,7 @@ def preview_page(ds: Dataset, user: Any, against: str | None) -> dict[str, Any]:
         except InputError as exc:
             ctx["error"] = str(exc)
         return ctx
-    clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER).defer("text"))
+    clusters = list(Dataset.objects.filter(owner=user.pk, kind=Dataset.Kind.CLUSTER))
     ctx["clusters"] = clusters
     upload = upload_check(ds) if ds.size == 0 else None
     if upload is not None:  # imported in the background: its check's progress, or why it failed

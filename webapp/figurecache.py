@@ -7,8 +7,8 @@ finishes later adds to the key: the tab is drawn again with it). Entries live in
 cache (per process unless ``CACHES`` names a shared one) for ``TIMEOUT`` seconds, and in the
 storage every host reaches (``results/<experiment>/figures-<key>.json.gz``, DESIGN section 8), so
 that another web process, another host or a restart finds them drawn: a tab of an 82,000-job
-comparison is built once (seconds), then read (milliseconds). ``warm`` builds the default views of
-an experiment's tabs when its last run finishes, on the worker, so that even the first visit reads
+comparison is built once (seconds), then read (milliseconds). ``pages.warm`` builds the default views
+of an experiment's tabs when its last run finishes, on the worker, so that even the first visit reads
 them. Deleting the experiment deletes them (``forget``)."""
 
 from __future__ import annotations
@@ -72,23 +72,6 @@ def cached(name: str, build: Callable[[], dict[str, Any]], experiment: int | Non
         except OSError as exc:  # a storage that refuses: the page is still shown, drawn again next time
             logger.warning("figures of experiment %s not stored: %s", experiment, exc)
     return value
-
-
-def warm(experiment_id: int) -> None:
-    """Draw the default views of the experiment's JCT, Gantt and Utilisation tabs into the cache
-    (``MLSCHED_WARM_FIGURES``): called on the worker when the experiment's last run has finished."""
-    from django.conf import settings
-
-    from webapp import services
-    from webapp.models import Experiment
-
-    if not settings.MLSCHED_WARM_FIGURES:
-        return
-    exp = Experiment.objects.prefetch_related("runs").filter(pk=experiment_id).first()
-    if exp is None or not all(r.is_finished for r in exp.runs.all()):
-        return
-    for tab in TABS:
-        services.experiment_page(exp, {"tab": tab})
 
 
 def _path(experiment: int, name: str) -> str:

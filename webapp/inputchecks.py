@@ -1,7 +1,7 @@
 """Experiments whose trace is checked by a worker before their runs start: web requests never parse
 a large trace (docs/architecture.md, "Creating an experiment").
 
-A trace of more than ``INLINE_ROWS`` rows, uploaded with the form or the API or picked from the
+A trace of more than ``limits.INLINE_ROWS`` rows, uploaded with the form or the API or picked from the
 library before its check finished, is not loaded in the request. The experiment and its runs are
 stored at once (the runs queued but not sent) with ``Experiment.input_check``: the ``TraceCheck``
 of the pair, which a worker runs (``workers.checks``, as for a dataset; uploaded files are added to
@@ -18,27 +18,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.models import Dataset, Experiment, Run, TraceCheck
-
-INLINE_ROWS = 5000
-"""Traces with at most this many rows are checked in the request (well under a second); larger ones
-by a worker before the runs start."""
-
-
-def too_large(text: str) -> bool:
-    """Whether a trace's text has more rows than a web request checks."""
-    return text.count("\n") > INLINE_ROWS
-
-
-def upload_check(owner: Any, cluster: tuple[str, str], trace: tuple[str, str]) -> TraceCheck:
-    """The check of an uploaded trace against its cluster spec, each (name, text), started now; the
-    files join ``owner``'s datasets (as every uploaded file does: ``datasets.remember_uploads``)."""
-    from webapp import tracechecks
-    from webapp.datasets import remember
-
-    return tracechecks.start(
-        remember(owner, Dataset.Kind.TRACE, *trace), remember(owner, Dataset.Kind.CLUSTER, *cluster)
-    )
+from webapp import submit_worker
+from webapp.dispatch import dispatch
+from webapp.models import Experiment, Run, TraceCheck
 
 
 def release(check_id: int) -> None:
@@ -58,29 +40,17 @@ def release(check_id: int) -> None:
                 continue
             # (With a history the check, which reads the trace alone, cannot tell: each run does; run
             # as a model, the adapted instance decides: the preparation tells, webapp/submit_worker.py.)
-            exp = Experiment.objects.only("history_text", "preset_options").get(pk=exp_id)
-            as_given = not exp.history_text and "adapt" not in (exp.preset_options or {})
+            exp = Experiment.objects.only("history_input", "preset_options").get(pk=exp_id)
+            as_given = exp.history_input_id is None and "adapt" not in (exp.preset_options or {})
             unsupported = (check.summary or {}).get("unsupported", {}) if as_given else {}
             for algorithm, why in unsupported.items():
                 if why:
                     queued.filter(algorithm=algorithm).update(status=Run.Status.FAILED, error=why, finished=now)
             ids = list(queued.values_list("pk", flat=True))
-            if Experiment.objects.filter(pk=exp_id, preset_options__has_key="prepare").exists():
-                transaction.on_commit(partial(_prepare, exp_id))  # windows cut, model adapted: webapp/submit_worker.py
+            if submit_worker.pending(exp):  # windows cut, model adapted first: webapp/submit_worker.py
+                transaction.on_commit(partial(submit_worker.send, exp_id))
             else:
-                transaction.on_commit(partial(_dispatch, exp_id, ids))
-
-
-def _prepare(exp_id: int) -> None:
-    from webapp import submit_worker
-
-    submit_worker.send(exp_id)
-
-
-def _dispatch(exp_id: int, ids: list[int]) -> None:
-    from webapp import services
-
-    services.dispatch(exp_id, ids)
+                transaction.on_commit(partial(dispatch, exp_id, ids))
 
 
 def state(exp: Experiment) -> dict[str, Any] | None:

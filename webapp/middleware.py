@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from webapp.services import ShareUnavailable
+from webapp.sharing import ShareUnavailable
 
 MESSAGES = {
     "unknown": "This share link does not exist. Check that it was copied whole, or ask for a new one.",

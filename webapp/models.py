@@ -1,6 +1,7 @@
 """Experiments (one cluster + one trace) and their runs (one algorithm with its parameters each).
 
-Inputs are stored as text once they have fully validated. A run's result document is stored as a
+Inputs are stored as text once they have fully validated, each file once (``InputText``, keyed by
+its SHA-256) however many experiments use it. A run's result document is stored as a
 gzip-compressed JSON file referenced from the row (DESIGN section 8: large payloads live in files);
 its metrics are copied into the row so that tables never open the file.
 
@@ -13,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.urls import reverse
 
 
@@ -38,7 +41,8 @@ class Dataset(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="datasets")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     name = models.CharField(max_length=255)  # the file name; for traces its extension selects CSV or JSON
-    text = models.TextField()
+    # The file, stored once by its digest (``text`` reads and sets it as text).
+    input = models.ForeignKey("InputText", on_delete=models.PROTECT, related_name="datasets")
     size = models.PositiveBigIntegerField(default=0)  # bytes
     created = models.DateTimeField(auto_now_add=True)
 
@@ -50,6 +54,25 @@ class Dataset(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("dataset", args=[self.pk])
+
+    # As Experiment's input texts: set (also as a constructor keyword) until ``save`` stores it.
+
+    @property
+    def text(self) -> str:
+        pending: str | None = self.__dict__.get("_pending_text")
+        if pending is not None:
+            return pending
+        return self.input.text if self.input_id is not None else ""
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.__dict__["_pending_text"] = value
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        pending = self.__dict__.pop("_pending_text", None)
+        if pending is not None or self.input_id is None:
+            self.input = InputText.intern(pending or "")
+        super().save(*args, **kwargs)
 
 
 class TraceCheck(models.Model):
@@ -108,15 +131,19 @@ class Experiment(models.Model):
     repetition = models.JSONField(default=dict, blank=True)
     preset = models.CharField(max_length=100, blank=True)  # preset name when source is "preset"
     preset_options = models.JSONField(default=dict, blank=True)  # {"jobs", "seed", "size"} given to the preset
+    # The frozen input files, each an InputText stored once by its digest (``cluster_text``,
+    # ``trace_text`` and ``history_text`` below read and set them as text).
     cluster_name = models.CharField(max_length=255, default="cluster.json")
-    cluster_text = models.TextField()  # cluster spec, JSON
+    cluster_input = models.ForeignKey("InputText", on_delete=models.PROTECT, related_name="cluster_of")  # JSON
     trace_name = models.CharField(max_length=255)  # its extension selects CSV or JSON
-    trace_text = models.TextField()
+    trace_input = models.ForeignKey("InputText", on_delete=models.PROTECT, related_name="trace_of")
     # A separate trace of past jobs for the algorithms that learn from one (AlgorithmSpec.history;
     # simulate --history): uploaded or from the library with the trace; blank: none (a preset
     # experiment gives those algorithms the preset's own history instead, repetitions.preset_history).
     history_name = models.CharField(max_length=255, blank=True)
-    history_text = models.TextField(blank=True)
+    history_input = models.ForeignKey(
+        "InputText", on_delete=models.PROTECT, related_name="history_of", null=True, blank=True
+    )
     seed = models.PositiveBigIntegerField(default=0)  # frozen with the inputs: a rerun reproduces the runs
     # Set while runs wait for the broker (it was unreachable at submission); cleared once all are sent.
     pending_dispatch = models.BooleanField(default=False)
@@ -135,6 +162,119 @@ class Experiment(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("experiment", args=[self.pk])
+
+    # The input files as text. Setting one (also as a keyword of the constructor or of
+    # ``objects.create``) keeps the text until ``save``, which stores it as an InputText, once per
+    # digest; reading one loads its InputText row (listing pages never do).
+
+    @property
+    def cluster_text(self) -> str:
+        return self._input_text("cluster")
+
+    @cluster_text.setter
+    def cluster_text(self, text: str) -> None:
+        self._new_inputs()["cluster"] = text
+
+    @property
+    def trace_text(self) -> str:
+        return self._input_text("trace")
+
+    @trace_text.setter
+    def trace_text(self, text: str) -> None:
+        self._new_inputs()["trace"] = text
+
+    @property
+    def history_text(self) -> str:
+        return self._input_text("history")
+
+    @history_text.setter
+    def history_text(self, text: str) -> None:
+        self._new_inputs()["history"] = text
+
+    def _new_inputs(self) -> dict[str, str]:
+        """The input texts set since the last save, by kind."""
+        pending: dict[str, str] | None = self.__dict__.get("_pending_inputs")
+        if pending is None:
+            pending = self.__dict__["_pending_inputs"] = {}
+        return pending
+
+    def _input_text(self, kind: str) -> str:
+        pending = self.__dict__.get("_pending_inputs") or {}
+        if kind in pending:
+            return str(pending[kind])
+        if getattr(self, f"{kind}_input_id") is None:
+            return ""
+        row: InputText = getattr(self, f"{kind}_input")
+        return row.text
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        pending = self._new_inputs()
+        for kind in ("cluster", "trace"):  # required: an experiment without one has the empty file
+            if getattr(self, f"{kind}_input_id") is None and kind not in pending:
+                pending[kind] = ""
+        for kind, text in pending.items():
+            setattr(self, f"{kind}_input", InputText.intern(text) if text or kind != "history" else None)
+        pending.clear()
+        super().save(*args, **kwargs)
+
+    def input_digests(self) -> list[str]:
+        """The digests of the input files it references."""
+        return [d for d in (self.cluster_input_id, self.trace_input_id, self.history_input_id) if d]
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 (hex) of ``text`` encoded as UTF-8: an input file's key."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class InputText(models.Model):
+    """An input file of experiments and datasets (cluster spec, trace or history, as uploaded or
+    generated), stored once however many of them use it: its key is the SHA-256 of the text. Rows
+    are shared across owners and never changed; deleting an experiment or a dataset deletes those
+    nothing references any more (``delete_unused``)."""
+
+    digest = models.CharField(max_length=64, primary_key=True)  # text_digest(text)
+    text = models.TextField()
+    size = models.PositiveBigIntegerField()  # bytes, UTF-8
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"input {self.digest[:12]} ({self.size} bytes)"
+
+    @classmethod
+    def intern(cls, text: str) -> InputText:
+        """The row holding ``text``, stored now if no row holds it yet. The row stays locked until
+        the caller's transaction ends, so that ``delete_unused`` cannot delete it before the
+        experiment referencing it is committed; two processes storing the same text at once store
+        it once (the second finds the first's row)."""
+        digest = text_digest(text)
+        with transaction.atomic():
+            row = cls.objects.select_for_update().only("digest", "size").filter(pk=digest).first()
+            if row is not None:
+                return row
+            try:
+                with transaction.atomic():
+                    return cls.objects.create(digest=digest, text=text, size=len(text.encode("utf-8")))
+            except IntegrityError:  # stored meanwhile by another process
+                found: InputText = cls.objects.select_for_update().only("digest", "size").get(pk=digest)
+                return found
+
+    @classmethod
+    def delete_unused(cls, digests: Iterable[str]) -> int:
+        """Delete those of ``digests`` no experiment or dataset references; the number deleted. Each
+        row is locked before the references are counted: one an experiment or dataset being created
+        holds (``intern``) is counted after it is committed, and kept."""
+        deleted = 0
+        for digest in sorted(set(digests)):
+            with transaction.atomic():
+                if not list(cls.objects.select_for_update().filter(pk=digest).values_list("pk", flat=True)):
+                    continue
+                used = Experiment.objects.filter(
+                    models.Q(cluster_input=digest) | models.Q(trace_input=digest) | models.Q(history_input=digest)
+                )
+                if not used.exists() and not Dataset.objects.filter(input=digest).exists():
+                    deleted += cls.objects.filter(pk=digest).delete()[0]
+        return deleted
 
 
 class Run(models.Model):

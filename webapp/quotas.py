@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from webapp import reproduction_state
 from webapp.models import Experiment, Run
 
 
@@ -25,11 +26,8 @@ def check_new_experiment(owner: Any, new_runs: int, what: str = "this experiment
     """QuotaExceeded if ``owner`` may not create an experiment (``what``) of ``new_runs`` runs now."""
     if owner is None or not getattr(owner, "pk", None):
         return
-    # Imported here: webapp.reproductions imports the form module, which imports this one.
-    from webapp import reproductions
-
     hour_ago = timezone.now() - timedelta(hours=1)
-    started, cases_left = reproductions.usage(owner.pk, hour_ago.timestamp())
+    started, cases_left = reproduction_state.usage(owner.pk, hour_ago.timestamp())
     per_hour = settings.MLSCHED_QUOTA_EXPERIMENTS_PER_HOUR
     recent = Experiment.objects.filter(owner=owner.pk, created__gte=hour_ago).count() + started
     if recent >= per_hour:

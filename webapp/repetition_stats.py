@@ -19,11 +19,12 @@ from typing import Any
 from django.core.cache import cache
 
 from scheduling import stats
-from webapp import repetitions
+from webapp import repetitions, results_io
 from webapp.charts import repetitions as rep_charts
 from webapp.charts.tables import format_value
 from webapp.labels import run_labels
 from webapp.models import Experiment, Run
+from webapp.security import csv_cell  # the one CSV-cell rule (spreadsheet injection)
 
 # Metrics the tab summarises, in order: (result metric, or "utilization.<resource>"; its title).
 MAX_POOLED_JOBS = 100_000  # jobs (over every done run) beyond which the tab draws no pooled CDF
@@ -188,9 +189,8 @@ def cdf_bands(table: Mapping[str, Mapping[int, Run]]) -> list[tuple[str, stats.C
     cache_key = "repcdf:" + hashlib.sha256(json.dumps(done).encode()).hexdigest()
     cached: list[tuple[str, stats.CdfBand]] | None = cache.get(cache_key)
     if cached is None:
-        from webapp.services import load_chart_doc  # services imports this module
-
-        cached = [(v, stats.jct_cdf([_jcts(load_chart_doc(r)) for r in reps.values()])) for v, reps in table.items()]
+        load = results_io.load_chart_doc
+        cached = [(v, stats.jct_cdf([_jcts(load(r)) for r in reps.values()])) for v, reps in table.items()]
         cache.set(cache_key, cached, timeout=3600)
     return cached
 
@@ -289,8 +289,6 @@ def _sweep_figure(exp: Experiment, runs: Sequence[Run], metric: str, title: str)
 def per_seed_csv(exp: Experiment, runs: Sequence[Run]) -> str:
     """One row per run of a repetition: variant, algorithm, parameters, repetition, seeds, window,
     status and every metric of METRICS (blank when absent or the run is not done)."""
-    from webapp.services import _csv_cell  # the one CSV-cell rule (spreadsheet injection)
-
     repeated = repeated_runs(exp, runs)
     variants = run_labels(exp, repeated, repetition=False)
     out = io.StringIO()
@@ -303,7 +301,7 @@ def per_seed_csv(exp: Experiment, runs: Sequence[Run]) -> str:
         window = r.window or [None, None]
         values = [metric_value(r.metrics or {}, key) if r.status == Run.Status.DONE else None for key, _ in METRICS]
         w.writerow(
-            [_csv_cell(x) for x in (variants[r.pk], r.algorithm, r.params, r.repetition,
+            [csv_cell(x) for x in (variants[r.pk], r.algorithm, r.params, r.repetition,
              repetitions.repetition_name(exp.repetition, r.repetition), r.seed, r.trace_seed, window[0], window[1],
              r.pk, r.status, (r.code or {}).get("version"), (r.code or {}).get("commit"), *values)]
         )  # fmt: skip

@@ -24,7 +24,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_POST
 
 from scheduling import reproduce
-from webapp import markdown_tables, reproductions, services
+from webapp import markdown_tables, reproduction_state, reproductions, services
 from webapp.charts.reproduction import reproduction_figure
 from webapp.charts.safe import escape_figure
 from webapp.labels import run_labels
@@ -40,7 +40,7 @@ def _shown(entry: dict[str, Any]) -> dict[str, Any]:
     summary = reproductions.file_name(entry["name"], "summary.csv")
     chart = None
     if summary is not None:
-        chart = reproduction_figure(fig, reproductions.read(summary).decode("utf-8"), len(run.get("seeds", [])))
+        chart = reproduction_figure(fig, reproduction_state.read(summary).decode("utf-8"), len(run.get("seeds", [])))
     return {
         **entry,
         "table_html": markdown_tables.render(run["table"]),
@@ -113,7 +113,7 @@ def _figure_document(name: str, html: bytes, download: bool) -> HttpResponse:
     if download:  # one file that opens offline: plotly.js inlined in place of the tag loading it
         bundle = reproductions.file_name(name, "plotly.min.js")
         if bundle is not None:
-            code = reproductions.read(bundle).replace(b"</script", b"<\\/script")
+            code = reproduction_state.read(bundle).replace(b"</script", b"<\\/script")
             html = _PLOTLY_TAG.sub(lambda _: b'<script charset="utf-8">' + code + b"</script>", html, count=1)
         response = HttpResponse(html, content_type=reproductions.FILES["figure.html"])
         response["Content-Disposition"] = f'attachment; filename="{name}-figure.html"'
@@ -130,7 +130,7 @@ def reproduction_file(request: HttpRequest, name: str, filename: str) -> HttpRes
     if stored is None:
         raise Http404("no such file")
     if filename == "figure.html":
-        return _figure_document(name, reproductions.read(stored), request.GET.get("download") == "1")
+        return _figure_document(name, reproduction_state.read(stored), request.GET.get("download") == "1")
     response = FileResponse(default_storage.open(stored, "rb"), content_type=reproductions.FILES[filename])
     if filename.endswith((".csv", ".md")):
         response["Content-Disposition"] = f'attachment; filename="{name}-{filename}"'

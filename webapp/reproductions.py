@@ -15,10 +15,8 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from datetime import UTC, datetime
 from typing import Any
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from kombu.exceptions import OperationalError
@@ -26,9 +24,10 @@ from kombu.exceptions import OperationalError
 from scheduling import presets, registry, reproduce
 from scheduling.errors import InputError
 from webapp import quotas, repetitions
-from webapp.forms import MAX_RUNS
+from webapp.inputs import Inputs, Submission
 from webapp.models import Experiment, ReproductionStart
-from webapp.services import Inputs, Submission
+from webapp.reproduction_state import folder, state
+from webapp.runspecs import MAX_RUNS
 from workers import reproductions as task
 
 # Files a reproduction writes that the page serves, with their content types.
@@ -42,11 +41,6 @@ FILES = {
 }
 
 
-def folder(name: str) -> str:
-    """The storage folder of figure ``name``'s latest run."""
-    return f"reproductions/{name}"
-
-
 def delete_folder(path: str) -> None:
     """Delete every stored file under the storage folder ``path``."""
     try:
@@ -57,50 +51,6 @@ def delete_folder(path: str) -> None:
         delete_folder(f"{path}/{sub}")
     for file in files:
         default_storage.delete(f"{path}/{file}")
-
-
-def read(name: str) -> bytes:
-    """The bytes of the stored file ``name``."""
-    with default_storage.open(name, "rb") as f:
-        return bytes(f.read())
-
-
-def _text(name: str) -> str:
-    return read(name).decode("utf-8")
-
-
-def usage(owner_pk: int, since: float) -> tuple[int, int]:
-    """(reproductions ``owner_pk`` started since the Unix time ``since``, cases still to run of
-    their reproductions running now): what they count against the quotas (webapp/quotas.py)."""
-    started = ReproductionStart.objects.filter(owner=owner_pk, at__gte=datetime.fromtimestamp(since, UTC)).count()
-    left = 0
-    for name in reproduce.FIGURES:
-        run = state(name)
-        if run["status"] == "running" and run.get("owner") == owner_pk:
-            left += run["total"] - run["finished"]
-    return started, left
-
-
-def state(name: str) -> dict[str, Any]:
-    """The latest run of a figure: {"status": none|running|done|failed|lost, "started", "seeds", ...}."""
-    f = folder(name)
-    try:
-        info: dict[str, Any] = json.loads(_text(f"{f}/started.json"))
-    except FileNotFoundError:
-        return {"status": "none"}
-    present = task.listed(f)
-    if "table.md" in present:
-        return {**info, "status": "done", "table": _text(f"{f}/table.md"), "figure": "figure.html" in present}
-    if "error.txt" in present:
-        return {**info, "status": "failed", "error": _text(f"{f}/error.txt").strip()}
-    fig = reproduce.FIGURES.get(name)
-    cases = task.cases_of(fig, info["seeds"]) if fig is not None else []
-    stored = task.listed(f"{f}/cases")
-    finished = sum(f"{p}-{s}-{a}.json" in stored for p, s, a in cases)
-    progress = {"finished": finished, "total": len(cases)}
-    if time.time() - info["at"] > settings.MLSCHED_RUN_TIME_LIMIT + settings.MLSCHED_STALE_GRACE:
-        return {**info, **progress, "status": "lost"}  # its workers stopped: it may be started again
-    return {**info, **progress, "status": "running"}
 
 
 def entries() -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from scheduling import registry
 from scheduling.errors import InputError
-from webapp import figurecache
+from webapp import signals
 from webapp.adapted import adaptation
 from webapp.chartindex import chart_index, chart_index_name
 from webapp.models import Run, WorkerProblem
@@ -133,7 +133,7 @@ def _delete(*names: str) -> None:
             default_storage.delete(name)
 
 
-LOST_PREFIX = "lost: "  # the start of the error of a run recover_runs failed as lost (webapp.services)
+LOST_PREFIX = "lost: "  # the start of the error of a run recover_runs failed as lost (webapp.recovery)
 
 
 def completable(runs: QuerySet[Run]) -> QuerySet[Run]:
@@ -238,7 +238,8 @@ class DjangoRunStore:
         if updated:
             _delete_leftovers(experiment_id, run_id, {name, index_name(name), chart_index_name(name)})
             try:
-                figurecache.warm(experiment_id)  # the last run: the tabs' figures drawn here, not on a visit
+                # The last run: the tabs' figures drawn here, not on a visit (webapp/pages.py, warm).
+                signals.experiment_finished.send(sender=None, experiment_id=experiment_id)
             except Exception:
                 logger.exception("experiment %s: its figures could not be drawn in advance", experiment_id)
             return "done"

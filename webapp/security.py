@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -123,3 +124,14 @@ class HeadersMiddleware:
         if request.path.startswith("/s/") or (user is not None and user.is_authenticated):
             response["Cache-Control"] = "private, no-store"
         return response
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell; text starting with a formula character is prefixed with ' (spreadsheet injection)."""
+    if isinstance(value, Mapping):
+        value = json.dumps(value, separators=(",", ":"), sort_keys=True)
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

@@ -268,7 +268,7 @@ MLSCHED_QUOTA_WEB_PRESET_JOBS = int(os.environ.get("MLSCHED_QUOTA_WEB_PRESET_JOB
 # Longest a web request spends checking one trace (webapp/security.py, parse_deadline); gunicorn's
 # worker timeout (docker-compose.yml) is 120 s.
 MLSCHED_WEB_PARSE_SECONDS = float(os.environ.get("MLSCHED_WEB_PARSE_SECONDS", "30"))
-# Previewed dataset files (webapp/datasets.py, clean_drafts): kept at most this many seconds when
+# Previewed dataset files (webapp/drafts.py, clean_drafts): kept at most this many seconds when
 # neither added nor replaced, and a user's newest MLSCHED_DRAFT_KEEP of them when they preview again.
 MLSCHED_DRAFT_MAX_AGE = float(os.environ.get("MLSCHED_DRAFT_MAX_AGE", str(24 * 3600)))
 MLSCHED_DRAFT_KEEP = int(os.environ.get("MLSCHED_DRAFT_KEEP", "5"))

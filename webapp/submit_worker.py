@@ -1,5 +1,5 @@
 """Submissions whose heavy part a worker does: a window repetition or a "Run as the model of" choice
-on a trace of more than ``inputchecks.INLINE_ROWS`` rows (docs/architecture.md, "Creating an
+on a trace of more than ``limits.INLINE_ROWS`` rows (docs/architecture.md, "Creating an
 experiment"). The request never loads such a trace.
 
 The form (``defer``) checks what it can without the trace (the window spec's syntax and count, the
@@ -27,7 +27,8 @@ from kombu.exceptions import OperationalError
 
 from scheduling import repeat
 from scheduling.errors import InputError
-from webapp import inputchecks, repetitions
+from webapp import repetitions
+from webapp.limits import too_large
 from webapp.models import Experiment, Run
 from workers import submissions
 from workers.submissions import Prepared, SubmissionInput
@@ -47,14 +48,14 @@ def defer(form: Any, data: dict[str, Any], instance: Any) -> bool:
     can be checked without the trace, set ``form.repetition`` and ``form.inputs`` for the worker to
     finish, and return True (form errors on the fields at fault, if any); False: not such a case."""
     from scheduling.model import Instance
-    from webapp.forms import MAX_RUNS
+    from webapp.runspecs import MAX_RUNS
 
     inputs = form.inputs
     windows = (data.get("repeat") or repetitions.NONE) == repetitions.WINDOWS
     model = data.get("model") or data.get("history_fraction") is not None
     if not (windows or model) or isinstance(instance, Instance) or inputs.source == Experiment.Source.PRESET:
         return False
-    if not inputchecks.too_large(inputs.trace_text):
+    if not too_large(inputs.trace_text):
         return False
     choice: dict[str, Any] | None = None
     if model:
@@ -185,7 +186,7 @@ class DjangoSubmissionStore:
         )
 
     def finish(self, experiment_id: int, outcome: Prepared) -> None:
-        from webapp import services
+        from webapp.dispatch import dispatch
 
         now = timezone.now()
         with transaction.atomic():
@@ -209,7 +210,7 @@ class DjangoSubmissionStore:
             for run_id, why in outcome.refused.items():
                 queued.filter(pk=run_id).update(status=Run.Status.FAILED, error=why[:4000], finished=now)
             ids = list(queued.values_list("pk", flat=True))
-            transaction.on_commit(lambda: services.dispatch(experiment_id, ids))
+            transaction.on_commit(lambda: dispatch(experiment_id, ids))
 
     def release(self) -> None:
         connection.close()

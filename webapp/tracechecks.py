@@ -16,7 +16,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from webapp import inputchecks
-from webapp.models import Dataset, Run, TraceCheck
+from webapp.models import Dataset, InputText, Run, TraceCheck
 from workers import tasks
 from workers.checks import CheckInput
 
@@ -50,7 +50,7 @@ class DjangoCheckStore:
 
     def imported(self, check_id: int, text: str) -> None:
         check = TraceCheck.objects.get(pk=check_id)
-        Dataset.objects.filter(pk=check.trace_id).update(text=text, size=len(text.encode("utf-8")))
+        Dataset.objects.filter(pk=check.trace_id).update(input=InputText.intern(text), size=len(text.encode("utf-8")))
         if check.raw and default_storage.exists(check.raw):
             default_storage.delete(check.raw)
         TraceCheck.objects.filter(pk=check_id).update(raw="")
@@ -96,7 +96,9 @@ def _discard_import(check_id: int) -> None:
     check = TraceCheck.objects.filter(pk=check_id).first()
     if check is None or "file" not in check.import_options:
         return
-    Dataset.objects.filter(pk=check.trace_id).update(text="", size=0)
+    imported = list(Dataset.objects.filter(pk=check.trace_id).values_list("input", flat=True))
+    Dataset.objects.filter(pk=check.trace_id).update(input=InputText.intern(""), size=0)
+    InputText.delete_unused(imported)
     if check.raw:
         default_storage.delete(check.raw)
         TraceCheck.objects.filter(pk=check_id).update(raw="")

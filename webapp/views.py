@@ -300,7 +300,7 @@ def dataset_rename(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def dataset_delete(request: HttpRequest, pk: int) -> HttpResponse:
     ds = services.get_dataset(pk, request.user)
-    ds.delete()
+    datasets.delete(ds)
     messages.info(request, f"Deleted {ds.name}.")
     return redirect("datasets")
 

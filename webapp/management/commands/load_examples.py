@@ -13,8 +13,9 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from scheduling import loaders, presets, registry
 from scheduling.model import Instance
+from webapp.experiments import create_experiment
+from webapp.inputs import Inputs, Submission
 from webapp.models import Experiment
-from webapp.services import Inputs, Submission, create_experiment
 from workers.runs import trace_format
 
 DEFAULT_PRESETS = ("demo",)

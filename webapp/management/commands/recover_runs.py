@@ -1,7 +1,7 @@
 """Re-queue or fail runs and trace checks whose worker died, and send those the broker did not take
 (it was down, or lost their message); delete the datasets page's previewed files (drafts) older than
 ``MLSCHED_DRAFT_MAX_AGE`` or beyond a user's newest ``MLSCHED_DRAFT_KEEP``
-(``webapp.datasets.clean_drafts``).
+(``webapp.drafts.clean_drafts``).
 
 Web requests never do this (a hung broker would hold every page): run this command with
 ``--every N`` beside the web server (bin/run-local and docker-compose's ``recover`` service do), or
@@ -19,13 +19,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import close_old_connections, connections
 
-from webapp import datasets, services, tracechecks
+from webapp import drafts, services, tracechecks
 
 logger = logging.getLogger(__name__)
 
 
 def recover_once() -> dict[str, int]:
-    return {**services.recover_runs(), **tracechecks.recover_checks(), "drafts": datasets.clean_drafts()}
+    return {**services.recover_runs(), **tracechecks.recover_checks(), "drafts": drafts.clean_drafts()}
 
 
 class Command(BaseCommand):
