@@ -12,14 +12,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.common import Config
+from scheduling.algorithms.configs import WORKER_RULES, FixedConfigs
 from scheduling.algorithms.placement import PLACEMENTS
-from scheduling.algorithms.priority import (
-    WORKER_RULES,
-    FixedConfigs,
-    fifo_key,
-    remaining_time,
-    srtf_key,
-)
+from scheduling.algorithms.sort_keys import fifo_key, remaining_time, srtf_key
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import Algorithm, JobView
 from scheduling.errors import InputError

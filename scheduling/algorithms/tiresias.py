@@ -57,9 +57,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduling.algorithms.common import FitMemo, keep
+from scheduling.algorithms.configs import FixedConfigs
 from scheduling.algorithms.placement import PlacementName, placement_of
 from scheduling.algorithms.placement import check as check_placement
-from scheduling.algorithms.priority import FixedConfigs
 from scheduling.algorithms.tiresias_changes import ChangePath, total_gpus
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, View
