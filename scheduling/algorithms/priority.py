@@ -23,7 +23,7 @@ from scheduling.algorithms.eviction import SLACK, evict_until_fit
 from scheduling.algorithms.list_changes import UNCHANGED, Entry, _Queues
 from scheduling.algorithms.placement import Placement, PlacementName, placement_of
 from scheduling.algorithms.placement import check as check_placement
-from scheduling.algorithms.sort_keys import SortKey, fifo_key, remaining_time, srtf_key
+from scheduling.algorithms.sort_keys import MemoryOrder, SortKey, fifo_key, remaining_time, srtf_key
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
@@ -39,6 +39,7 @@ __all__ = [
     "Entry",
     "FixedConfigs",
     "ListScheduler",
+    "MemoryOrder",
     "RunningKey",
     "SortKey",
     "_Queues",
@@ -120,6 +121,7 @@ class ListScheduler:
         ready: Mapping[str, int] | None = None,
         ties: PreviousOrder | None = None,
         placement: PlacementName | Placement = "pool",
+        memory: MemoryOrder | None = None,
     ) -> None:
         if running_key is not None and running_key not in RUNNING_KEYS:  # a typo once ran the full walk silently
             raise ValueError(f"running_key {running_key!r}: one of {', '.join(RUNNING_KEYS)} or None")
@@ -149,7 +151,10 @@ class ListScheduler:
         # wake as ``wake`` does, the slots keys change; without them the full walk runs.
         declared = (not preemptive or running_key is not None) and (wake is None or key_change is not None)
         # A repacking walk re-places every job at every decision: it has no change-based form (decide).
-        self.incremental = incremental and declared
+        # An order with a memory (``memory``, the same object as ``key``: Tiresias' queues) is told
+        # each decision's view before the walk and its allocations after; it has no change path.
+        self.memory = memory
+        self.incremental = incremental and declared and memory is None
         self._keys: dict[str, tuple[JobView, tuple[float, ...]]] = {}
         self._needs: dict[str, float] = {}
         self.shapes: dict[str, tuple[object, ...]] = {}
@@ -190,6 +195,9 @@ class ListScheduler:
         return g
 
     def decide_full(self, view: View) -> Decision:
+        memory = self.memory
+        if memory is not None:
+            memory.observe(view, self.configs.__getitem__)
         ledger = view.ledger()
         current: dict[str, list[Allocation]] = {}
         for a in view.allocations:
@@ -220,6 +228,10 @@ class ListScheduler:
                     break
             allocations = tuple(chosen)
         wake_at = self.wake(view, allocations) if self.wake else None
+        if memory is not None:
+            again = memory.decided(view, allocations)
+            if again is not None:
+                wake_at = again if wake_at is None else min(wake_at, again)
         if hidden:
             wake_at = min(hidden) if wake_at is None else min(wake_at, *hidden)
         return Decision(allocations=allocations, wake_at=wake_at)
@@ -287,6 +299,8 @@ class ListScheduler:
     def _key(self, jv: JobView) -> tuple[float, ...]:
         # The engine hands out the same JobView object until the job's state changes.
         job = jv.job
+        if self.memory is not None:  # changes with the order's memory, not with the view
+            return self.key(jv, self.configs[job.job_id])
         cached = self._keys.get(job.job_id)
         if cached is None or cached[0] is not jv:
             cached = (jv, self.key(jv, self.configs[job.job_id]))

@@ -1,17 +1,46 @@
-"""The baselines' sort keys for the list scheduler: fifo's arrival, srtf's remaining time."""
+"""Orders of the list scheduler: the two forms an order takes (``SortKey``, ``MemoryOrder``) and
+the baselines' sort keys (fifo's arrival, srtf's remaining time)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from scheduling.algorithms.common import Config, planned_rate
 from scheduling.engine import JobView
 from scheduling.model import Instance, Job
 
+if TYPE_CHECKING:
+    from scheduling.engine import View
+    from scheduling.speed import Allocation
+
 SortKey = Callable[[JobView, Config], tuple[float, ...]]
 """A job's priority from its view and configuration (smaller first); not time-dependent, so a
 key is computed once per job view."""
+
+
+class MemoryOrder(Protocol):
+    """An order with a memory: a sort key that depends on the past decisions, not only on each job's
+    own state (Tiresias' queues, where a demoted job joins the tail of the next queue and the jobs
+    left waiting move behind the running ones). The list scheduler calls, at every decision:
+
+    1. ``observe(view, config)`` before its walk: the order brings its state up to date (the
+       arrivals, completions and time passed that ``view`` shows; ``config(job_id)`` is a job's
+       fixed configuration);
+    2. ``order(job, config)`` for the walk's sort key (smallest first), which must not change
+       during the walk;
+    3. ``decided(view, allocations)`` after it, with every allocation of the decision (the jobs
+       it runs from now on); it returns the slot at which to decide again, or None.
+
+    The list scheduler walks every active job at every decision for such an order (its full walk:
+    it has no change-based form)."""
+
+    def __call__(self, job: JobView, config: Config) -> tuple[float, ...]: ...
+
+    def observe(self, view: View, config: Callable[[str], Config]) -> None: ...
+
+    def decided(self, view: View, allocations: tuple[Allocation, ...]) -> int | None: ...
 
 
 def fifo_key(jv: JobView, cfg: Config) -> tuple[float, ...]:
