@@ -1,10 +1,11 @@
-"""Twins of the list schedulers (and drf) on rigid jobs whose rate is not one work unit per slot:
-the change-based path against the full walk under mixed GPU types with speed factors
-(scheduling/gpu_types.py) and under a spread slowdown (``network.spread_slowdown``), with and
-without a restart cost. Each fast run's result also passes the validator.
+"""Twins of the list schedulers (and drf) on rigid jobs whose rate is not one work unit per slot or
+whose restarts cost their own time: the change-based path against the full walk under mixed GPU
+types with speed factors (scheduling/gpu_types.py) and under a spread slowdown
+(``network.spread_slowdown``), with and without a restart cost, and with restart costs by model,
+GPU count and job (scheduling/restart_costs.py). Each fast run's result also passes the validator.
 
-The named cases are those these comparisons were first written with (tests/test_gpu_types.py and
-tests/test_spread.py keep the semantics of both)."""
+The named cases are those these comparisons were first written with (tests/test_gpu_types.py,
+tests/test_spread.py and tests/test_restart_costs.py keep the semantics)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,49 @@ class Spread:
         }
         cluster = cluster_from_dict(spec)
         return Instance(cluster, parse_trace("\n".join(rows) + "\n", cluster, "trace.csv", "csv"))
+
+
+@dataclass(frozen=True)
+class RestartCosted:
+    """40 rigid jobs (1-16 GPUs, models big and small) on 4 x 8 GPUs with restart costs by model
+    (big: 300 s) and GPUs (1 GPU: 0 s), and a job's own cost on about 30% of the jobs."""
+
+    seed: int
+
+    def build(self) -> Instance:
+        rng = random.Random(self.seed)
+        spec = {
+            "slot_seconds": 60,
+            "resources": ["gpu"],
+            "servers": [{"id": f"s{i}", "capacity": {"gpu": 8}} for i in range(4)],
+            "restart_costs": [{"model": "big", "seconds": 300}, {"gpus": 1, "seconds": 0}],
+        }
+        rows, t = ["job_id,arrival,gpus,duration,model,restart_seconds"], 0
+        for i in range(40):
+            t += rng.randrange(0, 4)
+            own = str(rng.choice([60, 120, 600])) if rng.random() < 0.3 else ""
+            gpus, slots, model = rng.randint(1, 16), rng.randint(1, 30), rng.choice(["big", "small"])
+            rows.append(f"j{i},{t},{gpus},{60 * slots},{model},{own}")
+        cluster = cluster_from_dict(spec)
+        return Instance(cluster, parse_trace("\n".join(rows) + "\n", cluster))
+
+
+PREEMPTING = [
+    ("srtf", {}),
+    ("tiresias", {"queue_thresholds": "600,3000"}),
+    ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
+]
+
+
+def costed(seed: int, algorithm: tuple[str, dict[str, str]]) -> Sim:
+    """The cluster's restart time of 120 s beside the per-job costs."""
+    return Sim(RestartCosted(seed), algorithm[0], tuple(sorted(algorithm[1].items())), 120.0)
+
+
+def own_cost_features(outcome: Outcome) -> set[str]:
+    # a restart charged a cost other than the cluster's 120 s (2 slots): a model's, a GPU count's or the job's own
+    lengths = {r.end - r.start for r in outcome.run.restarts}
+    return run_features(outcome) | ({"own cost"} if lengths - {2} else set())
 
 
 def algorithms(other_placement: str) -> list[tuple[str, dict[str, str]]]:
@@ -138,5 +182,17 @@ TWINS = [
         features=slower_features,
         must_see=frozenset({"queued", "suspended", "slower"}),
         named=named(Spread, SPREAD_ALGORITHMS),
+    ),
+    Twin(
+        "restart-costs",
+        "change-based path vs decide_full with restart costs by model, GPUs and job",
+        st.builds(costed, SEEDS, st.sampled_from(PREEMPTING)),
+        validated,
+        incremental_run(False),
+        SAME,
+        examples=8,
+        features=own_cost_features,
+        must_see=frozenset({"suspended", "restarted", "own cost"}),
+        named={f"seed {seed}, {a} {p or ''}": costed(seed, (a, p)) for seed in (1, 2) for a, p in PREEMPTING},
     ),
 ]
