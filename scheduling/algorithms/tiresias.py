@@ -193,6 +193,7 @@ class Tiresias:
         self.instance = walk.instance
         self.configs: FixedConfigs | Mapping[str, Config] = walk.configs
         self.placement = walk.placement
+        self.memo: Callable[[Ledger], FitMemo] = walk.memo  # a FitMemo of the walk's placement on a ledger
         self.limits = order.limits
         self.knob = order.knob
         self.queues = order.queues
@@ -207,10 +208,6 @@ class Tiresias:
             job, cfg = self.jobs[job_id], self.configs[job_id]
             g = self.order.gpus[job_id] = config_gpus(self.instance.cluster, job, cfg)
         return g
-
-    def memo(self, ledger: Ledger) -> FitMemo:
-        """A FitMemo of this scheduler's placement on ``ledger``."""
-        return self.walk.memo(ledger)
 
     def decide(self, view: View) -> Decision:
         direct = view.direct
