@@ -14,11 +14,12 @@ Compare like with like: a root that is a git checkout reads the repository for t
 provenance (``code.commit``, a few ms), one made by ``git archive`` does not.
 
 Each --root is a checkout of this repository (default: this one); giving two (e.g. a checkout of
-an earlier commit and this one) measures them side by side, interleaved run by run, so that load
-from other processes falls on both alike. Prints the median and min per command and root as a
-Markdown table; record it in bench/RESULTS.md with the machine, date and load average. Each root's
-``scheduling/`` is byte-compiled first (``compileall``), so that every root runs from bytecode even
-where PYTHONDONTWRITEBYTECODE keeps processes from writing ``__pycache__``.
+an earlier commit and this one) measures them side by side, interleaved run by run (which one
+goes first alternates), so that load from other processes falls on both alike. Prints the median
+and min per command and root as a Markdown table; record it in bench/RESULTS.md with the
+machine, date and load average. Each root's ``scheduling/`` is byte-compiled first
+(``compileall``), so that every root runs from bytecode even where PYTHONDONTWRITEBYTECODE keeps
+processes from writing ``__pycache__``.
 """
 
 from __future__ import annotations
@@ -124,9 +125,10 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "scheduling")], check=True)
             for argv in cmds.values():
                 timed(root, argv)
-        for _ in range(args.repeat):
+        for i in range(args.repeat):
             for name, argv in cmds.items():
-                for root in roots:
+                # the roots' order alternates round by round: the first of a pair runs colder
+                for root in roots if i % 2 == 0 else roots[::-1]:
                     times[(name, root)].append(timed(root, argv))
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     print("| command | root | wall median s | wall min s | CPU median s | CPU min s |")
@@ -137,7 +139,7 @@ def main() -> None:
             f"| `{name}` | {root} | {statistics.median(wall):.3f} | {min(wall):.3f} | "
             f"{statistics.median(cpu):.3f} | {min(cpu):.3f} |"
         )
-    if len(roots) == 2:  # paired by round: the two roots ran one after the other each time
+    if len(roots) == 2:  # paired by round: the two roots ran one after the other each time, in turns
         first, second = roots
         print(f"\nCPU of {second} over {first}, paired by round:")
         print("| command | median ratio | rounds faster / slower |")
