@@ -207,6 +207,10 @@ def list_algorithm(
         raise ValueError(f"placement {placement!r}: one of {', '.join(PLACEMENTS)}")
     if running is not None and running not in RUNNING_KEYS:
         raise ValueError(f"running {running!r}: one of {', '.join(RUNNING_KEYS)} or None")
+    if hasattr(order, "observe") and hasattr(order, "decided"):
+        raise ValueError(
+            "an order with a memory holds one run's state: make it in the run's factory and pass it to list_scheduler"
+        )
 
     def factory(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
         return list_scheduler(

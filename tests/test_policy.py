@@ -137,3 +137,8 @@ def test_an_order_with_a_memory_is_told_every_decision_and_its_wake_up_is_kept(a
     assert doc["metrics"]["completed"] == 40 and doc["metrics"]["preemptions"] > 0
     seen = orders[-1].seen
     assert seen == sorted(seen) and any(b - a == 3 for a, b in itertools.pairwise(seen))
+
+
+def test_an_order_with_a_memory_is_refused_by_list_algorithm_which_would_share_it_between_runs():
+    with pytest.raises(ValueError, match="holds one run's state"):
+        policy.list_algorithm("rr", "RR.", RoundRobin(quantum=3), preemptive=True)
