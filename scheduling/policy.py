@@ -5,7 +5,9 @@ As in Blox, the three are separate pieces (docs/plugins.md has a complete plugin
 * **order**: a sort key ``order(job, config)`` of a job's view (``JobView``: the job, work done,
   attained GPU-slots, first start, running) and its configuration (``Config``: worker type and
   count, PS type and count), smallest first; a number or a tuple of numbers. Ties go by arrival,
-  then job id.
+  then job id. An order that depends on past decisions is an object (``MemoryOrder``: the key,
+  plus ``observe`` before each walk and ``decided`` after it), as Tiresias' queues
+  (scheduling/algorithms/tiresias.py ``DlasQueues``).
 * **placement**: a name. ``"pool"`` (the baselines': every worker and PS on one server if one
   holds them, else first-fit over the servers in cluster order, honouring server pools), or
   another of ``PLACEMENTS`` where the list scheduler offers it. The algorithm takes it as its
@@ -33,7 +35,7 @@ from collections.abc import Callable, Mapping
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import Config
 from scheduling.algorithms.placement import PLACEMENT_NAMES, PlacementName
-from scheduling.algorithms.priority import RUNNING_KEYS, ListScheduler, RunningKey
+from scheduling.algorithms.priority import RUNNING_KEYS, ListScheduler, MemoryOrder, RunningKey
 from scheduling.engine import Algorithm, Decision, JobView, View
 from scheduling.errors import InputError
 from scheduling.model import Instance
@@ -63,6 +65,7 @@ __all__ = [
     "Config",
     "Decision",
     "JobView",
+    "MemoryOrder",
     "Param",
     "Placement",
     "View",
@@ -90,7 +93,7 @@ def list_scheduler(
     instance: Instance,
     params: Mapping[str, Any],
     rng: np.random.Generator,
-    order: Order,
+    order: Order | MemoryOrder,
     *,
     placement: str = "pool",
     admission: Admission | None = None,
@@ -111,7 +114,11 @@ def list_scheduler(
     ``"remaining"``, Tiresias' ``"steps"``); ``key_change``, the slot a running job's key next
     changes (``"steps"`` keys), at which the run is also woken to decide again; ``ties``, ties by
     the previous decision's order (ties.PreviousOrder) instead of arrival; ``ready``, job id -> the
-    first slot the job may start (tiresias-l)."""
+    first slot the job may start (tiresias-l).
+
+    ``order`` may also be an order with a memory (``MemoryOrder``: a sort key that depends on past
+    decisions, told each decision's view before the walk and its allocations after, as Tiresias'
+    queues); the walk is then the full walk at every event."""
     if not placement_available(placement):
         raise InputError(
             f"placement {placement!r} is not offered by this version (offered: "
@@ -119,6 +126,7 @@ def list_scheduler(
             field="param placement",
         )
     configs = fixed_configs(instance, params, rng)
+    memory = cast("MemoryOrder", order) if hasattr(order, "observe") and hasattr(order, "decided") else None
 
     def key(jv: JobView, cfg: Config) -> tuple[float, ...]:
         k = order(jv, cfg)
@@ -136,6 +144,7 @@ def list_scheduler(
         ready=ready,
         ties=ties,
         placement=cast("PlacementName", placement),
+        memory=memory,
     )
     return walk if admission is None else Admitting(walk, admission, configs)
 
@@ -206,6 +215,10 @@ def list_algorithm(
         raise ValueError(f"placement {placement!r}: one of {', '.join(PLACEMENTS)}")
     if running is not None and running not in RUNNING_KEYS:
         raise ValueError(f"running {running!r}: one of {', '.join(RUNNING_KEYS)} or None")
+    if hasattr(order, "observe") and hasattr(order, "decided"):
+        raise ValueError(
+            "an order with a memory holds one run's state: make it in the run's factory and pass it to list_scheduler"
+        )
 
     def factory(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
         return list_scheduler(

@@ -1,16 +1,14 @@
 """Heterogeneous GPU speed for rigid jobs: a server's gpu_model is its GPU type, the cluster's
 gpu_speeds or a job's gpu_speed.<type> its speed factor there, a job spanning types runs at its
-slowest."""
+slowest. (The change-based path against the full walk on such clusters: tests/twins/paths.py.)"""
 
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from scheduling import api, registry
-from scheduling.engine import simulate
+from scheduling import api
 from scheduling.errors import InputError
 from scheduling.gpu_types import factor_on
 from scheduling.loaders import cluster_from_dict, parse_cluster, parse_trace
@@ -104,41 +102,3 @@ def test_bad_speed_factors_are_refused_naming_the_field_or_job():
         parse_cluster(json.dumps(cluster_spec({"*": 0.5})), "cluster.json")
     with pytest.raises(InputError, match=r"job 'x'.*gpu_speed\.T4"):
         rigid(cluster_spec(None), "job_id,arrival,gpus,duration,gpu_speed.T4\nx,0,1,60,-1\n")
-
-
-CASES = [
-    ("fifo", {}),
-    ("fifo", {"backfill": "true"}),
-    ("srtf", {}),
-    ("srtf", {"placement": "consolidated"}),
-    ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
-    ("tiresias", {"queue_thresholds": "600,3000"}),
-    ("drf", {}),
-]
-
-
-@pytest.mark.parametrize("restart_seconds", [0.0, 120.0])
-@pytest.mark.parametrize(("algorithm", "params"), CASES)
-@pytest.mark.parametrize("seed", [1, 2])
-def test_both_scheduling_paths_agree_on_mixed_gpu_types_and_pass_the_validator(
-    algorithm, params, seed, restart_seconds
-):
-    rng = random.Random(seed)
-    rows, t = ["job_id,arrival,gpus,duration,model"], 0
-    for i in range(40):
-        t += rng.randrange(0, 4)
-        rows.append(f"j{i},{t},{rng.randint(1, 16)},{60 * rng.randint(1, 30)},{rng.choice(['cnn', 'lm'])}")
-    spec = cluster_spec({"*": {"T4": 0.5, "P100": 0.6}, "lm": {"T4": 0.3}}, ("V100", "T4", "P100", "V100"))
-    for s in spec["servers"]:
-        s["capacity"] = {"gpu": 8}
-    inst = rigid(spec, "\n".join(rows) + "\n")
-    built = registry.get(algorithm)
-    out = []
-    for incremental in (True, False):
-        algo = built.build(inst, built.parse_params(params), 5)
-        algo.incremental = incremental
-        out.append(simulate(inst, algo, restart_seconds=restart_seconds))
-    fast, full = out
-    assert (fast.jobs, fast.placements, fast.progress) == (full.jobs, full.placements, full.progress)
-    assert any(g.rate < 1 for g in full.progress)  # some job ran on slower GPUs
-    assert validate(inst, api.run(inst, algorithm, params, restart_seconds=restart_seconds)) == []

@@ -3,6 +3,8 @@ on the list scheduler; every schedule it gives passes the validator (api.run che
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from scheduling import api, policy, registry
@@ -73,3 +75,70 @@ def test_an_unknown_placement_or_a_bad_name_is_refused_when_declared():
         registry.register(policy.list_algorithm("two words", "X.", fifo_key))
     with pytest.raises(ValueError, match="already registered"):
         registry.register(policy.list_algorithm("fifo", "X.", fifo_key))
+
+
+def dlas_through_the_interface(instance, params, rng):  # type: ignore[no-untyped-def]
+    """tiresias order=queue written as an order with a memory on list_scheduler, walked in full at
+    every event (no change-based path)."""
+    from scheduling.algorithms.baselines import parse_thresholds
+    from scheduling.algorithms.tiresias import DlasQueues
+
+    order = DlasQueues(instance, parse_thresholds(params["queue_thresholds"]), params["promote_knob"])
+    return policy.list_scheduler(instance, params, rng, order, placement=params["placement"], preemptive=True)
+
+
+def test_tiresias_queue_discipline_as_an_order_with_a_memory_gives_tiresias_recorded_schedules(add):
+    tiresias = registry.get("tiresias")
+    name = add(
+        policy.AlgorithmSpec(
+            "dlas-as-order", "DLAS.", "", "", factory=dlas_through_the_interface, params=tiresias.params
+        )
+    )
+    recorded = load()
+    for inst_name, inst in INSTANCES.items():
+        params = old_frame(name, inst, {})
+        doc = api.run(inst, name, params, seed=3, restart_seconds=0)
+        assert fingerprint(doc) == recorded[f"{inst_name}/tiresias"], inst_name
+
+
+class RoundRobin:
+    """An author's order with a memory: the jobs that ran go behind the others after each decision,
+    which comes back every ``quantum`` slots while a job waits."""
+
+    def __init__(self, quantum: int) -> None:
+        self.quantum = quantum
+        self.line: list[str] = []
+        self.seen: list[int] = []
+
+    def __call__(self, job, config):  # type: ignore[no-untyped-def]
+        return self.line.index(job.job.job_id)
+
+    def observe(self, view, config):  # type: ignore[no-untyped-def]
+        present = {jv.job.job_id for jv in view.jobs}
+        self.line = [j for j in self.line if j in present]
+        self.line += [jv.job.job_id for jv in view.jobs if jv.job.job_id not in self.line]
+        self.seen.append(view.t)
+
+    def decided(self, view, allocations):  # type: ignore[no-untyped-def]
+        ran = {a.job_id for a in allocations}
+        self.line = [j for j in self.line if j not in ran] + [j for j in self.line if j in ran]
+        return view.t + self.quantum if len(ran) < len(self.line) else None
+
+
+def test_an_order_with_a_memory_is_told_every_decision_and_its_wake_up_is_kept(add):
+    orders: list[RoundRobin] = []
+
+    def make(instance, params, rng):  # type: ignore[no-untyped-def]
+        orders.append(RoundRobin(quantum=3))
+        return policy.list_scheduler(instance, params, rng, orders[-1], preemptive=True)
+
+    name = add(policy.AlgorithmSpec("round-robin", "RR.", "", "", factory=make, params=policy.WORKER_PARAMS))
+    doc = api.run(INSTANCES["rigid-40-s11"], name, {}, seed=3)  # validated by api.run
+    assert doc["metrics"]["completed"] == 40 and doc["metrics"]["preemptions"] > 0
+    seen = orders[-1].seen
+    assert seen == sorted(seen) and any(b - a == 3 for a, b in itertools.pairwise(seen))
+
+
+def test_an_order_with_a_memory_is_refused_by_list_algorithm_which_would_share_it_between_runs():
+    with pytest.raises(ValueError, match="holds one run's state"):
+        policy.list_algorithm("rr", "RR.", RoundRobin(quantum=3), preemptive=True)

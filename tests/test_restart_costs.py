@@ -1,23 +1,21 @@
 """Per-job restart costs: a trace column and a cluster table keyed by (model, GPU count), the
 constant restart_seconds kept for every other job.
 
-Tiny hand-computed cases on the two-server tiny cluster (60-s slots, 4 GPUs per server).
+Tiny hand-computed cases on the two-server tiny cluster (60-s slots, 4 GPUs per server). The
+change-based paths against the full walks under such costs: tests/twins/paths.py (restart-costs).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import random
 
 import pytest
 
-from scheduling import api, provenance, registry
+from scheduling import provenance
 from scheduling.cli import main
-from scheduling.engine import simulate
 from scheduling.errors import InputError
 from scheduling.loaders import cluster_from_dict, parse_trace
-from scheduling.model import Instance
 from scheduling.restart_costs import own_seconds
 from scheduling.validator import validate
 from tests.scenarios import TINY_CLUSTER, instance
@@ -120,48 +118,6 @@ def test_the_input_digests_change_with_the_restart_costs_and_not_without_them():
     assert provenance.inputs(plain) == provenance.inputs(blank)
     assert provenance.inputs(own)["trace_sha256"] != provenance.inputs(plain)["trace_sha256"]
     assert provenance.inputs(table)["cluster_sha256"] != provenance.inputs(plain)["cluster_sha256"]
-
-
-def _random_instance(seed: int) -> Instance:
-    rng = random.Random(seed)
-    spec = {
-        "slot_seconds": 60,
-        "resources": ["gpu"],
-        "servers": [{"id": f"s{i}", "capacity": {"gpu": 8}} for i in range(4)],
-        "restart_costs": [{"model": "big", "seconds": 300}, {"gpus": 1, "seconds": 0}],
-    }
-    rows, t = ["job_id,arrival,gpus,duration,model,restart_seconds"], 0
-    for i in range(40):
-        t += rng.randrange(0, 4)
-        own = str(rng.choice([60, 120, 600])) if rng.random() < 0.3 else ""
-        rows.append(f"j{i},{t},{rng.randint(1, 16)},{60 * rng.randint(1, 30)},{rng.choice(['big', 'small'])},{own}")
-    cluster = cluster_from_dict(spec)
-    return Instance(cluster, parse_trace("\n".join(rows) + "\n", cluster))
-
-
-CASES = [
-    ("srtf", {}),
-    ("tiresias", {"queue_thresholds": "600,3000"}),
-    ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
-]
-
-
-@pytest.mark.parametrize(("algorithm", "params"), CASES)
-@pytest.mark.parametrize("seed", [1, 2])
-def test_preempting_baselines_pay_per_job_costs_alike_on_both_paths_and_pass_the_validator(algorithm, params, seed):
-    inst = _random_instance(seed)
-    spec = registry.get(algorithm)
-    out = []
-    for incremental in (True, False):
-        algo = spec.build(inst, spec.parse_params(params), 5)
-        algo.incremental = incremental
-        out.append(simulate(inst, algo, restart_seconds=120))
-    fast, full = out
-    assert (fast.jobs, fast.placements, fast.restarts) == (full.jobs, full.placements, full.restarts)
-    lengths = {r.end - r.start for r in full.restarts}
-    assert lengths - {2}, "some restart is charged another job's own cost"
-    doc = api.run(inst, algorithm, params, restart_seconds=120)
-    assert validate(inst, doc) == []
 
 
 def test_simulate_reads_a_trace_with_per_job_restart_costs(tmp_path):

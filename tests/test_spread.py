@@ -1,14 +1,14 @@
-"""A rigid job spread over servers runs slower when the cluster declares network.spread_slowdown."""
+"""A rigid job spread over servers runs slower when the cluster declares network.spread_slowdown.
+
+The change-based path against the full walk under a slowdown: tests/twins/paths.py."""
 
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from scheduling import api, registry
-from scheduling.engine import simulate
+from scheduling import api
 from scheduling.errors import InputError
 from scheduling.loaders import cluster_from_dict, parse_cluster, parse_trace
 from scheduling.model import Instance
@@ -71,39 +71,3 @@ def test_the_validator_refuses_a_spread_job_reported_at_full_speed():
 def test_a_negative_slowdown_is_refused_naming_the_field():
     with pytest.raises(InputError, match=r"network\.spread_slowdown"):
         parse_cluster(json.dumps(cluster_spec(-0.1)), "cluster.json")
-
-
-CASES = [
-    ("fifo", {}),
-    ("fifo", {"backfill": "true"}),
-    ("srtf", {}),
-    ("srtf", {"placement": "packed"}),
-    ("tiresias", {"order": "start", "queue_thresholds": "600,3000"}),
-    ("tiresias", {"queue_thresholds": "600,3000"}),
-    ("drf", {}),
-]
-
-
-@pytest.mark.parametrize("restart_seconds", [0.0, 120.0])
-@pytest.mark.parametrize(("algorithm", "params"), CASES)
-@pytest.mark.parametrize("seed", [1, 2])
-def test_the_change_based_path_schedules_as_the_full_walk_under_a_spread_slowdown(
-    algorithm, params, seed, restart_seconds
-):
-    rng = random.Random(seed)
-    rows, t = [], 0
-    for i in range(40):
-        t += rng.randrange(0, 4)
-        rows.append(f"j{i},{t},{rng.randint(1, 16)},{rng.randint(1, 30)}")
-    inst = rigid(cluster_spec(0.5, (8, 8, 8, 8)), " ".join(rows))
-    spec = registry.get(algorithm)
-    out = []
-    for incremental in (True, False):
-        algo = spec.build(inst, spec.parse_params(params), 5)
-        algo.incremental = incremental
-        out.append(simulate(inst, algo, restart_seconds=restart_seconds))
-    fast, full = out
-    assert fast.jobs == full.jobs
-    assert fast.placements == full.placements
-    assert fast.progress == full.progress
-    assert any(g.rate < 1 for g in full.progress)  # some job was spread

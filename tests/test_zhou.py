@@ -1,5 +1,6 @@
 """Zhou et al. (seeds/002): price function (11), A_mincost1/2 and A_RAmincost1/2 on hand-worked
-cases, the bandwidth constraint (13d), doubling rounds, numpy path = transcription, price log."""
+cases, the bandwidth constraint (13d), doubling rounds, price log (the numpy path against the
+transcription: tests/twins/zhou.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ import pytest
 
 from scheduling import api, presets, registry
 from scheduling.algorithms.zhou import fast, mincost, online
-from scheduling.algorithms.zhou.duals import TOL, Duals, Plan, price
+from scheduling.algorithms.zhou.duals import Plan, price
 from scheduling.algorithms.zhou.online import _is_round, _next_round
 from scheduling.algorithms.zhou.pricelog import SparsePriceLog
-from scheduling.algorithms.zhou.spec import Option, job_spec
+from scheduling.algorithms.zhou.spec import job_spec
 from scheduling.errors import InputError
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
 from scheduling.model import Cluster, Instance, Job
 from scheduling.prices import PriceLog
 from scheduling.validator import validate
+from tests.twins.zhou import duals, random_instance
 
 
 def cluster(servers: list[dict[str, float]], worker_bw: float = 1.0, ps_bw: float = 2.0) -> Cluster:
@@ -40,13 +42,6 @@ def job(c: Cluster, **row: Any) -> Job:
     """Mini-batch time 1 s, no PS update time, no gradient traffic unless given."""
     base = {"job_id": "j", "arrival": 0, "epochs": 1, "chunks": 4, "minibatches": 1, "batch_time": 1}
     return job_from_row({**base, **row}, c)
-
-
-def duals(c: Cluster, slots: int, lam: float = 9.0, beta: np.ndarray | None = None, tie: str = "loop") -> Duals:
-    cap = np.array([[s.capacity.get(r, 0.0) for s in c.servers] for r in c.resource_names()])
-    base = np.zeros((*cap.shape, slots)) if beta is None else beta
-    ok = np.ones(len(c.servers), dtype=bool)
-    return Duals(cap, ok, ok, lam, base, tie)
 
 
 # ---- eq. (11) -----------------------------------------------------------------------------------
@@ -206,121 +201,6 @@ def test_a_round_runs_after_the_previous_rounds_schedule(start: str) -> None:
         assert r["start"] == max(first, earlier_end), (i, r)
 
 
-# ---- the numpy path decides as the transcription ---------------------------------------------------
-
-
-def random_instance(rng: np.random.Generator, arch: str) -> Instance:
-    servers = [{"gpu": int(rng.integers(1, 5)), "cpu": int(rng.integers(2, 9))} for _ in range(int(rng.integers(2, 5)))]
-    c = cluster_from_dict(
-        {
-            "slot_seconds": 1,
-            "resources": ["gpu", "cpu"],
-            "servers": [{"id": f"s{i}", "capacity": s} for i, s in enumerate(servers)],
-            "worker_types": [
-                {
-                    "id": f"w{m}",
-                    "demand": {"gpu": int(rng.integers(1, 3)), "cpu": 1},
-                    "bandwidth_gbps": float(rng.integers(1, 4)),
-                }
-                for m in range(2)
-            ],
-            "ps_types": [
-                {"id": f"p{p}", "demand": {"cpu": int(rng.integers(1, 3))}, "bandwidth_gbps": float(rng.integers(1, 6))}
-                for p in range(2)
-            ],
-        }
-    )
-    jobs = []
-    for i in range(int(rng.integers(3, 7))):
-        row = {
-            "job_id": f"j{i}",
-            "arrival": int(rng.integers(0, 12)),
-            "arch": arch,
-            "weight": float(rng.integers(1, 6)),
-            "epochs": 1,
-            "chunks": int(rng.integers(1, 5)),
-            "minibatches": int(rng.integers(1, 4)),
-            "batch_time": {"w0": float(rng.integers(1, 3)), "w1": float(rng.integers(1, 3))},
-            "gradient_mb": float(rng.integers(0, 200)),
-        }
-        jobs.append(job_from_row(row, c))
-    return Instance(c, tuple(sorted(jobs, key=lambda j: (j.arrival, j.job_id))))
-
-
-@pytest.mark.parametrize("tie", ["completion", "loop"])
-@pytest.mark.parametrize("arch", ["ps", "allreduce"])
-@pytest.mark.parametrize("seed", range(5))
-def test_the_numpy_path_gives_the_transcriptions_schedule(arch: str, seed: int, tie: str) -> None:
-    """Whole runs (with tie=completion the weight bar, ``fast.declines``, proves 12 of its 16 declines)."""
-    inst = random_instance(np.random.default_rng(seed), arch)
-    params = {"lam": 3.0, "F": 1.0, "start": "now", "ra_order": "descending", "tie": tie}
-    slow = api.run(inst, "zhou", {**params, "fast": False})
-    quick = api.run(inst, "zhou", {**params, "fast": True})
-    assert slow["zhou"]["jobs"] == quick["zhou"]["jobs"]
-    assert slow["placements"] == quick["placements"]
-
-
-@pytest.mark.parametrize("tie", ["completion", "loop"])
-@pytest.mark.parametrize("seed", range(4))
-def test_numpy_subroutines_match_under_nonzero_prices(seed: int, tie: str) -> None:
-    rng = np.random.default_rng(100 + seed)
-    inst = random_instance(rng, "ps")
-    c = inst.cluster
-    tau = 8
-    cap = np.array([[s.capacity.get(r, 0.0) for s in c.servers] for r in c.resource_names()])
-    beta = np.floor(rng.uniform(0, 1, size=(*cap.shape, tau)) * cap[:, :, None])
-    d = duals(c, tau, lam=50.0, beta=beta, tie=tie)
-    for j in inst.jobs:
-        spec = job_spec(c, j)
-        assert fast.mincost2(spec, d, tau) == mincost.a_mincost2(spec, d, tau)
-        assert fast.mincost1(spec, d, tau) == mincost.a_mincost1(spec, d, tau)
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_numpy_cheapest_first_order_and_caps_are_the_transcriptions(seed: int) -> None:
-    """Alg. 4 line 8: the same server order (equal Omega_h included) and caps, windows long enough
-    for numpy's pairwise summation to matter."""
-    rng = np.random.default_rng(200 + seed)
-    servers, slots = 40, 260
-    cap = rng.integers(1, 9, size=(3, servers)).astype(float)
-    beta = np.floor(rng.uniform(0, 1, size=(3, servers, slots)) * cap[:, :, None])
-    beta[:, : servers // 2] = np.round(beta[:, : servers // 2] / 4) * 4  # many equal prices
-    ok = rng.uniform(size=servers) < 0.8
-    d = Duals(cap, ok, ok, 7.0, beta, "completion")
-    tables = fast.tables_for(d)
-    for _ in range(20):
-        e = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.5, 1.5)
-        length = int(rng.integers(1, slots))
-        starts = slots - length
-        t = int(rng.integers(0, starts))
-        caps = fast.fit_counts(tables.wmin(length, starts), e, d.worker_ok)[:, t]
-        assert fast.cheapest_first(d, e, t, length, caps) == mincost.cheapest_first(d, tables.omega, e, t, length)
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_numpy_ps_host_limit_is_the_largest_n_j_alg4_line17_accepts(seed: int) -> None:
-    """``fast._host_limits`` (the A_mincost1 screen) against a literal search over N_j and g with
-    the transcription's ``fit`` and ``ps_needed``: some g <= min(caps, N_j) leaves s_hat >= need."""
-    rng = np.random.default_rng(300 + seed)
-    servers, top = 30, 12
-    for _ in range(10):
-        free = np.floor(rng.uniform(0, 12, size=(3, servers)))
-        e = rng.integers(0, 3, size=3).astype(float)
-        z = rng.integers(0, 3, size=3).astype(float)
-        opt = Option("w", "p", e, z, float(rng.integers(0, 5)), float(rng.integers(0, 4)))
-        caps = fast.fit_counts(free[:, :, None], e, np.ones(servers, dtype=bool))[:, 0]
-        limits = fast._host_limits(free, caps, opt, top)
-        for h in range(servers):
-            ok = [
-                any(
-                    mincost.fit(free[:, h : h + 1] - g * e[:, None], z) >= mincost.ps_needed(n_j - g, opt)
-                    for g in range(min(int(caps[h]), n_j) + 1)
-                )
-                for n_j in range(top + 1)
-            ]
-            assert ok == [n_j <= limits[h] for n_j in range(top + 1)]
-
-
 # ---- prices document ----------------------------------------------------------------------------
 
 
@@ -373,48 +253,6 @@ def test_start_early_makes_the_same_decisions_as_paper_and_completes_no_later() 
     assert any(early[j]["end"] < paper[j]["end"] for j in paper)
 
 
-def test_numpy_window_lengths_are_the_transcriptions() -> None:
-    files = presets.build("zhou-ps", jobs=6, seed=5, size=0.1)
-    c = parse_cluster(files.cluster)
-    for j in parse_trace(files.trace, c, files.trace_name):
-        spec = job_spec(c, j)
-        for opt in spec.options[::7]:
-            for colocated in (True, False):
-                rho = spec.rho(opt, 1, colocated=colocated)
-                assert fast._all_lengths(spec, rho) == spec.ps_lengths(rho, 1 << 40)
-                assert list(fast._lengths(spec, opt, 40, colocated)) == spec.ps_lengths(rho, 40)
-
-
-def test_numpy_window_lengths_of_all_options_at_once_and_the_rho_memo_are_exact() -> None:
-    files = presets.build("zhou-ps", jobs=4, seed=7, size=0.1)
-    c = parse_cluster(files.cluster)
-    for j in parse_trace(files.trace, c, files.trace_name):
-        spec = job_spec(c, j)
-        for colocated in (True, False):
-            got = fast._job_lengths(spec, colocated)
-            assert len(got) == len(spec.options)
-            for opt in spec.options:
-                rho = spec._rate(opt, 1, colocated)  # eq. (1) without the memo
-                assert spec.rho(opt, 1, colocated=colocated) == rho
-                pairs, lengths = got[(opt.worker_type, opt.ps_type)]
-                assert pairs == spec.ps_lengths(rho, 1 << 40) == fast._all_lengths(spec, rho)
-                assert lengths == [length for length, _ in pairs]
-
-
-def test_numpy_one_instance_fits_is_fit_counts_at_least_one() -> None:
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        d = rng.choice([0.0, 0.5, 1.0, 3.0, 0.1, 7.3], size=3)
-        free = rng.choice([-1.0, 0.0, 0.1, 0.5, 1.0, 2.9999999999, 3.0, 7.3, 20.0], size=(3, 6, 5))
-        # Values at and just below d - TOL, where the quotient is closest to 1.
-        free[0, 0] = d[0] - TOL
-        free[0, 1] = np.nextafter(d[0] - TOL, -np.inf)
-        ok = rng.random(6) < 0.8
-        want = fast.fit_counts(free.copy(), d, ok) >= 1
-        assert np.array_equal(fast.fits_one(free, d, ok), want)
-        assert np.array_equal(fast.fits_one(free[..., 0], d, ok), fast.fit_counts(free[..., :1], d, ok)[:, 0] >= 1)
-
-
 def test_a_dropped_price_state_frees_its_tables_without_the_garbage_collector() -> None:
     """A_dual's sub-rounds and _hopeless drop a Duals after filling its numpy tables (tens of MB on
     the presets): they must go with it by reference counting, as numpy arrays never trigger a
@@ -437,28 +275,6 @@ def test_a_dropped_price_state_frees_its_tables_without_the_garbage_collector() 
         gc.enable()
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_numpy_block_caps_from_per_slot_counts_are_fit_counts_of_window_minima(seed: int) -> None:
-    rng = np.random.default_rng(300 + seed)
-    servers, slots = 30, 200
-    cap = rng.uniform(0.5, 9, size=(3, servers))
-    beta = rng.uniform(0, 1, size=(3, servers, slots)) * cap[:, :, None]
-    ok = rng.uniform(size=servers) < 0.8
-    d = Duals(cap, ok, ok, 7.0, beta, "completion")
-    tables = fast.tables_for(d)
-    for _ in range(30):
-        e = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.1, 1.5)
-        length = int(rng.integers(1, slots))
-        starts = slots - length
-        n = int(rng.integers(1, starts + 1))
-        want = fast.fit_counts(tables.wmin(length, starts)[..., :n], e, d.worker_ok)
-        assert np.array_equal(tables.caps_prefix(e, length, n), want)
-        cols = np.flatnonzero(rng.uniform(size=starts) < 0.3)
-        assert np.array_equal(tables.wmin_cols(length, cols), tables.wmin(length, starts)[..., cols])
-        tables._min.clear()
-        assert np.array_equal(tables.wmin_cols(length, cols), tables.wmin(length, starts)[..., cols])
-
-
 @pytest.mark.parametrize(
     ("algorithm", "params", "slots"), [("zhou", {}, "1,048,576"), ("zhou-maxweight", {"tau": 100_000}, "100,000")]
 )
@@ -474,31 +290,6 @@ def test_a_sub_round_beyond_the_price_array_bound_is_refused_with_its_size(
         api.run(inst, algorithm, params)
     assert "more than the 200,000 this implementation allows" in caught.value.problem
     assert api.run(tiny_instance(arrivals=(0, 3, 1_000)), algorithm, {"tau": 300} if params else {})["metrics"]
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_numpy_spread_with_ps_builds_the_transcriptions_plan_for_every_ps_server(seed: int) -> None:
-    """Alg. 4 lines 10-29 for one (t^-, n): the same plan (or None) as ``mincost.spread_with_ps``, with
-    PS demands on one or two resources, servers refusing PSs, and zero / small PS bandwidths."""
-    rng = np.random.default_rng(400 + seed)
-    servers, slots = 7, 12
-    cap = rng.integers(1, 9, size=(3, servers)).astype(float)
-    beta = np.floor(rng.uniform(0, 1, size=(3, servers, slots)) * cap[:, :, None])
-    ps_ok = rng.uniform(size=servers) < 0.7
-    d = Duals(cap, np.ones(servers, dtype=bool), ps_ok, 5.0, beta, "completion")
-    omega = d.free()
-    for _ in range(60):
-        e = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.5, 1.5)
-        z = rng.integers(0, 3, size=3).astype(float) * rng.uniform(0.3, 1.2)
-        b, big_b = (float(rng.choice([0.0, 0.7, 2.0])), float(rng.choice([0.0, 0.5, 3.0])))
-        opt = Option("w", "p", e, z, b, big_b)
-        length = int(rng.integers(1, slots))
-        t = int(rng.integers(0, slots - length + 1))
-        order, caps = mincost.cheapest_first(d, omega, e, t, length)
-        for n_j in (1, 3, 8):
-            for n in range(servers):
-                want = mincost.spread_with_ps(d, omega, opt, t, length, n_j, n, order, caps)
-                assert fast.spread_with_ps(d, omega, opt, t, length, n_j, n, order, caps) == want
 
 
 @pytest.mark.parametrize("arch", ["ps", "allreduce"])
@@ -530,21 +321,3 @@ def _zhou_params(**over: Any) -> online.Params:
     from scheduling.algorithms.zhou import _params
 
     return _params(over)
-
-
-@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce"])
-def test_numpy_rho_is_the_engines_rate_per_worker_for_every_option_and_worker_count(preset: str) -> None:
-    """``fast._rho`` (eqs. (1), (14) without allocations) against ``spec.rho`` (``speed.rate``) on a
-    preset's jobs and the random instances', float for float."""
-    files = presets.build(preset, jobs=5, seed=3, size=0.1)
-    c = parse_cluster(files.cluster)
-    cases = [(c, j) for j in parse_trace(files.trace, c, files.trace_name)]
-    for seed in range(3):
-        inst = random_instance(np.random.default_rng(600 + seed), preset.split("-")[1])
-        cases += [(inst.cluster, j) for j in inst.jobs]
-    for cl, j in cases:
-        spec = job_spec(cl, j)
-        for opt in spec.options:
-            for workers in range(1, spec.chunks + 1):
-                for colocated in (True, False):
-                    assert fast._rho(spec, opt, workers, colocated) == spec.rho(opt, workers, colocated=colocated)

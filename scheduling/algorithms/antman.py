@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduling.algorithms.baselines import WORKER_PARAMS, check_worker_range, fixed_configs
 from scheduling.algorithms.common import FitMemo, job_shape, keep
-from scheduling.algorithms.priority import FixedConfigs, worker_gpus
+from scheduling.algorithms.configs import FixedConfigs, worker_gpus
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Instance, Job
 from scheduling.registry import AlgorithmSpec, Param, register

@@ -11,14 +11,9 @@ import math
 from collections.abc import Mapping
 
 from scheduling.algorithms.common import Config
+from scheduling.algorithms.configs import WORKER_RULES, FixedConfigs
 from scheduling.algorithms.placement import PLACEMENTS
-from scheduling.algorithms.priority import (
-    WORKER_RULES,
-    FixedConfigs,
-    fifo_key,
-    remaining_time,
-    srtf_key,
-)
+from scheduling.algorithms.sort_keys import fifo_key, remaining_time, srtf_key
 from scheduling.algorithms.ties import PreviousOrder
 from scheduling.engine import Algorithm, JobView
 from scheduling.errors import InputError
@@ -165,14 +160,19 @@ def check_tiresias(params: Mapping[str, Any]) -> None:
 
 
 def make_tiresias_dlas(instance: Instance, params: Mapping[str, Any], rng: np.random.Generator) -> Algorithm:
-    """The `tiresias` entry: the authors' simulator's discipline (order=queue), or make_tiresias."""
+    """The `tiresias` entry: the authors' simulator's discipline (order=queue: the list scheduler's
+    preemptive walk ordered by the queues, tiresias.DlasQueues, an order with a memory), or
+    make_tiresias (order=start)."""
     if params["order"] == "start":
         return make_tiresias(instance, params, rng)
-    from scheduling.algorithms.tiresias import Tiresias  # loaded by the runs that use it (not fifo's)
+    from scheduling.algorithms.priority import ListScheduler
+    from scheduling.algorithms.tiresias import DlasQueues, Tiresias  # loaded by the runs that use it (not fifo's)
+    from scheduling.policy import list_scheduler
 
-    thresholds = parse_thresholds(params["queue_thresholds"])
-    configs = fixed_configs(instance, params, rng)
-    return Tiresias(instance, configs, thresholds, params["promote_knob"], placement=params["placement"])
+    order = DlasQueues(instance, parse_thresholds(params["queue_thresholds"]), params["promote_knob"])
+    walk = list_scheduler(instance, params, rng, order, placement=params["placement"], preemptive=True)
+    assert isinstance(walk, ListScheduler)
+    return Tiresias(walk, order)  # the walk, or its change-based path (tiresias_changes.py)
 
 
 def make_tiresias(

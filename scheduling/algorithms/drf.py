@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduling.algorithms.common import Config, FitMemo, job_shape, keep
-from scheduling.algorithms.priority import UNCHANGED, FixedConfigs
+from scheduling.algorithms.configs import FixedConfigs
+from scheduling.algorithms.list_changes import UNCHANGED
 from scheduling.capacity import Ledger
 from scheduling.engine import Decision, JobView, View
 from scheduling.model import Amounts, Instance, Job

@@ -42,31 +42,47 @@ slots in bench/tiresias_crosscheck.py. What that simulator does, and so this mod
 
 Time is the engine's: slots of ``slot_seconds``; thresholds are converted to GPU-slots once.
 
-Two paths give the same schedule (tests/test_fast_twins.py): ``Tiresias.decide_full``, the
-readable transcription, visits every active job at every decision and returns the complete
-allocation; ``tiresias_changes.ChangePath`` (the default under the engine) keeps queues, executed and waiting times
-incrementally and returns only the changes, so a decision costs in proportion to the jobs that
-arrive, complete, change queue or are placed or evicted, not to the jobs that keep running.
+**Through the list scheduler's interface.** The queue discipline is an order with a memory
+(scheduling/policy.py ``MemoryOrder``): ``DlasQueues`` keeps the queues and the executed and
+waiting times, updates them before each walk (``observe``: arrivals, completions, demotion,
+promotion), gives each job its place in Q0, Q1, ... as its sort key, and after the walk moves the
+jobs left waiting behind the running ones and names the next "job jump" (``decided``). The walk is
+the list scheduler's preemptive walk (scheduling/algorithms/priority.py, ``decide_full``), which on
+the committed ledger is the walk described above. ``make_tiresias_dlas`` (baselines.py) builds it
+with ``policy.list_scheduler``.
+
+Two paths give the same schedule (tests/twins/lists.py): the list scheduler's full walk with
+``DlasQueues``, the readable transcription, visits every active job at every decision and
+returns the complete allocation; ``tiresias_changes.ChangePath`` (the default under the engine,
+the engine's internal change-based form) keeps queues, executed and waiting times incrementally
+and returns only the changes, so a decision costs in proportion to the jobs that arrive,
+complete, change queue or are placed or evicted, not to the jobs that keep running.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduling.algorithms.common import FitMemo, keep
-from scheduling.algorithms.placement import PlacementName, placement_of
-from scheduling.algorithms.placement import check as check_placement
-from scheduling.algorithms.priority import FixedConfigs
-from scheduling.algorithms.tiresias_changes import ChangePath, total_gpus
+from scheduling.algorithms.common import Config, FitMemo
+from scheduling.algorithms.configs import FixedConfigs
+from scheduling.algorithms.priority import ListScheduler
+from scheduling.algorithms.tiresias_changes import ChangePath
 from scheduling.capacity import Ledger
-from scheduling.engine import Decision, View
+from scheduling.engine import Decision, JobView, View
 from scheduling.errors import ScheduleError
-from scheduling.model import Instance
+from scheduling.model import Cluster, Instance, Job
 from scheduling.records import record
 from scheduling.speed import Allocation, demand_of
+
+
+def config_gpus(cluster: Cluster, job: Job, cfg: Config) -> float:
+    """GPUs a job holds when it runs with its fixed configuration (workers and PSs)."""
+    w = (demand_of(cluster, job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
+    p = (demand_of(cluster, job, "ps", cfg.ps_type) or {}).get("gpu", 0.0) if cfg.ps_type else 0.0
+    return cfg.workers * w + cfg.ps * p
 
 
 @record(frozen=False)
@@ -79,59 +95,119 @@ class _Entry:
     ran: bool = False  # has run at least once (``total_executed_time > 0``)
 
 
-class Tiresias:
-    """Discretised 2D-LAS with the authors' queue discipline (see the module docstring).
+class DlasQueues:
+    """The authors' queue discipline as an order with a memory (policy.MemoryOrder): the sort key
+    of a job is its place in Q0, Q1, ... front to back (see the module docstring)."""
 
-    Two paths give the same schedule (tests/test_fast_twins.py): ``decide_full`` is the
-    readable transcription (every decision visits every active job and returns the complete
-    allocation); the change-based path (``ChangePath``, the default when the engine drives the
-    scheduler directly) keeps the same state incrementally and returns only the changes."""
-
-    def __init__(
-        self,
-        instance: Instance,
-        configs: FixedConfigs,
-        thresholds: tuple[float, ...],
-        promote_knob: float = 0.0,
-        incremental: bool = True,
-        placement: PlacementName = "pool",
-    ) -> None:
-        self.instance = instance
-        self.configs = configs
-        # Where a job goes (placement.py). The authors' dlas-gpu counts GPUs whatever --scheme says
-        # (lines 1103-1118 use CLUSTER.free_gpu only); a repacking placement (consolidated) walks as
-        # their commented-out placement pass would (1169-1182): every job in walk order placed on
-        # an empty cluster (the full path only).
-        self.placement = placement_of(placement)
-        check_placement(self.placement, instance.cluster, ((j, configs[j.job_id]) for j in instance.jobs))
-        self._remember = self.placement.monotone(instance.cluster)
+    def __init__(self, instance: Instance, thresholds: tuple[float, ...], promote_knob: float = 0.0) -> None:
+        self.cluster = instance.cluster
         slot = instance.cluster.slot_seconds
         self.limits = tuple(x / slot for x in thresholds)  # GPU-slots at which each queue ends
         self.knob = promote_knob
         self.queues: list[list[str]] = [[] for _ in range(len(thresholds) + 1)]
         self.entries: dict[str, _Entry] = {}
-        self.jobs = {j.job_id: j for j in instance.jobs}
         self.gpus: dict[str, float] = {}  # GPUs a job holds when it runs (its fixed configuration)
         self.last_t: int | None = None
-        self.shapes: dict[str, tuple[object, ...]] = {}
+        self.place: dict[str, int] = {}  # job id -> its place in the walk order
+
+    def __call__(self, jv: JobView, cfg: Config) -> tuple[float, ...]:
+        return (self.place[jv.job.job_id],)
+
+    def observe(self, view: View, config: Callable[[str], Config]) -> None:
+        """Before the walk: completions, arrivals, executed and waiting time, demotion and promotion."""
+        elapsed = 0 if self.last_t is None else view.t - self.last_t
+        self.last_t = view.t
+        present = {jv.job.job_id for jv in view.jobs}
+        # Completed jobs leave their queue (run_sim.py lines 1018-1022).
+        for q in self.queues:
+            q[:] = [j for j in q if j in present]
+        for job_id in [j for j in self.entries if j not in present]:
+            del self.entries[job_id]
+        # New jobs go to the tail of Q0, in arrival order (lines 1025-1030).
+        for jv in view.jobs:
+            job_id = jv.job.job_id
+            if job_id not in self.entries:
+                self.entries[job_id] = _Entry()
+                self.queues[0].append(job_id)
+                if job_id not in self.gpus:
+                    self.gpus[job_id] = config_gpus(self.cluster, jv.job, config(job_id))
+        # Executed time, demotion by one queue, waiting time and promotion, in arrival order (the
+        # simulator's runnable_jobs order, lines 1034-1072).
+        last = len(self.queues) - 1
+        for jv in view.jobs:
+            job_id = jv.job.job_id
+            e = self.entries[job_id]
+            if jv.running:
+                e.executed += elapsed
+                e.ran = True
+                if e.queue < last and e.executed * self.gpus[job_id] >= self.limits[e.queue] - 1e-9:
+                    self._move(job_id, e, e.queue + 1)  # lines 1046-1056
+            elif e.executed > 0:
+                e.waited += elapsed
+                if self.knob > 0 and e.queue > 0 and e.ran and e.waited >= math.floor(e.executed * self.knob):
+                    e.executed = e.waited = 0  # PromoteKnob, lines 1067-1072
+                    self._move(job_id, e, 0)
+        # The walk goes through Q0, Q1, ... front to back (lines 1103-1118).
+        self.place = {job_id: i for i, job_id in enumerate(itertools.chain.from_iterable(self.queues))}
+
+    def decided(self, view: View, allocations: tuple[Allocation, ...]) -> int | None:
+        """After the walk: the jobs left waiting go behind the running ones of their queue, keeping
+        their order (lines 1132-1143); the next decision is the simulator's next "job jump"."""
+        running = {a.job_id for a in allocations}
+        for q in self.queues:
+            q[:] = [j for j in q if j in running] + [j for j in q if j not in running]
+        return self._next_jump(view.t, running)
+
+    def _move(self, job_id: str, e: _Entry, queue: int) -> None:
+        self.queues[e.queue].remove(job_id)
+        self.queues[queue].append(job_id)
+        e.queue = queue
+
+    def _next_jump(self, t: int, running: set[str]) -> int | None:
+        """The simulator's next ``next_job_jump`` (lines 1218-1239): demotion checks of running jobs,
+        promotions of waiting ones (see the module docstring for the formula and why it is kept)."""
+        last = len(self.queues) - 1
+        best: int | None = None
+        for job_id, e in self.entries.items():
+            if job_id in running:
+                g = self.gpus[job_id]
+                if e.queue < last and g > 0:
+                    at = t + math.floor((self.limits[e.queue] - e.executed) / g + 1e-9)
+                    best = at if best is None else min(best, at)
+            elif self.knob > 0 and e.queue > 0 and e.ran and e.executed > 0:
+                diff = math.floor(e.executed * self.knob - e.waited + 1e-9)
+                if diff > 0:
+                    best = t + diff if best is None else min(best, t + diff)
+        return None if best is None else max(best, t + 1)
+
+
+class Tiresias:
+    """Discretised 2D-LAS with the authors' queue discipline (see the module docstring): the list
+    scheduler ``walk`` ordered by ``DlasQueues``, or the change-based path ``ChangePath`` that keeps
+    the same state incrementally (the default when the engine drives the scheduler directly; a
+    repacking placement and a view filtered by a wrapper take the walk)."""
+
+    def __init__(self, walk: ListScheduler, order: DlasQueues, incremental: bool = True) -> None:
+        self.walk = walk
+        self.order = order
+        self.instance = walk.instance
+        self.configs: FixedConfigs | Mapping[str, Config] = walk.configs
+        self.placement = walk.placement
+        self.memo: Callable[[Ledger], FitMemo] = walk.memo  # a FitMemo of the walk's placement on a ledger
+        self.limits = order.limits
+        self.knob = order.knob
+        self.queues = order.queues
+        self.jobs = {j.job_id: j for j in walk.instance.jobs}
         self.incremental = incremental
         self._fast: ChangePath | None = None
         self._path: str | None = None  # "fast" or "full", chosen at the first decision
 
     def _gpus(self, job_id: str) -> float:
-        g = self.gpus.get(job_id)
+        g = self.order.gpus.get(job_id)
         if g is None:
-            job = self.jobs[job_id]
-            cfg = self.configs[job_id]
-            cluster = self.instance.cluster
-            w = (demand_of(cluster, job, "worker", cfg.worker_type) or {}).get("gpu", 0.0)
-            p = (demand_of(cluster, job, "ps", cfg.ps_type) or {}).get("gpu", 0.0) if cfg.ps_type else 0.0
-            g = self.gpus[job_id] = cfg.workers * w + cfg.ps * p
+            job, cfg = self.jobs[job_id], self.configs[job_id]
+            g = self.order.gpus[job_id] = config_gpus(self.instance.cluster, job, cfg)
         return g
-
-    def memo(self, ledger: Ledger) -> FitMemo:
-        """A FitMemo of this scheduler's placement on ``ledger``."""
-        return FitMemo(ledger, self.shapes, self.placement.place, self._remember)
 
     def decide(self, view: View) -> Decision:
         direct = view.direct
@@ -149,137 +225,9 @@ class Tiresias:
             self._fast = ChangePath(self)
         return self._fast.decide(view)
 
-    # -- the readable transcription ------------------------------------------------------------
     def decide_full(self, view: View) -> Decision:
-        elapsed = 0 if self.last_t is None else view.t - self.last_t
-        self.last_t = view.t
-        present = {jv.job.job_id for jv in view.jobs}
-        # Completed jobs leave their queue (run_sim.py lines 1018-1022).
-        for q in self.queues:
-            q[:] = [j for j in q if j in present]
-        for job_id in [j for j in self.entries if j not in present]:
-            del self.entries[job_id]
-        # New jobs go to the tail of Q0, in arrival order (lines 1025-1030).
-        for jv in view.jobs:
-            if jv.job.job_id not in self.entries:
-                self.entries[jv.job.job_id] = _Entry()
-                self.queues[0].append(jv.job.job_id)
-        # Executed time, demotion by one queue, waiting time and promotion, in arrival order (the
-        # simulator's runnable_jobs order, lines 1034-1072).
-        last = len(self.queues) - 1
-        for jv in view.jobs:
-            job_id = jv.job.job_id
-            e = self.entries[job_id]
-            if jv.running:
-                e.executed += elapsed
-                e.ran = True
-                if e.queue < last and e.executed * self._gpus(job_id) >= self.limits[e.queue] - 1e-9:
-                    self._move(job_id, e, e.queue + 1)  # lines 1046-1056
-            elif e.executed > 0:
-                e.waited += elapsed
-                if self.knob > 0 and e.queue > 0 and e.ran and e.waited >= math.floor(e.executed * self.knob):
-                    e.executed = e.waited = 0  # PromoteKnob, lines 1067-1072
-                    self._move(job_id, e, 0)
-        allocations, waiting = self._schedule(view)
-        # Jobs left waiting go behind the running ones of their queue, keeping their order (1132-1143).
-        for q in self.queues:
-            q[:] = [j for j in q if j not in waiting] + [j for j in q if j in waiting]
-        return Decision(allocations=allocations, wake_at=self._next_jump(view.t, allocations))
-
-    def _move(self, job_id: str, e: _Entry, queue: int) -> None:
-        self.queues[e.queue].remove(job_id)
-        self.queues[queue].append(job_id)
-        e.queue = queue
-
-    def _schedule(self, view: View) -> tuple[tuple[Allocation, ...], set[str]]:
-        """Walk the queues in order on the committed ledger (run_sim.py lines 1103-1124; the
-        module docstring says how evictions reproduce the simulator's GPU counting)."""
-        cluster = self.instance.cluster
-        current: dict[str, list[Allocation]] = {}
-        for a in view.allocations:
-            current.setdefault(a.job_id, []).append(a)
-        ledger = view.ledger()
-        order = list(itertools.chain.from_iterable(self.queues))
-        if self.placement.repack:
-            return self._repack(ledger, order)
-        for job_id, allocs in current.items():
-            booked = keep(ledger, self.jobs[job_id], allocs)
-            assert booked, f"committed allocation of {job_id!r} does not fit"
-        memo = self.memo(ledger)
-        booked_jobs = set(current)  # running jobs whose allocation is still booked
-        new: dict[str, tuple[Allocation, ...]] = {}  # jobs placed anew (started, or evicted and moved)
-        free = total_gpus(cluster) - sum(self._gpus(j) for j in current)
-        for i, job_id in enumerate(order):
-            if job_id in booked_jobs:
-                continue  # a running job still booked keeps its allocation
-            job, g = self.jobs[job_id], self._gpus(job_id)
-            if job_id in current and keep(ledger, job, current[job_id]):
-                booked_jobs.add(job_id)  # evicted earlier in this walk, back where it was
-                new.pop(job_id, None)
-                free -= g
-                continue
-            placed = memo.place(job, self.configs[job_id])
-            if placed is None:
-                later = [j for j in order[i + 1 :] if j in booked_jobs and j in current]
-                if free + sum(self._gpus(j) for j in later) < g - 1e-9:
-                    continue  # even evicting every later running job would not make room: skip it
-                evicted: list[str] = []
-                while placed is None and later:
-                    victim = later.pop()  # the last running job in walk order first
-                    for a in current[victim]:
-                        ledger.release(a.server, demand_of(cluster, self.jobs[victim], a.role, a.type) or {}, a.count)
-                    booked_jobs.discard(victim)
-                    evicted.append(victim)
-                    free += self._gpus(victim)
-                    memo.failed.clear()  # the ledger has more room now
-                    placed = memo.place(job, self.configs[job_id])
-                if placed is None:  # it does not fit even so: evict nothing
-                    for victim in evicted:
-                        assert keep(ledger, self.jobs[victim], current[victim])
-                        booked_jobs.add(victim)
-                        free -= self._gpus(victim)
-                    continue
-            new[job_id] = placed
-            booked_jobs.add(job_id)
-            free -= g
-        chosen: list[Allocation] = []
-        for job_id in order:
-            if job_id in booked_jobs:
-                chosen.extend(new.get(job_id) or current[job_id])
-        waiting = {j for j in order if j not in booked_jobs}  # running ones among these are suspended
-        return tuple(chosen), waiting
-
-    def _repack(self, ledger: Ledger, order: list[str]) -> tuple[tuple[Allocation, ...], set[str]]:
-        """_schedule under a repacking placement: each job in walk order placed on the empty
-        ``ledger``, skipped if it does not fit (a running job placed elsewhere moves)."""
-        memo = self.memo(ledger)
-        chosen: list[Allocation] = []
-        waiting: set[str] = set()
-        for job_id in order:
-            placed = memo.place(self.jobs[job_id], self.configs[job_id])
-            if placed is None:
-                waiting.add(job_id)
-            else:
-                chosen.extend(placed)
-        return tuple(chosen), waiting
-
-    def _next_jump(self, t: int, allocations: tuple[Allocation, ...]) -> int | None:
-        """The simulator's next ``next_job_jump`` (lines 1218-1239): demotion checks of running jobs,
-        promotions of waiting ones (see the module docstring for the formula and why it is kept)."""
-        running = {a.job_id for a in allocations}
-        last = len(self.queues) - 1
-        best: int | None = None
-        for job_id, e in self.entries.items():
-            if job_id in running:
-                g = self._gpus(job_id)
-                if e.queue < last and g > 0:
-                    at = t + math.floor((self.limits[e.queue] - e.executed) / g + 1e-9)
-                    best = at if best is None else min(best, at)
-            elif self.knob > 0 and e.queue > 0 and e.ran and e.executed > 0:
-                diff = math.floor(e.executed * self.knob - e.waited + 1e-9)
-                if diff > 0:
-                    best = t + diff if best is None else min(best, t + diff)
-        return None if best is None else max(best, t + 1)
+        """The readable transcription: the list scheduler's full walk in DlasQueues' order."""
+        return self.walk.decide_full(view)
 
     def report(self) -> Mapping[str, Any]:
         return {}

@@ -9,7 +9,9 @@ named hand-picked cases, and reports the twin, the first difference and the (shr
 ``must_see`` keeps a twin's comparison from being vacuous: the features its generated cases must
 exercise at least once (jobs that queued, were suspended, moved, ...).
 
-The twins of the zhou and dorm schedulers are in tests/test_zhou*.py and tests/test_dorm_paths.py.
+One module per family: lists.py (the list schedulers, tiresias, drf), antman.py, ledgers.py,
+asrpt.py, zhou.py (Zhou et al.'s numpy path), dorm.py (Dorm's placement and MILP), paths.py (the
+list schedulers' paths under mixed GPU types and a spread slowdown).
 """
 
 from __future__ import annotations

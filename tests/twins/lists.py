@@ -267,7 +267,7 @@ TWINS = [
     ),
     Twin(
         "tiresias",
-        "tiresias_changes.ChangePath vs Tiresias.decide_full",
+        "tiresias_changes.ChangePath vs the list scheduler's full walk in DlasQueues' order",
         sims(
             st.one_of(rigid_sources(40, cpus=True), preset_sources(jobs=(10, 30))),
             [("tiresias", p) for p in TIRESIAS_PARAMS],

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from scheduling.algorithms.baselines import fixed_configs, make_tiresias
+from scheduling.algorithms.configs import FixedConfigs
 from scheduling.algorithms.edge.online import job_type
-from scheduling.algorithms.priority import FixedConfigs
 from scheduling.capacity import Ledger
 from scheduling.engine import Algorithm, Decision, View
 from scheduling.model import Instance, Job, Server
