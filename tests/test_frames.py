@@ -173,3 +173,23 @@ def test_a_online_finishes_every_job_of_the_edge_preset_under_its_default_restar
     assert doc["metrics"]["completed"] == 30
     free = api.run(inst, "edge-cloud", {"edge_only": edge_only}, seed=1, restart_seconds=0)
     assert doc["metrics"]["total_jct"] >= free["metrics"]["total_jct"]
+
+
+# ---- the asrpt preset's own history -----------------------------------------------------------
+
+
+def test_the_asrpt_presets_own_history_has_the_traces_job_groups_and_other_jobs() -> None:
+    import json
+
+    from scheduling import presets
+
+    trace = json.loads(presets.build("asrpt", 60, 3, 0.2).trace)
+    past = json.loads(presets.own_history("asrpt", 60, 3, 0.2).trace)
+
+    def groups(rows: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+        return {r["group"]: (r["model"], r["gpus"], r["user"], r["batch_time"]) for r in rows}
+
+    now, before = groups(trace), groups(past)
+    shared = set(now) & set(before)
+    assert len(shared) >= 3 and all(now[g] == before[g] for g in shared)  # a group id means one group
+    assert [r["iterations"] for r in trace] != [r["iterations"] for r in past]  # other jobs of them
