@@ -221,8 +221,10 @@ def _zhou_figure(name: str, figure: str, architecture: str, preset: str, minutes
     )
 
 
-def _edge_figure(name: str, restart: float) -> Figure:
-    """The edge-cloud paper's two categories (Figs. 7, 9, 11) at restart cost ``restart`` seconds."""
+def _edge_figure(name: str, restart: float, rule: str = "drawn") -> Figure:
+    """The edge-cloud paper's two categories (Figs. 7, 9, 11) at restart cost ``restart`` seconds, every
+    fixed-size baseline at worker rule ``rule`` (``drawn``: the preset's; ``chunks``: the equal-width
+    frame, D_j workers per job, as wide as A_online may go)."""
     cost = (
         "restart cost 30 s per restart (the preset's, Pollux's simulator constant; A_online makes up the "
         "progress a restart costs its plan: docs/algorithms-edge.md, 'Restart cost')"
@@ -233,12 +235,20 @@ def _edge_figure(name: str, restart: float) -> Figure:
     def at(build: Builder) -> Builder:
         return build if restart == PAPER_RESTART_SECONDS else restart_builder(build, restart)
 
+    fixed: dict[str, Any] = {} if rule == "drawn" else {"worker_rule": rule}
+    width = (
+        "worker_rule=drawn, [1, 30] workers per job capped at D_j (the simulator paragraph's [10] [11])"
+        if rule == "drawn"
+        else f"worker_rule={rule} (sensitivity row: one worker per data chunk, D_j, as wide as A_online may go)"
+    )
+
     return Figure(
         name=name,
         paper="Edge-cloud paper",
         figure="Figs. 7, 9, 11",
         title="Total JCT (JCT rate = total JCT / SRTF's), with cloud and on the edge alone"
-        + ("" if restart else ", restart cost 0"),
+        + ("" if restart else ", restart cost 0")
+        + ("" if rule == "drawn" else f", baselines at worker_rule={rule}"),
         setting="preset edge-cloud, 300 jobs, 100 edge servers and an unlimited cloud (the paper's setting); "
         "the edge-only category runs on the same instance with the cloud taking no workers (PSs only), so "
         "A_online-E, srtf and tiresias-l train on the edge servers alone",
@@ -248,9 +258,9 @@ def _edge_figure(name: str, restart: float) -> Figure:
         algorithms=(
             ("edge-cloud", "edge-cloud", {}),
             ("edge-only", "edge-cloud", {"edge_only": True}),
-            ("srtf", "srtf", {}),
-            ("tiresias-l", "tiresias-l", {}),
-            ("batchsche", "batchsche", {}),
+            ("srtf", "srtf", fixed),
+            ("tiresias-l", "tiresias-l", fixed),
+            ("batchsche", "batchsche", fixed),
         ),
         reference="srtf",
         claimed_best="edge-cloud",
@@ -269,9 +279,8 @@ def _edge_figure(name: str, restart: float) -> Figure:
             "srtf": "JCT rate 1",
         },
         minutes=12.0,
-        frame="every fixed-size baseline (srtf, tiresias-l, batchsche) with worker_rule=drawn, [1, 30] workers "
-        "per job capped at D_j (the simulator paragraph's [10] [11]); every algorithm waits for a job's data "
-        f"to reach the servers its workers use (r_j + Delta_js); {cost}; offered load 1 job per slot (the "
+        frame=f"every fixed-size baseline (srtf, tiresias-l, batchsche) with {width}; every algorithm waits for "
+        f"a job's data to reach the servers its workers use (r_j + Delta_js); {cost}; offered load 1 job per slot (the "
         "preset's Poisson arrivals)",
         only={
             "with cloud": ("edge-cloud", "srtf", "tiresias-l", "batchsche"),
@@ -283,7 +292,11 @@ def _edge_figure(name: str, restart: float) -> Figure:
 
 
 def _edge_figures() -> tuple[Figure, ...]:
-    return (_edge_figure("edge-fig7", PAPER_RESTART_SECONDS), _edge_figure("edge-fig7-restart0", 0.0))
+    return (
+        _edge_figure("edge-fig7", PAPER_RESTART_SECONDS),
+        _edge_figure("edge-fig7-restart0", 0.0),
+        _edge_figure("edge-fig7-chunks", PAPER_RESTART_SECONDS, "chunks"),
+    )
 
 
 FIGURES: dict[str, Figure] = {
