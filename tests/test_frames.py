@@ -193,3 +193,20 @@ def test_the_asrpt_presets_own_history_has_the_traces_job_groups_and_other_jobs(
     shared = set(now) & set(before)
     assert len(shared) >= 3 and all(now[g] == before[g] for g in shared)  # a group id means one group
     assert [r["iterations"] for r in trace] != [r["iterations"] for r in past]  # other jobs of them
+
+
+def test_the_edge_figures_state_and_run_their_restart_cost_and_worker_rule() -> None:
+    figs = {n: reproduce.FIGURES[n] for n in ("edge-fig7", "edge-fig7-restart0", "edge-fig7-chunks")}
+    costs = {n: {p: b(0).cluster.restart_seconds for p, b in f.points} for n, f in figs.items()}
+    assert costs == {
+        "edge-fig7": {"with cloud": PAPER_RESTART_SECONDS, "edge only": PAPER_RESTART_SECONDS},
+        "edge-fig7-restart0": {"with cloud": 0.0, "edge only": 0.0},
+        "edge-fig7-chunks": {"with cloud": PAPER_RESTART_SECONDS, "edge only": PAPER_RESTART_SECONDS},
+    }
+    assert "restart cost 30 s" in figs["edge-fig7"].frame and "restart cost 0" in figs["edge-fig7-restart0"].frame
+    rules = {
+        a[0]: a[2].get("worker_rule", "drawn") for a in figs["edge-fig7-chunks"].algorithms if a[1] != "edge-cloud"
+    }
+    assert rules == {"srtf": "chunks", "tiresias-l": "chunks", "batchsche": "chunks"}
+    assert "worker_rule=chunks" in figs["edge-fig7-chunks"].frame
+    assert "restart cost 30 s" in reproduce.FIGURES["asrpt-fig6"].frame

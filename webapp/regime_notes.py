@@ -12,5 +12,7 @@ def note(exp: Experiment) -> str | None:
     if exp.source != Experiment.Source.PRESET or not exp.preset:
         return None
     options = exp.preset_options or {}
+    if options.get("adapt"):  # another trace adapted to a paper's model: not the preset's instance
+        return None
     size = options.get("size")
     return regimes.outside(exp.preset, options.get("jobs"), 1.0 if size is None else float(size), options.get("load"))
