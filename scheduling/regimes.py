@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduling import presets
+from scheduling.figures import ZHOU_JOBS
 from scheduling.presets.asrpt import ASRPT_LOAD
 from scheduling.presets.zhou import ZHOU_LOAD
 
@@ -56,7 +57,7 @@ def _range(low: float | None, high: float | None) -> str:
     return f"{high:g} or fewer"
 
 
-_ZHOU_JOBS = 100  # scheduling.figures.ZHOU_JOBS: zhou-fig2 / zhou-fig5 run the presets' default
+_ZHOU_JOBS = ZHOU_JOBS  # the job count zhou-fig2 / zhou-fig5 run
 
 REGIMES: dict[str, Regime] = {
     "zhou-ps": Regime(
