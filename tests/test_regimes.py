@@ -59,3 +59,14 @@ def test_the_result_page_of_a_preset_experiment_outside_the_regime_warns(auth_cl
 
     assert 'id="regime-note"' in page(200) and "at 200 jobs rrh leads" in page(200)
     assert 'id="regime-note"' not in page(60)
+
+
+def test_compare_on_a_preset_outside_its_headlines_regime_notes_it(tmp_path, capsys) -> None:
+    from scheduling.cli import main
+
+    args = ["compare", "--preset", "zhou-allreduce", "--jobs", "4", "--size", "0.1", "--seeds", "0-1"]
+    assert main([*args, "--algorithms", "fifo", "--out", str(tmp_path / "z")]) == 0
+    assert "note: This zhou-allreduce instance is outside the regime" in capsys.readouterr().err
+    demo = ["compare", "--preset", "demo", "--jobs", "4", "--seeds", "0-1", "--algorithms", "fifo"]
+    assert main([*demo, "--out", str(tmp_path / "d")]) == 0
+    assert "outside the regime" not in capsys.readouterr().err
