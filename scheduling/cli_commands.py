@@ -306,6 +306,10 @@ def _compare_repeated(
         history = any(registry.learns_from_history(name) for name in names)
         size = 1.0 if args.size is None else args.size
         cases = repeat.preset_cases(args.preset, args.jobs, seeds, size, history)
+        from scheduling import regimes
+
+        if (note := regimes.outside(args.preset, args.jobs, size)) is not None:
+            print(f"note: {note}", file=sys.stderr)  # scheduling/regimes.py
     else:
         assert instance is not None
         if args.windows is not None and args.adapt is not None:

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from scheduling import presets, repeat
+from scheduling import presets, records, repeat
 from scheduling.loaders import parse_cluster, parse_trace
 from scheduling.model import Instance
+from scheduling.presets._common import PAPER_RESTART_SECONDS
 
 Algorithm = tuple[str, str, Mapping[str, Any]]  # (label, registry name, parameters)
 Builder = Callable[[int], Instance]  # seed -> instance
@@ -139,6 +140,17 @@ def edge_only_builder(jobs: int, size: float = 1.0, preset: str = "edge-cloud") 
     return build
 
 
+def restart_builder(build: Builder, seconds: float) -> Builder:
+    """seed -> ``build``'s instance with the cluster's restart cost set to ``seconds`` (a figure's
+    sensitivity row: 0 reproduces the rigid replays of the authors' simulators)."""
+
+    def rebuilt(seed: int) -> Instance:
+        inst = build(seed)
+        return Instance(records.replace(inst.cluster, restart_seconds=seconds), inst.jobs, history=inst.history)
+
+    return rebuilt
+
+
 def bandwidth_builder(preset: str, jobs: int, size: float, factor: float) -> Builder:
     """seed -> the Zhou preset's instance with every server's bandwidth (resource ``bw``, Gbps) times
     ``factor``: how hard Zhou et al.'s (2i) binds (the PSs of a job on one server carry the bandwidth
@@ -206,6 +218,84 @@ def _zhou_figure(name: str, figure: str, architecture: str, preset: str, minutes
         "filling up to D_j); restart cost 30 s per restart (the preset's, Pollux's simulator); offered load 4 "
         "(fifo holds 3.6-3.8 x the GPUs over the arrival window, seeds 100-102), so fifo's mean wait is 0.29-0.66 "
         "of its mean JCT (docs/results-zhou.md)",
+    )
+
+
+def _edge_figure(name: str, restart: float, rule: str = "drawn") -> Figure:
+    """The edge-cloud paper's two categories (Figs. 7, 9, 11) at restart cost ``restart`` seconds, every
+    fixed-size baseline at worker rule ``rule`` (``drawn``: the preset's; ``chunks``: the equal-width
+    frame, D_j workers per job, as wide as A_online may go)."""
+    cost = (
+        "restart cost 30 s per restart (the preset's, Pollux's simulator constant; A_online makes up the "
+        "progress a restart costs its plan: docs/algorithms-edge.md, 'Restart cost')"
+        if restart
+        else "restart cost 0 (sensitivity row: the paper's and the former preset's rigid replay)"
+    )
+
+    def at(build: Builder) -> Builder:
+        return build if restart == PAPER_RESTART_SECONDS else restart_builder(build, restart)
+
+    fixed: dict[str, Any] = {} if rule == "drawn" else {"worker_rule": rule}
+    width = (
+        "worker_rule=drawn, [1, 30] workers per job capped at D_j (the simulator paragraph's [10] [11])"
+        if rule == "drawn"
+        else f"worker_rule={rule} (sensitivity row: one worker per data chunk, D_j, as wide as A_online may go)"
+    )
+
+    return Figure(
+        name=name,
+        paper="Edge-cloud paper",
+        figure="Figs. 7, 9, 11",
+        title="Total JCT (JCT rate = total JCT / SRTF's), with cloud and on the edge alone"
+        + ("" if restart else ", restart cost 0")
+        + ("" if rule == "drawn" else f", baselines at worker_rule={rule}"),
+        setting="preset edge-cloud, 300 jobs, 100 edge servers and an unlimited cloud (the paper's setting); "
+        "the edge-only category runs on the same instance with the cloud taking no workers (PSs only), so "
+        "A_online-E, srtf and tiresias-l train on the edge servers alone",
+        metric="total_jct",
+        scale=1.0,
+        unit="slots",
+        algorithms=(
+            ("edge-cloud", "edge-cloud", {}),
+            ("edge-only", "edge-cloud", {"edge_only": True}),
+            ("srtf", "srtf", fixed),
+            ("tiresias-l", "tiresias-l", fixed),
+            ("batchsche", "batchsche", fixed),
+        ),
+        reference="srtf",
+        claimed_best="edge-cloud",
+        points=(
+            ("with cloud", at(preset_builder("edge-cloud", 300))),
+            ("edge only", at(edge_only_builder(300))),
+        ),
+        x_label="category",
+        paper_claim="A_online has the lowest total JCT, up to 30-50% below the baselines; A_online-E is "
+        "below SRTF and Tiresias-L (Fig. 7). Fig. 9: A_online preempts more often than SRTF, A_online-E "
+        "more than A_online. Fig. 11: A_online's and A_online-E's utilisation reaches 100%, and A_online's "
+        "makespan is about 0.76x SRTF's and 0.74x Tiresias-L's.",
+        paper_values={
+            "edge-cloud": "lowest; up to 30-50% below the baselines; makespan 0.76 x srtf",
+            "edge-only": "below srtf and tiresias-l",
+            "srtf": "JCT rate 1",
+        },
+        minutes=12.0,
+        frame=f"every fixed-size baseline (srtf, tiresias-l, batchsche) with {width}; every algorithm waits for "
+        f"a job's data to reach the servers its workers use (r_j + Delta_js); {cost}; offered load 1 job per slot (the "
+        "preset's Poisson arrivals)",
+        only={
+            "with cloud": ("edge-cloud", "srtf", "tiresias-l", "batchsche"),
+            "edge only": ("edge-only", "srtf", "tiresias-l"),
+        },
+        best_at={"edge only": "edge-only"},
+        also=("completed", "makespan", "utilization.gpu", "preemptions", "restarts"),
+    )
+
+
+def _edge_figures() -> tuple[Figure, ...]:
+    return (
+        _edge_figure("edge-fig7", PAPER_RESTART_SECONDS),
+        _edge_figure("edge-fig7-restart0", 0.0),
+        _edge_figure("edge-fig7-chunks", PAPER_RESTART_SECONDS, "chunks"),
     )
 
 
@@ -294,52 +384,7 @@ FIGURES: dict[str, Figure] = {
             paper_values={"oasis": "highest"},
             minutes=3.0,
         ),
-        Figure(
-            name="edge-fig7",
-            paper="Edge-cloud paper",
-            figure="Figs. 7, 9, 11",
-            title="Total JCT (JCT rate = total JCT / SRTF's), with cloud and on the edge alone",
-            setting="preset edge-cloud, 300 jobs, 100 edge servers and an unlimited cloud (the paper's setting); "
-            "the edge-only category runs on the same instance with the cloud taking no workers (PSs only), so "
-            "A_online-E, srtf and tiresias-l train on the edge servers alone",
-            metric="total_jct",
-            scale=1.0,
-            unit="slots",
-            algorithms=(
-                ("edge-cloud", "edge-cloud", {}),
-                ("edge-only", "edge-cloud", {"edge_only": True}),
-                ("srtf", "srtf", {}),
-                ("tiresias-l", "tiresias-l", {}),
-                ("batchsche", "batchsche", {}),
-            ),
-            reference="srtf",
-            claimed_best="edge-cloud",
-            points=(
-                ("with cloud", preset_builder("edge-cloud", 300)),
-                ("edge only", edge_only_builder(300)),
-            ),
-            x_label="category",
-            paper_claim="A_online has the lowest total JCT, up to 30-50% below the baselines; A_online-E is "
-            "below SRTF and Tiresias-L (Fig. 7). Fig. 9: A_online preempts more often than SRTF, A_online-E "
-            "more than A_online. Fig. 11: A_online's and A_online-E's utilisation reaches 100%, and A_online's "
-            "makespan is about 0.76x SRTF's and 0.74x Tiresias-L's.",
-            paper_values={
-                "edge-cloud": "lowest; up to 30-50% below the baselines; makespan 0.76 x srtf",
-                "edge-only": "below srtf and tiresias-l",
-                "srtf": "JCT rate 1",
-            },
-            minutes=12.0,
-            frame="every fixed-size baseline (srtf, tiresias-l, batchsche) with worker_rule=drawn, [1, 30] workers "
-            "per job capped at D_j (the simulator paragraph's [10] [11]); every algorithm waits for a job's data "
-            "to reach the servers its workers use (r_j + Delta_js); restart cost 0 (docs/formats.md, 'Presets'); "
-            "offered load 1 job per slot",
-            only={
-                "with cloud": ("edge-cloud", "srtf", "tiresias-l", "batchsche"),
-                "edge only": ("edge-only", "srtf", "tiresias-l"),
-            },
-            best_at={"edge only": "edge-only"},
-            also=("makespan", "utilization.gpu", "preemptions"),
-        ),
+        *_edge_figures(),
         Figure(
             name="asrpt-fig6",
             paper="A-SRPT (Luo et al.)",
@@ -357,7 +402,13 @@ FIGURES: dict[str, Figure] = {
             x_label="window jobs",
             paper_claim="A-SRPT's total JCT is 31-91% below every baseline.",
             paper_values={"asrpt": "31-91% below every baseline"},
-            minutes=3.5,
+            minutes=1.0,
+            frame="every algorithm on each job's rigid GPUs (its pipeline stages x replicas; no worker rule: "
+            "nothing is elastic); restart cost 30 s (the preset's, Pollux's simulator; no algorithm of the figure "
+            "preempts, so none is charged and restart 0 gives the same schedules: the restarts column); offered "
+            "load 0.8 of the GPUs over the arrival window (the preset's); predictions fitted on a separate "
+            "history of as many jobs (no look-ahead)",
+            also=("completed", "preemptions", "restarts"),
         ),
     )
 }

@@ -104,7 +104,7 @@ job's term and looks better. Two runs are compared on them only when they comple
 (DESIGN section 9); each has a ``<name>_censored`` variant over every job (scheduling.metrics) that
 is compared whatever the counts."""
 
-LOWER_IS_BETTER = COMPLETED_ONLY | {f"{name}_censored" for name in COMPLETED_ONLY} | {"preemptions"}
+LOWER_IS_BETTER = COMPLETED_ONLY | {f"{name}_censored" for name in COMPLETED_ONLY} | {"preemptions", "restarts"}
 HIGHER_IS_BETTER = frozenset(
     {"total_utility", "admitted", "completed", "completed_weight", "admission_rate", "utilization"}
 )

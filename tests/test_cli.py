@@ -339,12 +339,15 @@ def test_a_trace_stating_two_slot_lengths_is_refused(files, tmp_path, capsys):
     )
 
 
-def test_generate_history_writes_the_preset_from_another_seed_for_simulate_history(tmp_path, capsys):
+def test_generate_history_writes_the_presets_own_history_for_simulate_history(tmp_path, capsys):
     args = ["generate", "--preset", "asrpt", "--jobs", "12", "--seed", "4", "--size", "0.04", "--out", str(tmp_path)]
     assert main([*args, "--history"]) == 0
     trace, history = tmp_path / "trace.json", tmp_path / "history.json"
     assert history.read_text() != trace.read_text()
-    assert history.read_text() == presets.build("asrpt", jobs=12, seed=4 + presets.HISTORY_SEED_OFFSET, size=0.04).trace
+    # asrpt's own history: other jobs of the trace's own groups, drawn from seed + HISTORY_SEED_OFFSET
+    assert history.read_text() == presets.own_history("asrpt", jobs=12, seed=4, size=0.04).trace
+    groups = {j["group"] for j in json.loads(trace.read_text())}
+    assert {j["group"] for j in json.loads(history.read_text())} <= groups
     run = ["simulate", "--cluster", str(tmp_path / "cluster.json"), "--trace", str(trace), "--algorithm", "spjf"]
     assert main([*run, "--history", str(history), "--param", "predictor=mean", "--out", str(tmp_path / "r.json")]) == 0
     assert json.loads((tmp_path / "r.json").read_text())["prediction"]["history_jobs"] == 12

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduling import api, presets, registry, results
+from scheduling import api, presets, records, registry, results
 from scheduling.algorithms.edge.greedy import Chunk, Pending, WorkerQueue, q_cloud, q_edge, start_slot
 from scheduling.algorithms.edge.online import EdgeCloud
 from scheduling.engine import simulate
@@ -251,8 +251,11 @@ def test_the_preset_draws_a_delay_per_job_and_server_in_the_papers_ranges(tmp_pa
 
 
 def edge_instance(tmp_path: Path, jobs: int = 40, seed: int = 2) -> Instance:
+    """The edge-cloud preset's instance with restarts free: A_online's plan and the engine then agree
+    to the slot, which these tests check (under the preset's restart cost: tests/test_frames.py)."""
     cluster_path, trace_path = presets.generate("edge-cloud", jobs=jobs, seed=seed, size=0.1, out=tmp_path)
-    return api.load_instance(cluster_path, trace_path)
+    inst = api.load_instance(cluster_path, trace_path)
+    return Instance(records.replace(inst.cluster, restart_seconds=0.0), inst.jobs)
 
 
 @pytest.mark.parametrize("edge_only", [False, True])

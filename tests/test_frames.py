@@ -120,7 +120,7 @@ def test_a_job_on_the_cloud_waits_for_the_cloud_delay() -> None:
 # ---- restart costs --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce", "zhou-batch", "asrpt"])
+@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce", "zhou-batch", "asrpt", "edge-cloud"])
 def test_the_paper_presets_charge_a_restart_cost_by_default(preset: str) -> None:
     inst = repeat.preset_instance(preset, 6, 1, 0.2)
     assert inst.cluster.restart_seconds == PAPER_RESTART_SECONDS > 0
@@ -136,3 +136,77 @@ def test_preemptions_on_a_paper_preset_are_charged_without_a_run_option() -> Non
     doc = api.run(inst, "tiresias", seed=1)
     assert doc["metrics"]["preemptions"] > 0
     assert doc["metrics"]["restarts"] > 0 and doc["restart_seconds"] == PAPER_RESTART_SECONDS
+
+
+# ---- A_online under a restart cost (docs/algorithms-edge.md, "Restart cost") ----------------
+
+
+def preempted_pair() -> Instance:
+    """One edge worker: a (one 4-slot chunk) from slot 0, b (one 2-slot chunk, larger gamma) from 2."""
+    jobs = [
+        {"job_id": "a", "arrival": 0, "chunks": 1, "epochs": 1, "minibatches": 4},
+        {"job_id": "b", "arrival": 2, "chunks": 1, "epochs": 1, "minibatches": 2},
+    ]
+    return tiny([("e1", 1, 0)], jobs, cloud_delay=50)
+
+
+def test_a_online_makes_up_the_slot_a_restart_costs_its_preempted_chunk() -> None:
+    inst = preempted_pair()
+    free = api.run(inst, "edge-cloud", seed=0, restart_seconds=0)
+    assert {j["job_id"]: j["completion"] for j in free["jobs"]} == {"a": 6, "b": 4}  # b preempts a in [2, 4)
+    assert "make_up_chunks" not in free["edge_cloud"]  # restarts free: plan and engine agree
+    # A 1-slot restart at a's resume (slot 4) costs a one slot of progress: its plan ends at 6 one
+    # mini-batch short, and the make-up chunk on the same worker (no new restart) trains it in slot 6.
+    doc = api.run(inst, "edge-cloud", seed=0, restart_seconds=1)
+    assert {j["job_id"]: j["completion"] for j in doc["jobs"]} == {"a": 7, "b": 4}
+    assert doc["restarts"] == [{"job_id": "a", "start": 4, "end": 5}]
+    assert doc["edge_cloud"]["make_up_chunks"] == 1
+    assert {p["server"] for p in doc["placements"] if p["job_id"] == "a"} == {"e1"}  # no migration
+
+
+@pytest.mark.parametrize("edge_only", [False, True])
+def test_a_online_finishes_every_job_of_the_edge_preset_under_its_default_restart_cost(edge_only: bool) -> None:
+    inst = repeat.preset_instance("edge-cloud", 30, 1, 0.2)
+    assert inst.cluster.restart_seconds == PAPER_RESTART_SECONDS
+    doc = api.run(inst, "edge-cloud", {"edge_only": edge_only}, seed=1)  # validated by api.run
+    assert doc["metrics"]["restarts"] > 0
+    assert doc["metrics"]["completed"] == 30
+    free = api.run(inst, "edge-cloud", {"edge_only": edge_only}, seed=1, restart_seconds=0)
+    assert doc["metrics"]["total_jct"] >= free["metrics"]["total_jct"]
+
+
+# ---- the asrpt preset's own history -----------------------------------------------------------
+
+
+def test_the_asrpt_presets_own_history_has_the_traces_job_groups_and_other_jobs() -> None:
+    import json
+
+    from scheduling import presets
+
+    trace = json.loads(presets.build("asrpt", 60, 3, 0.2).trace)
+    past = json.loads(presets.own_history("asrpt", 60, 3, 0.2).trace)
+
+    def groups(rows: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+        return {r["group"]: (r["model"], r["gpus"], r["user"], r["batch_time"]) for r in rows}
+
+    now, before = groups(trace), groups(past)
+    shared = set(now) & set(before)
+    assert len(shared) >= 3 and all(now[g] == before[g] for g in shared)  # a group id means one group
+    assert [r["iterations"] for r in trace] != [r["iterations"] for r in past]  # other jobs of them
+
+
+def test_the_edge_figures_state_and_run_their_restart_cost_and_worker_rule() -> None:
+    figs = {n: reproduce.FIGURES[n] for n in ("edge-fig7", "edge-fig7-restart0", "edge-fig7-chunks")}
+    costs = {n: {p: b(0).cluster.restart_seconds for p, b in f.points} for n, f in figs.items()}
+    assert costs == {
+        "edge-fig7": {"with cloud": PAPER_RESTART_SECONDS, "edge only": PAPER_RESTART_SECONDS},
+        "edge-fig7-restart0": {"with cloud": 0.0, "edge only": 0.0},
+        "edge-fig7-chunks": {"with cloud": PAPER_RESTART_SECONDS, "edge only": PAPER_RESTART_SECONDS},
+    }
+    assert "restart cost 30 s" in figs["edge-fig7"].frame and "restart cost 0" in figs["edge-fig7-restart0"].frame
+    rules = {
+        a[0]: a[2].get("worker_rule", "drawn") for a in figs["edge-fig7-chunks"].algorithms if a[1] != "edge-cloud"
+    }
+    assert rules == {"srtf": "chunks", "tiresias-l": "chunks", "batchsche": "chunks"}
+    assert "worker_rule=chunks" in figs["edge-fig7-chunks"].frame
+    assert "restart cost 30 s" in reproduce.FIGURES["asrpt-fig6"].frame

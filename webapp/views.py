@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from scheduling.errors import InputError
-from webapp import adapted, datasets, preflight, services, tracechecks
+from webapp import adapted, datasets, preflight, regime_notes, services, tracechecks
 from webapp.forms import ExperimentForm
 from webapp.models import ApiToken, Experiment, Run, TraceCheck, WorkerProblem
 from webapp.quotas import QuotaExceeded
@@ -77,6 +77,7 @@ def experiment_preset(request: HttpRequest) -> HttpResponse:
 def _page(request: HttpRequest, exp: Experiment, base: str, shared: bool) -> HttpResponse:
     ctx = services.experiment_page(exp, request.GET.dict())
     ctx.update(base=base, shared=shared, can_edit=not shared and _can_edit(request, exp))
+    ctx["regime_note"] = regime_notes.note(exp)
     if ctx["can_edit"]:
         live = services.live_share_links(exp)
         ctx["share_links"] = [(link, services.share_url(request, link.token)) for link in live]

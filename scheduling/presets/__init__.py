@@ -31,6 +31,7 @@ from scheduling.presets.asrpt import (
     ASRPT_SLOT_SECONDS,
     ModelProfile,
     _asrpt,
+    asrpt_history,
     min_iteration_time,
     pipeline_stages,
 )
@@ -182,7 +183,13 @@ def own_history(
 ) -> PresetFiles:
     """The preset's own history for the instance ``build`` makes with these arguments: the same
     preset drawn from ``seed + HISTORY_SEED_OFFSET``. Its trace is the history, named
-    ``history.csv`` (or ``.json``); its cluster is the evaluated trace's, as the arguments are the same."""
+    ``history.csv`` (or ``.json``); its cluster is the evaluated trace's, as the arguments are the same.
+    asrpt's history keeps the trace's job groups (``asrpt_history``: its predictors learn per group)."""
+    if name == "asrpt":
+        build(name, jobs, seed, size, load)  # the same argument checks
+        n = jobs if jobs is not None else max(1, round(PRESETS[name].default_jobs * size))
+        past = asrpt_history(n, seed, seed + HISTORY_SEED_OFFSET, size, load)
+        return replace(past, trace_name=past.trace_name.replace("trace", "history"))
     past = build(name, jobs, seed + HISTORY_SEED_OFFSET, size, load)
     return replace(past, trace_name=past.trace_name.replace("trace", "history"))
 

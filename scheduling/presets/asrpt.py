@@ -113,7 +113,15 @@ def min_iteration_time(
     return alpha
 
 
-def _asrpt(n: int, rng: np.random.Generator, size: float, load: float | None = None) -> PresetFiles:
+def _asrpt(
+    n: int,
+    rng: np.random.Generator,
+    size: float,
+    load: float | None = None,
+    groups_rng: np.random.Generator | None = None,
+) -> PresetFiles:
+    """``groups_rng``: draw the job groups from it instead of ``rng`` (the preset's own history: the
+    same recurring groups as the evaluated trace, other jobs of them; ``asrpt_history``)."""
     n_servers = _scaled(250, size)
     total_gpus = n_servers * ASRPT_GPUS_PER_SERVER
     shares = [(g, p) for g, p in ASRPT_GPU_SHARES if g <= total_gpus]
@@ -123,15 +131,16 @@ def _asrpt(n: int, rng: np.random.Generator, size: float, load: float | None = N
     n_groups = max(1, math.ceil(n / ASRPT_JOBS_PER_GROUP))
     n_users = max(1, math.ceil(n_groups / 3))
     groups: list[dict[str, Any]] = []
+    g_rng = rng if groups_rng is None else groups_rng
     for k in range(n_groups):
-        gpus = shares[rng.choice(len(shares), p=weights / weights.sum())][0]
+        gpus = shares[g_rng.choice(len(shares), p=weights / weights.sum())][0]
         options = [(m, c) for m in ASRPT_MODELS for c in m.configs if c[0] * c[1] == gpus]
-        model, (n_stages, replicas) = options[rng.integers(len(options))]
+        model, (n_stages, replicas) = options[g_rng.integers(len(options))]
         stages = pipeline_stages(model, n_stages, replicas)
         alpha = min_iteration_time(stages, ASRPT_GPUS_PER_SERVER, ASRPT_NIC_GBPS, ASRPT_NVLINK_GBPS)
         # Typical run time of the group: log-normal, median 30 min, 1 minute to 7 days.
-        seconds = float(np.clip(rng.lognormal(math.log(1800), 1.5), 60, 7 * 86400))
-        user = f"u{int(rng.integers(n_users)):03d}"
+        seconds = float(np.clip(g_rng.lognormal(math.log(1800), 1.5), 60, 7 * 86400))
+        user = f"u{int(g_rng.integers(n_users)):03d}"
         groups.append({"id": f"g{k:04d}", "gpus": gpus, "model": model.name, "stages": stages, "alpha": alpha})
         groups[-1].update({"seconds": seconds, "user": user})
     popularity = 1.0 / np.arange(1, n_groups + 1)  # Zipf-like: a few groups recur very often
@@ -182,3 +191,12 @@ def _asrpt(n: int, rng: np.random.Generator, size: float, load: float | None = N
         "worker_types": [{"id": "gpu", "demand": {"gpu": 1}}],
     }
     return PresetFiles(_json(cluster), _json(jobs), "trace.json")
+
+
+def asrpt_history(n: int, seed: int, history_seed: int, size: float, load: float | None = None) -> PresetFiles:
+    """The asrpt preset's own history for the trace of ``seed``: the same job groups (model,
+    configuration, GPUs, user, typical length: drawn from ``seed`` as the trace draws them) with other
+    jobs of them (membership, lengths and arrivals from ``history_seed``). A-SRPT's predictor learns
+    a group's iterations from its past jobs (Sec. IV-A: recurring jobs), so a history of other groups
+    that reuse the trace's group ids would teach it nothing true."""
+    return _asrpt(n, np.random.default_rng(history_seed), size, load, groups_rng=np.random.default_rng(seed))

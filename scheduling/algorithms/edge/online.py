@@ -4,10 +4,19 @@ At each arrival slot A_online dispatches every chunk of every arriving job (Alg.
 A_greedy, then A_ps gives each running job one PS (Alg. 1 line 4). The engine is told the
 resulting allocation of every slot: at each decision the algorithm emits which chunks the workers
 train now and asks to be woken at the next slot where that changes.
+
+Under a restart cost (DESIGN section 9; the paper charges none) the engine's record of a job's
+progress is authoritative: the engine charges a restart at every change of a job's worker set, so
+a job can end its planned chunks short of its work. Such a job gets a make-up chunk of its remaining
+work plus the restart time on the worker that trained its last chunk (its data is there: no
+migration), or in the cloud if that chunk ran there; a job the engine completes before its plan
+ends has its remaining chunks dropped (docs/algorithms-edge.md, "Restart cost"). With restarts free
+neither happens: plan and engine agree to the slot.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +29,7 @@ from scheduling.algorithms.edge.greedy import Chunk, Pending, WorkerQueue, q_clo
 from scheduling.algorithms.edge.spec import PS_SLOT
 from scheduling.engine import Decision, View
 from scheduling.model import Cluster, Instance, Job
-from scheduling.speed import Allocation, chunk_slots, processing_capacity
+from scheduling.speed import Allocation, chunk_rate, chunk_slots, processing_capacity
 from scheduling.storage import has_storage
 from scheduling.storage import limits as storage_limits
 
@@ -94,6 +103,13 @@ class EdgeCloud:
         self.chunk_preemptions = 0  # times a running chunk was displaced by a higher-gamma chunk
         self.ps_fallbacks = 0  # zeta_j = 0 jobs that found no free edge PS and used a cloud PS
         self.edge_only_fallbacks = 0  # A_online-E jobs with no worker of their type at the edge
+        # Restart-aware bookkeeping (used only when the run charges restarts): per job, its planned
+        # chunks and cloud parts not yet trained, and where its last one ran (None: the cloud).
+        self.left: dict[str, int] = defaultdict(int)
+        self.last_place: dict[str, WorkerQueue | None] = {}
+        self.drained: set[str] = set()  # jobs whose last planned piece ended at this decision
+        self.make_ups = 0  # make-up chunks dispatched for work lost to restarts
+        self.dropped = 0  # chunks dropped because the engine completed their job first
 
     # ---- A_greedy (Alg. 2) ------------------------------------------------------------------
 
@@ -144,6 +160,7 @@ class EdgeCloud:
             queue = queues[best]
             new = Chunk(job.job_id, d, gamma, 1.0 / d_j, t + delay[queue.server], slots_edge, self.seq)
             queue.insert(new)  # line 24, Alg. 4: y_jdsw(t) = 1 from t*, A2 postponed (HAPRF order)
+            self.left[job.job_id] += 1
             self.seq += 1
             cands[best] = self._q(queue, job, t, delay[queue.server], slots_edge, gamma)  # lines 21-22
             if self.track_storage and queue.server in self.limited:
@@ -159,6 +176,7 @@ class EdgeCloud:
             assert self.cloud is not None
             slots = chunk_slots(cluster, job, wtype, colocated=zeta == 1)
             self.cloud_parts.append(CloudPart(job.job_id, wtype, cloud_chunks, t + delay[self.cloud.id], slots))
+            self.left[job.job_id] += 1
         return Dispatch(tuple(placed), zeta, tuple(alpha))
 
     def _has_room(self, server: str, size: float) -> bool:
@@ -195,6 +213,14 @@ class EdgeCloud:
             dispatch = self.dispatch(job, t)
             self.dispatches[job.job_id] = dispatch
             self.zeta[job.job_id] = dispatch.zeta
+        ended = [p for p in self.cloud_parts if p.start + p.slots <= t]
+        if ended:
+            self.cloud_parts = [p for p in self.cloud_parts if p.start + p.slots > t]
+            for p in ended:
+                self._piece_done(p.job_id, None)
+        if view.engine is not None and (view.restart_slots() or view.per_job_restarts()):
+            self._settle(view, t)
+        self.drained.clear()
         # Which chunk every worker trains now (HAPRF with upload delays) and which were displaced.
         counts: dict[tuple[str, str, str], int] = defaultdict(int)
         running: dict[int, tuple[WorkerQueue, Chunk]] = {}
@@ -214,7 +240,6 @@ class EdgeCloud:
                 if nxt is not None:
                     wake = nxt if wake is None else min(wake, nxt)
         self.current = running
-        self.cloud_parts = [p for p in self.cloud_parts if p.start + p.slots > t]
         for p in self.cloud_parts:
             if p.start <= t:
                 assert self.cloud is not None
@@ -246,7 +271,64 @@ class EdgeCloud:
                 done = q.advance(c, end - self.t_last)
                 if done is not None:
                     self._unstore(done, end)
+                    self._piece_done(done.job_id, q)
         self.t_last = t
+
+    # ---- restart cost (not in the paper; docs/algorithms-edge.md, "Restart cost") ---------------
+
+    def _piece_done(self, job_id: str, place: WorkerQueue | None) -> None:
+        """One planned chunk (or cloud part) of the job ended on ``place`` (None: the cloud)."""
+        self.left[job_id] -= 1
+        self.last_place[job_id] = place
+        if self.left[job_id] == 0:
+            self.drained.add(job_id)
+
+    def _settle(self, view: View, t: int) -> None:
+        """Make the plan agree with the engine's progress: drop the chunks of jobs the engine
+        completed, and give a job whose planned chunks all ended short of its work a make-up chunk."""
+        for job_id in view.completed:
+            if self.left.get(job_id, 0) > 0:
+                self._drop(job_id, t)
+        for job_id in sorted(self.drained):
+            if job_id in view.completed or self.left[job_id] > 0:
+                continue
+            remaining = view.job(job_id).remaining
+            if remaining > 1e-9:
+                self._make_up(self.jobs[job_id], remaining, t, view.restart_slots(job_id))
+
+    def _make_up(self, job: Job, remaining: float, t: int, restart: int) -> None:
+        """The job's remaining work as one more chunk, long enough to pay one more restart."""
+        wtype = job_type(self.cluster, job)
+        place = self.last_place.get(job.job_id)
+        self.make_ups += 1
+        self.left[job.job_id] += 1
+        if place is None and self.cloud is not None:
+            per_worker = chunk_rate(self.cluster, job, wtype, colocated=self.zeta[job.job_id] == 1)
+            slots = max(1, math.ceil(remaining / per_worker - 1e-9)) + restart
+            self.cloud_parts.append(CloudPart(job.job_id, wtype, 1, t, slots))
+            return
+        assert place is not None
+        per_worker = chunk_rate(self.cluster, job, wtype, colocated=False)
+        slots = max(1, math.ceil(remaining / per_worker - 1e-9)) + restart
+        gamma = processing_capacity(self.cluster, job, wtype, False) / (job.epochs * job.chunks * job.minibatches)
+        chunk = Chunk(job.job_id, job.chunks + self.make_ups, gamma, 1.0 / job.chunks, t, slots, self.seq)
+        self.seq += 1
+        place.insert(chunk)
+        if self.track_storage and place.server in self.limited:
+            self._store(chunk, place.server, job.chunk_gb or 0.0, t)
+
+    def _drop(self, job_id: str, t: int) -> None:
+        """The engine completed the job: its chunks still planned are not trained."""
+        for queues in self.workers.values():
+            for q in queues:
+                for c in [c for c in q.chunks if c.job_id == job_id]:
+                    i = q.chunks.index(c)
+                    del q.chunks[i], q._keys[i]
+                    c.remaining = 0
+                    self._unstore(c, t)
+                    self.dropped += 1
+        self.cloud_parts = [p for p in self.cloud_parts if p.job_id != job_id]
+        self.left[job_id] = 0
 
     # ---- A_ps (Alg. 5) ------------------------------------------------------------------
 
@@ -311,6 +393,7 @@ class EdgeCloud:
                 "ps_fallbacks_to_cloud": self.ps_fallbacks,
                 "edge_only_fallbacks_to_cloud": self.edge_only_fallbacks,
                 "storage_fallbacks_to_cloud": self.storage_fallbacks,
+                **({"make_up_chunks": self.make_ups, "chunks_dropped": self.dropped} if self.make_ups else {}),
             },
         }
 

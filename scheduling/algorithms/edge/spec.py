@@ -68,7 +68,14 @@ register(
             "the job's arrival until their training ends; when no edge server has room the chunk goes to "
             "the cloud (also under edge_only: storage_fallbacks_to_cloud). On an instance with storage "
             "limits the result lists every chunk stored on a limited server (result field storage), "
-            "whatever the parameter, and the validator checks it against U_s."
+            "whatever the parameter, and the validator checks it against U_s. Under a restart cost (the "
+            "paper charges none; the engine charges every change of a job's worker set, as for every "
+            "algorithm) the engine's progress is authoritative: a job whose planned chunks have all "
+            "ended short of its work gets a make-up chunk of its remaining work plus the restart time on "
+            "the worker that trained its last chunk (or in the cloud if that chunk ran there), in HAPRF "
+            "order with the job's gamma; the chunks of a job the engine completed first are dropped "
+            "(report: make_up_chunks, chunks_dropped; docs/algorithms-edge.md, Restart cost). With "
+            "restarts free neither happens."
         ),
         reference="Edge-cloud paper (seeds/003) Sec. IV, Algs. 1-5, eqs. (1), (5)",
         factory="scheduling.algorithms.edge.online:make_edge_cloud",
