@@ -4,17 +4,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from scheduling import failures, gpu_types, restart_costs
-from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SERVERS, MAX_SLOTS, SLOT_SECONDS
+from scheduling.bounds import MAX_SERVERS
 from scheduling.errors import InputError
 from scheduling.model import (
-    POOLS,
-    SITES,
     Cluster,
     Failure,
     InstanceType,
@@ -23,18 +21,32 @@ from scheduling.model import (
     frozen_amounts,
     gbps_to_mb_per_slot,
 )
+from scheduling.schema import (
+    CLUSTER,
+    CLUSTER_FIELDS,
+    REQUIRED_CLUSTER_FIELDS,
+    SERVER,
+    SERVER_FIELDS,
+    TYPE,
+    TYPE_FIELDS,
+    Field,
+)
 from scheduling.values import (
     amounts,
     check_strings,
-    choice,
     first_duplicate,
-    integer,
     number,
     parse_json,
     read_text,
-    shown,
+    reader_of,
     text,
 )
+
+_PLAIN_KINDS = frozenset({"integer", "number", "choice", "id", "flag"})
+_CLUSTER_READ = {f.name: reader_of(f) for f in CLUSTER_FIELDS if f.kind in _PLAIN_KINDS}
+_SERVER_READ = {f.name: reader_of(f) for f in SERVER_FIELDS if f.kind in _PLAIN_KINDS}
+_TYPE_READ = {f.name: reader_of(f) for f in TYPE_FIELDS if f.kind in _PLAIN_KINDS}
+"""The readers of the spec's fields that are read by their bounds or choices (scheduling.schema)."""
 
 
 def load_cluster(path: Path | str, name: str | None = None) -> Cluster:
@@ -54,17 +66,17 @@ def parse_cluster(content: str, label: str = "cluster.json") -> Cluster:
 def cluster_from_dict(doc: Any) -> Cluster:
     if not isinstance(doc, Mapping):
         raise InputError("expected a JSON object with slot_seconds, resources and servers")
-    for key in ("slot_seconds", "resources", "servers"):
+    for key in REQUIRED_CLUSTER_FIELDS:
         if key not in doc:
             raise InputError("missing", field=key)
-    slot = number(doc["slot_seconds"], "slot_seconds", minimum=SLOT_SECONDS[0], maximum=SLOT_SECONDS[1])
+    slot = _CLUSTER_READ["slot_seconds"](doc["slot_seconds"], "slot_seconds")
     resources = _resources(doc["resources"])
     names = {r.name for r in resources}
     servers = _servers(doc["servers"], names, slot)
-    worker_types = _types(doc.get("worker_types", []), "worker_types", names, slot)
-    ps_types = _types(doc.get("ps_types", []), "ps_types", names, slot)
+    worker_types = _types(_given(doc, CLUSTER["worker_types"]), "worker_types", names, slot)
+    ps_types = _types(_given(doc, CLUSTER["ps_types"]), "ps_types", names, slot)
     horizon = doc.get("horizon")
-    network = doc.get("network", {})
+    network = _given(doc, CLUSTER["network"])
     if not isinstance(network, Mapping):
         raise InputError("expected an object", field="network")
     if "spread_slowdown" in network:  # speed.SPREAD_SLOWDOWN: a fraction of speed per extra server
@@ -75,17 +87,22 @@ def cluster_from_dict(doc: Any) -> Cluster:
         servers=servers,
         worker_types=worker_types,
         ps_types=ps_types,
-        horizon=None if horizon is None else integer(horizon, "horizon", minimum=1, maximum=MAX_SLOTS),
+        horizon=None if horizon is None else _CLUSTER_READ["horizon"](horizon, "horizon"),
         network=frozen_amounts({str(k): number(v, f"network.{k}", minimum=None) for k, v in network.items()}),
-        restart_seconds=number(
-            doc.get("restart_seconds", 0), "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
-        ),
+        restart_seconds=_CLUSTER_READ["restart_seconds"](_given(doc, CLUSTER["restart_seconds"]), "restart_seconds"),
         restart_costs=restart_costs.parse_table(doc["restart_costs"]) if "restart_costs" in doc else (),
-        checkpoint_gbps=number(doc.get("checkpoint_gbps", 0), "checkpoint_gbps", maximum=1e6),
+        checkpoint_gbps=_CLUSTER_READ["checkpoint_gbps"](_given(doc, CLUSTER["checkpoint_gbps"]), "checkpoint_gbps"),
         gpu_speeds=gpu_types.parse_table(doc["gpu_speeds"]) if "gpu_speeds" in doc else MappingProxyType({}),
         failures=_failures(doc, servers, slot),
-        checkpoint_slots=failures.checkpoint_slots(doc.get("checkpoint_seconds", 0), slot),
+        checkpoint_slots=failures.checkpoint_slots(
+            _CLUSTER_READ["checkpoint_seconds"](_given(doc, CLUSTER["checkpoint_seconds"]), "checkpoint_seconds"), slot
+        ),
     )
+
+
+def _given(doc: Mapping[str, Any], field: Field) -> Any:
+    """The value of ``field`` in ``doc``, or the field's fallback when it is left out."""
+    return doc.get(field.name, field.fallback)
 
 
 def _failures(doc: Mapping[str, Any], servers: tuple[Server, ...], slot: float) -> tuple[Failure, ...]:
@@ -127,16 +144,14 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
         f = f"servers[{i}]"
         if not isinstance(s, Mapping):
             raise InputError("expected an object", field=f)
-        sid = text(s.get("id"), f"{f}.id")
+        sid = _SERVER_READ["id"](s.get("id"), f"{f}.id")
         if "capacity" not in s:
             raise InputError("missing capacity", field=f"{f}.capacity")
         capacity = amounts(s["capacity"], f"{f}.capacity", resources)
-        unlimited = s.get("unlimited", False)
-        if not isinstance(unlimited, bool):
-            raise InputError(f"{shown(unlimited)} is not true or false", field=f"{f}.unlimited")
+        unlimited = _SERVER_READ["unlimited"](_given(s, SERVER["unlimited"]), f"{f}.unlimited")
         if not capacity and not unlimited:
             raise InputError("capacity is empty", field=f"{f}.capacity")
-        count = integer(s.get("count", 1), f"{f}.count", minimum=1, maximum=MAX_SERVERS)
+        count = _SERVER_READ["count"](_given(s, SERVER["count"]), f"{f}.count")
         total += count
         if total > MAX_SERVERS:
             raise InputError(f"{total:,} servers so far, more than the {MAX_SERVERS:,} accepted", field=f"{f}.count")
@@ -144,13 +159,13 @@ def _servers(value: Any, resources: set[str], slot: float) -> tuple[Server, ...]
         storage = s.get("storage_gb")
         intra = s.get("intra_bw_gbps")
         # read once for the ``count`` servers of the entry (in the order the fields were always read)
-        pool = choice(s.get("pool", "any"), f"{f}.pool", POOLS)
-        site = choice(s.get("site", "cloud"), f"{f}.site", SITES)
-        delay = integer(s.get("upload_delay", 0), f"{f}.upload_delay", maximum=MAX_SLOTS)
-        intra_bw = None if intra is None else gbps_to_mb_per_slot(number(intra, f"{f}.intra_bw_gbps"), slot)
-        nic_bw = None if nic is None else gbps_to_mb_per_slot(number(nic, f"{f}.nic_bw_gbps"), slot)
+        pool = _SERVER_READ["pool"](_given(s, SERVER["pool"]), f"{f}.pool")
+        site = _SERVER_READ["site"](_given(s, SERVER["site"]), f"{f}.site")
+        delay = _SERVER_READ["upload_delay"](_given(s, SERVER["upload_delay"]), f"{f}.upload_delay")
+        intra_bw = None if intra is None else _gbps(_SERVER_READ["intra_bw_gbps"], intra, f"{f}.intra_bw_gbps", slot)
+        nic_bw = None if nic is None else _gbps(_SERVER_READ["nic_bw_gbps"], nic, f"{f}.nic_bw_gbps", slot)
         gpu_model = None if s.get("gpu_model") is None else str(s["gpu_model"])
-        storage_gb = None if storage is None else number(storage, f"{f}.storage_gb", strict=True)
+        storage_gb = None if storage is None else _SERVER_READ["storage_gb"](storage, f"{f}.storage_gb")
         for k in range(count):
             out.append(
                 Server(
@@ -179,15 +194,20 @@ def _types(value: Any, field: str, resources: set[str], slot: float) -> tuple[In
         f = f"{field}[{i}]"
         if not isinstance(t, Mapping):
             raise InputError("expected an object", field=f)
-        demand = amounts(t.get("demand", {}), f"{f}.demand", resources)
+        demand = amounts(_given(t, TYPE["demand"]), f"{f}.demand", resources)
         gbps = t.get("bandwidth_gbps", demand.get("bw", 0.0))
         out.append(
             InstanceType(
-                id=text(t.get("id"), f"{f}.id"),
+                id=_TYPE_READ["id"](t.get("id"), f"{f}.id"),
                 demand=frozen_amounts(demand),
-                bandwidth=gbps_to_mb_per_slot(number(gbps, f"{f}.bandwidth_gbps"), slot),
+                bandwidth=_gbps(_TYPE_READ["bandwidth_gbps"], gbps, f"{f}.bandwidth_gbps", slot),
             )
         )
     if (dup := first_duplicate(t.id for t in out)) is not None:
         raise InputError(f"duplicate type id {dup!r}", field=field)
     return tuple(out)
+
+
+def _gbps(read: Callable[..., Any], value: Any, where: str, slot: float) -> float:
+    """A bandwidth in Gbps, as MB per slot."""
+    return float(gbps_to_mb_per_slot(read(value, where), slot))

@@ -5,20 +5,22 @@ Units are converted here, once: seconds -> slots (docs/formats.md, "Job trace").
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
 from scheduling import gpu_types, records
-from scheduling.bounds import MAX_RESTART_SECONDS, MAX_SLOTS, MAX_WORK, MAX_WORKERS, STEP_SECONDS
+from scheduling.bounds import MAX_WORK
 from scheduling.errors import InputError
-from scheduling.model import ARCHITECTURES, SITES, Cluster, Job, Stage, Utility, frozen_amounts
+from scheduling.model import SITES, Cluster, Job, Stage, Utility, frozen_amounts
 from scheduling.records import record
-from scheduling.values import amounts, choice, integer, listed, no_nul, number, shown, text
+from scheduling.schema import KNOWN_COLUMNS, STAGE_FIELDS, TRACE_COLUMNS, Field
+from scheduling.values import amounts, integer, listed, no_nul, number, reader_of, shown, text
 
 
-def _per_type(value: Any, field: str, known: frozenset[str], slot: float) -> dict[str, float]:
+def _per_type(value: Any, column: Field, known: frozenset[str], slot: float) -> dict[str, float]:
     """Seconds per type (or one number for every type) -> slots per type, "*" for any type."""
+    field, read = column.name, _FIELD_READERS[column.name]
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
@@ -27,14 +29,9 @@ def _per_type(value: Any, field: str, known: frozenset[str], slot: float) -> dic
                     f"unknown type {shown(k)} (cluster defines: {listed(sorted(known)) or 'none'})",
                     field=f"{field}.{k}",
                 )
-            out[str(k)] = _step(v, f"{field}.{k}") / slot
+            out[str(k)] = read(v, f"{field}.{k}") / slot
         return out
-    return {"*": _step(value, field) / slot}
-
-
-def _step(value: Any, field: str) -> float:
-    """A mini-batch or update time, seconds."""
-    return number(value, field, minimum=STEP_SECONDS[0], maximum=STEP_SECONDS[1])
+    return {"*": read(value, field) / slot}
 
 
 @record
@@ -57,68 +54,74 @@ class ClusterNames:
         )
 
 
-_KNOWN_COLUMNS = frozenset(records.names(Job)) | {"priority", "decay", "target", "status", "slot_seconds"}
+def _given_columns(row: Mapping[str, Any], slot: float, names: ClusterNames) -> dict[str, Any] | None:
+    """The Job fields of a valid row, read in the row's order (a row costs time in the columns it
+    has), or None for an unknown column or a missing required one; raises on a bad value."""
+    kw: dict[str, Any] = {"job_id": text(row.get("job_id"), "job_id")}
+    for key, value in row.items():
+        step = _BY_NAME.get(key)
+        if step is None:
+            if key in KNOWN_COLUMNS:  # job_id, read above; utility terms; columns of the whole trace
+                continue
+            return None
+        mode, plain, read, column = step
+        if mode is _UNLESS_BLANK and value in (None, ""):
+            continue
+        kw[key] = plain(value, key) if plain is not None else read(column, value, row, slot, names)
+    for key, read, column in _ALWAYS_READ:
+        if key not in kw:
+            if column.required:
+                return None
+            kw[key] = read(column, None, row, slot, names)  # the utility, from the row's terms
+    return kw
+
+
+def _in_table_order(row: Mapping[str, Any], slot: float, names: ClusterNames) -> dict[str, Any]:
+    """The Job fields of a row, read in the order of ``schema.TRACE_COLUMNS``: the first problem
+    raised is the one of the first column that has one."""
+    job_id = text(row.get("job_id"), "job_id")
+    for key in row:
+        if key not in KNOWN_COLUMNS:
+            raise InputError(f"unknown field (known: {', '.join(sorted(KNOWN_COLUMNS))})", job=job_id, field=key)
+    try:
+        kw: dict[str, Any] = {"job_id": job_id}
+        for key, mode, plain, read, column in _STEPS:
+            if mode is _ALWAYS:
+                value = row.get(key)
+            elif mode is _UNLESS_BLANK:
+                value = row.get(key)
+                if value in (None, ""):
+                    continue
+            elif key in row:
+                value = row[key]
+            else:
+                continue
+            kw[key] = plain(value, key) if plain is not None else read(column, value, row, slot, names)
+    except InputError as exc:
+        raise InputError(exc.problem, job=job_id, field=exc.field) from None
+    return kw
+
+
+_ROW_KINDS = frozenset({"id", "utility_term", "stated"})
+"""Kinds read outside the column loop: the id first (it names the job in every message), the utility
+terms by the ``utility`` column, and the columns the trace reads as a whole (``slot_seconds``) or
+nobody reads (``status``)."""
 
 
 def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames | None = None) -> Job:
     """One job from a trace row (CSV columns unflattened, or a JSON object); units per formats.md.
+    A row with several problems is refused for the first column in the order of
+    ``schema.TRACE_COLUMNS`` that has one (an unknown column first).
     ``names``: ``ClusterNames.of(cluster)``, passed by callers that load many rows."""
-    job_id = text(row.get("job_id"), "job_id")
     slot = cluster.slot_seconds
     names = names or ClusterNames.of(cluster)
-    resources = names.resources
-    for key in row:
-        if key not in _KNOWN_COLUMNS:
-            raise InputError(f"unknown field (known: {', '.join(sorted(_KNOWN_COLUMNS))})", job=job_id, field=key)
     try:
-        kw: dict[str, Any] = {"job_id": job_id, "arrival": integer(row.get("arrival"), "arrival", maximum=MAX_SLOTS)}
-        if "arch" in row:
-            kw["arch"] = choice(row["arch"], "arch", ARCHITECTURES)
-        if "weight" in row:
-            kw["weight"] = number(row["weight"], "weight")
-        kw["utility"] = _utility(row)
-        for key in ("epochs", "chunks", "minibatches"):
-            if key in row:
-                kw[key] = integer(row[key], key, minimum=1, maximum=MAX_WORKERS if key == "chunks" else MAX_WORK)
-        if "batch_time" in row:
-            kw["batch_time"] = frozen_amounts(_per_type(row["batch_time"], "batch_time", names.worker_types, slot))
-        if "ps_update" in row:
-            kw["ps_update"] = frozen_amounts(_per_type(row["ps_update"], "ps_update", names.ps_types, slot))
-        if "gradient_mb" in row:
-            kw["gradient_mb"] = number(row["gradient_mb"], "gradient_mb")
-        for key in ("worker_demand", "ps_demand"):
-            if key in row:
-                kw[key] = frozen_amounts(amounts(row[key], key, resources))
-        if "gpus" in row:
-            kw["gpus"] = integer(row["gpus"], "gpus", minimum=1, maximum=MAX_WORKERS)
-        if "gpu_request" in row:
-            kw["gpu_request"] = integer(row["gpu_request"], "gpu_request", minimum=1, maximum=MAX_WORKERS)
-        if "duration" in row:
-            kw["duration"] = _duration(row["duration"], slot)
-        for key in ("iterations", "predicted_iterations"):
-            if key in row:
-                kw[key] = integer(row[key], key, maximum=MAX_WORK)
-        if "work" in row:
-            kw["work"] = number(row["work"], "work", strict=True, maximum=MAX_WORK)
-        if "stages" in row:
-            kw["stages"] = _stages(row["stages"], slot)
-        if "chunk_gb" in row:
-            kw["chunk_gb"] = number(row["chunk_gb"], "chunk_gb", strict=True)
-        if "upload_delay" in row:
-            kw["upload_delay"] = _upload_delays(row["upload_delay"], names.delay_keys)
-        if row.get("restart_seconds") not in (None, ""):  # the job's own restart cost (restart_costs)
-            kw["restart_seconds"] = number(
-                row["restart_seconds"], "restart_seconds", minimum=0, maximum=MAX_RESTART_SECONDS
-            )
-        if row.get("checkpoint_gb") not in (None, ""):  # a restart cost from the checkpoint size
-            kw["checkpoint_gb"] = number(row["checkpoint_gb"], "checkpoint_gb")
-        if "gpu_speed" in row:  # speed factors per GPU type (gpu_types)
-            kw["gpu_speed"] = gpu_types.parse_job(row["gpu_speed"])
-        for key in ("group", "user", "model"):
-            if row.get(key) not in (None, ""):
-                kw[key] = no_nul(str(row[key]), key)
-    except InputError as exc:
-        raise InputError(exc.problem, job=job_id, field=exc.field) from None
+        kw = _given_columns(row, slot, names)
+    except InputError:
+        kw = None
+    if kw is None:  # a problem: read again in table order, which names the first one
+        kw = _in_table_order(row, slot, names)
+    job_id = kw["job_id"]
     if "duration" in kw and "gpus" not in kw:
         raise InputError("a job with a recorded duration also needs gpus", job=job_id, field="gpus")
     job = Job(**kw)
@@ -131,41 +134,56 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
     return job
 
 
-def _duration(value: Any, slot: float) -> int:
-    """A recorded run time in seconds -> whole slots, rounded up (at least 1)."""
-    slots = max(1, math.ceil(number(value, "duration", strict=True, maximum=math.inf) / slot - 1e-9))
-    if slots > MAX_SLOTS:
-        raise InputError(f"{shown(value)} s is more than {MAX_SLOTS:g} slots of {slot:g} s", field="duration")
+# The reader of each kind of column that is not read by its field's bounds alone (values.reader_of):
+# (column, value, row, slot seconds, cluster names) -> the Job field.
+_Reader = Callable[[Field, Any, Mapping[str, Any], float, ClusterNames], Any]
+
+
+def _bounded(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Any:
+    return _FIELD_READERS[column.name](value, column.name)
+
+
+def _label(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> str:
+    return no_nul(str(value), column.name)
+
+
+def _seconds_per_type(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Any:
+    return frozen_amounts(_per_type(value, column, getattr(names, column.keys), slot))
+
+
+def _amounts(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Any:
+    return frozen_amounts(amounts(value, column.name, getattr(names, column.keys)))
+
+
+def _duration(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> int:
+    """A recorded run time in seconds -> whole slots, rounded up (at least 1, at most ``column.maximum``)."""
+    seconds = number(value, column.name, minimum=column.minimum, strict=column.strict, maximum=math.inf)
+    slots = max(1, math.ceil(seconds / slot - 1e-9))
+    if slots > column.maximum:
+        raise InputError(f"{shown(value)} s is more than {column.maximum:g} slots of {slot:g} s", field=column.name)
     return slots
 
 
-def _upload_delays(value: Any, known: frozenset[str]) -> Mapping[str, int]:
-    """Delta_js in whole slots: one number for every server ("*"), or server id / site / "*" -> slots."""
-    if not isinstance(value, Mapping):
-        return MappingProxyType({"*": integer(value, "upload_delay", maximum=MAX_SLOTS)})
-    out = {}
-    for k, v in value.items():
-        if k not in known:
-            raise InputError(
-                f"unknown server {k!r} (a server id of the cluster, a site {' or '.join(SITES)}, or *)",
-                field=f"upload_delay.{k}",
-            )
-        out[str(k)] = integer(v, f"upload_delay.{k}", maximum=MAX_SLOTS)
-    return MappingProxyType(out)
+def _upload_delay(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Any:
+    return _upload_delays(value, getattr(names, column.keys), column)
 
 
-def _utility(row: Mapping[str, Any]) -> Utility:
-    u = row.get("utility")
-    src: Mapping[str, Any] = u if isinstance(u, Mapping) else row
-    prefix = "utility." if isinstance(u, Mapping) else ""
+def _gpu_speed(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Any:
+    return gpu_types.parse_job(value)  # speed factors per GPU type
+
+
+def _utility(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Utility:
+    """The utility terms, from the ``utility`` object if the row has one, else from the row's columns."""
+    src: Mapping[str, Any] = value if isinstance(value, Mapping) else row
+    prefix = "utility." if isinstance(value, Mapping) else ""
     kw = {}
-    for key in ("priority", "decay", "target"):
-        if src.get(key) not in (None, ""):
-            kw[key] = number(src[key], prefix + key)
+    for name, read in _UTILITY_TERMS:
+        if src.get(name) not in (None, ""):
+            kw[name] = read(src[name], prefix + name)
     return Utility(**kw)
 
 
-def _stages(value: Any, slot: float) -> tuple[Stage, ...]:
+def _stages(column: Field, value: Any, row: Mapping[str, Any], slot: float, names: ClusterNames) -> Any:
     if not isinstance(value, list):
         raise InputError("expected a list of stage objects", field="stages")
     out = []
@@ -173,14 +191,63 @@ def _stages(value: Any, slot: float) -> tuple[Stage, ...]:
         f = f"stages[{i}]"
         if not isinstance(s, Mapping):
             raise InputError("expected an object", field=f)
-        out.append(
-            Stage(
-                replicas=integer(s.get("replicas", 1), f"{f}.replicas", minimum=1, maximum=MAX_WORKERS),
-                forward=number(s.get("forward", 0), f"{f}.forward", maximum=STEP_SECONDS[1]) / slot,
-                backward=number(s.get("backward", 0), f"{f}.backward", maximum=STEP_SECONDS[1]) / slot,
-                activation_in=number(s.get("activation_in", 0), f"{f}.activation_in"),
-                activation_out=number(s.get("activation_out", 0), f"{f}.activation_out"),
-                params=number(s.get("params", 0), f"{f}.params"),
-            )
-        )
+        got = s.get
+        values = [read(got(name, fallback), f"{f}.{name}") for name, fallback, read in _STAGE_FIELDS]
+        for k in _STAGE_SECONDS:  # seconds -> slots
+            values[k] /= slot
+        out.append(Stage(*values))  # STAGE_FIELDS are in the order of Stage's fields
     return tuple(out)
+
+
+_READERS: dict[str, _Reader] = {
+    "label": _label,
+    "utility": _utility,
+    "seconds_per_type": _seconds_per_type,
+    "amounts": _amounts,
+    "duration": _duration,
+    "stages": _stages,
+    "upload_delay": _upload_delay,
+    "gpu_speed": _gpu_speed,
+}
+_BY_BOUNDS = frozenset({"integer", "number", "choice"})
+"""Kinds read by the field's bounds or choices alone (values.reader_of)."""
+_FIELD_READERS = {
+    c.name: reader_of(c)
+    for c in (*TRACE_COLUMNS, *STAGE_FIELDS)
+    if c.kind in (*_BY_BOUNDS, "seconds", "utility_term", "seconds_per_type")
+}
+_ALWAYS, _UNLESS_BLANK, _IF_GIVEN = "always", "unless blank", "if given"
+_STEPS: tuple[tuple[str, str, Callable[[Any, str], Any] | None, _Reader, Field], ...] = tuple(
+    (
+        c.name,
+        _ALWAYS if c.required or c.kind == "utility" else _UNLESS_BLANK if c.blank else _IF_GIVEN,
+        _FIELD_READERS[c.name] if c.kind in _BY_BOUNDS else None,
+        _bounded if c.kind in _BY_BOUNDS else _READERS[c.kind],
+        c,
+    )
+    for c in TRACE_COLUMNS
+    if c.kind not in _ROW_KINDS
+)
+"""The columns job_from_row reads, in table order: (name, when it is read, its reader by bounds
+(or None: another kind), its reader (for kinds read by bounds, the same), the column)."""
+_BY_NAME = {key: (mode, plain, read, column) for key, mode, plain, read, column in _STEPS}
+_ALWAYS_READ = tuple((key, read, column) for key, mode, _, read, column in _STEPS if mode is _ALWAYS)
+_UTILITY_TERMS = tuple((c.name, _FIELD_READERS[c.name]) for c in TRACE_COLUMNS if c.kind == "utility_term")
+assert tuple(g.name for g in STAGE_FIELDS) == records.names(Stage)  # read positionally
+_STAGE_FIELDS = tuple((g.name, g.fallback, _FIELD_READERS[g.name]) for g in STAGE_FIELDS)
+_STAGE_SECONDS = tuple(k for k, g in enumerate(STAGE_FIELDS) if g.kind == "seconds")
+
+
+def _upload_delays(value: Any, known: frozenset[str], column: Field) -> Mapping[str, int]:
+    """Delta_js in whole slots: one number for every server ("*"), or server id / site / "*" -> slots."""
+    if not isinstance(value, Mapping):
+        return MappingProxyType({"*": integer(value, "upload_delay", maximum=column.maximum)})
+    out = {}
+    for k, v in value.items():
+        if k not in known:
+            raise InputError(
+                f"unknown server {k!r} (a server id of the cluster, a site {' or '.join(SITES)}, or *)",
+                field=f"upload_delay.{k}",
+            )
+        out[str(k)] = integer(v, f"upload_delay.{k}", maximum=column.maximum)
+    return MappingProxyType(out)

@@ -27,6 +27,7 @@ from scheduling.feasibility import Feasibility, check_job_fits, usable_worker_ty
 from scheduling.job_rows import ClusterNames, job_from_row
 from scheduling.model import Cluster, Job
 from scheduling.plain_csv import PlainCsv
+from scheduling.schema import COLUMNS, REQUIRED_COLUMNS
 from scheduling.values import (
     MAX_INPUT_BYTES,
     MAX_UPLOAD_BYTES,
@@ -106,7 +107,8 @@ def parse_trace(
         stated = _stated_slots(rows)
     else:
         header, table = _csv_table(content, label)
-        fast = PlainCsv.of(header, cluster)
+        # a NUL (decode() refuses it; text handed to parse_trace directly may hold one): the general path names it
+        fast = PlainCsv.of(header, cluster) if "\x00" not in content else None
         if fast is not None:
             rows, stated = table, fast.stated_slots(table)
         else:
@@ -165,13 +167,16 @@ def _trace_slot_seconds(
     None when it matches or is not stated. ``rows``: (line, value, job id) of the rows that state
     one. A mismatch without ``convert`` is an InputError."""
     stated: tuple[int, float] | None = None
+    stated_slot = COLUMNS["slot_seconds"]
     last: Any = None  # the raw value last read: traces repeat one value on every row
     for line, raw, job_id in rows:
         if stated is not None and type(raw) is type(last) and raw == last:
             continue  # the same value (type too: True == 1) reads the same and agrees again
         last = raw
         try:
-            value = number(raw, "slot_seconds", strict=True, maximum=1e7)
+            value = number(
+                raw, "slot_seconds", minimum=stated_slot.minimum, strict=stated_slot.strict, maximum=stated_slot.maximum
+            )
         except InputError as exc:
             raise InputError(exc.problem, file=label, line=line, job=job_id, field="slot_seconds") from None
         if stated is None:
@@ -247,7 +252,7 @@ def _csv_table(content: str, label: str) -> tuple[list[str], list[tuple[int, lis
     if (duplicate := first_duplicate(named)) is not None:
         raise InputError(f"duplicate column {shown(duplicate)}", file=label, line=1, field=duplicate[:80])
     columns = set(header)
-    for required in ("job_id", "arrival"):
+    for required in REQUIRED_COLUMNS:
         if required not in columns:
             raise InputError(
                 f"missing column {required!r} (columns: {listed(header)})", file=label, line=1, field=required

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scheduling.bounds import MAX_AMOUNT
 from scheduling.errors import InputError
+from scheduling.schema import Field
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest cluster spec or trace file the CLI and the library read (a 150,000-job A-SRPT trace is
@@ -184,3 +185,56 @@ def check_strings(doc: Any, field: str = "") -> None:
                 stack.append((key, k))
         elif isinstance(item, list):
             stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+
+
+def reader_of(field: Field) -> Callable[[Any, str], Any]:
+    """The reader of ``field`` of scheduling.schema (a field of kind integer, number, seconds,
+    utility_term, seconds_per_type (one number), choice, id or flag): ``read(value, where)`` reads
+    ``value`` by the field's bounds or choices, ``where`` naming the field in messages. Made once per
+    field by the loaders (a trace reads it on every row)."""
+    kind = field.kind
+    lowest, most, strict = field.minimum, field.maximum, field.strict
+    top = most if math.isfinite(most) else sys.float_info.max  # an infinite value: number() refuses it
+    if kind == "integer":
+        least = int(lowest or 0)
+
+        def read_integer(value: Any, where: str) -> int:
+            if type(value) is int and least <= value <= top:  # a JSON integer in bounds, as integer() reads it
+                return value
+            return integer(value, where, minimum=least, maximum=most)
+
+        return read_integer
+    if kind in ("number", "seconds", "utility_term", "seconds_per_type"):
+        floor = -top if lowest is None else lowest
+
+        def read_number(value: Any, where: str) -> float:
+            if (type(value) is float or type(value) is int) and (  # a JSON number in bounds, as number() reads it
+                (floor < value if strict else floor <= value) and value <= top
+            ):
+                return float(value)
+            return number(value, where, minimum=lowest, strict=strict, maximum=most)
+
+        return read_number
+    if kind == "choice":
+        choices = field.choices
+
+        def read_choice(value: Any, where: str) -> str:
+            return choice(value, where, choices)
+
+        return read_choice
+    if kind == "id":
+        return text
+    if kind == "flag":
+        return flag
+    raise ValueError(f"{field.name}: no reader for a field of kind {kind!r}")
+
+
+def flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{shown(value)} is not true or false", field=field)
+    return value
+
+
+def read_field(field: Field, value: Any, where: str | None = None) -> Any:
+    """``value`` read as ``field`` (see ``reader_of``), for one-off reads."""
+    return reader_of(field)(value, field.name if where is None else where)
