@@ -1,7 +1,10 @@
-"""Wall time of short CLI commands (start-up dominated): `--help`, `algorithms --json`, `validate`
-and `simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process.
+"""Wall and CPU time of short CLI commands (start-up dominated): `--help`, `algorithms --json`,
+`validate` and `simulate --algorithm fifo` on a demo trace (20 jobs, or `--jobs N`), and with
+`--philly N` `simulate --algorithm fifo` on the first N jobs of the Philly trace imported
+(../shared/traces/philly/philly.csv) on the `asrpt` preset's cluster; each run as a fresh process.
+CPU time is the child's user + system time (getrusage), less sensitive to other load than wall time.
 
-Usage: python bench/cli_startup.py [--repeat 15] [--root DIR ...]
+Usage: python bench/cli_startup.py [--repeat 15] [--jobs 20] [--philly 300] [--root DIR ...]
 
 Each --root is a checkout of this repository (default: this one); giving two (e.g. a checkout of
 an earlier commit and this one) measures them side by side, interleaved run by run, so that load
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,12 +29,21 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 
-def commands(data: Path) -> dict[str, list[str]]:
-    return {
+PHILLY = HERE.parent / "shared" / "traces" / "philly" / "philly.csv"
+
+
+def commands(data: Path, jobs: int, philly: int) -> dict[str, list[str]]:
+    out = {
         "--help": ["--help"],
         "algorithms --json": ["algorithms", "--json"],
-        "validate (20 jobs)": ["validate", "--cluster", str(data / "cluster.json"), "--trace", str(data / "trace.csv")],
-        "simulate --algorithm fifo (20 jobs)": [
+        f"validate ({jobs} jobs)": [
+            "validate",
+            "--cluster",
+            str(data / "cluster.json"),
+            "--trace",
+            str(data / "trace.csv"),
+        ],
+        f"simulate --algorithm fifo ({jobs} jobs)": [
             "simulate",
             "--cluster",
             str(data / "cluster.json"),
@@ -42,32 +55,55 @@ def commands(data: Path) -> dict[str, list[str]]:
             str(data / "result.json"),
         ],
     }
+    if philly:
+        out[f"simulate --algorithm fifo (Philly, {philly} jobs)"] = [
+            "simulate",
+            "--cluster",
+            str(data / "asrpt" / "cluster.json"),
+            "--trace",
+            str(data / "philly.csv"),
+            "--algorithm",
+            "fifo",
+            "--out",
+            str(data / "philly-result.json"),
+        ]
+    return out
 
 
-def timed(root: Path, argv: list[str]) -> float:
+def timed(root: Path, argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one fresh ``python -m scheduling ARGV`` process."""
     env = {**os.environ, "PYTHONPATH": str(root)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "scheduling", *argv], cwd=root, env=env, check=True, capture_output=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def scheduling(root: Path, *argv: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    subprocess.run([sys.executable, "-m", "scheduling", *argv], cwd=root, env=env, check=True, capture_output=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--root", action="append", type=Path, default=[])
+    ap.add_argument("--jobs", type=int, default=20, help="jobs of the demo trace")
+    ap.add_argument("--philly", type=int, default=0, help="also simulate the first N Philly jobs")
+    ap.add_argument("--philly-trace", type=Path, default=PHILLY, help=f"the raw Philly trace (default {PHILLY})")
     args = ap.parse_args()
     roots = [r.resolve() for r in args.root] or [HERE]
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
-        subprocess.run(
-            [sys.executable, "-m", "scheduling", "generate", "--preset", "demo", "--jobs", "20", "--out", tmp],
-            cwd=roots[-1],
-            env={**os.environ, "PYTHONPATH": str(roots[-1])},
-            check=True,
-            capture_output=True,
-        )
-        cmds = commands(data)
-        times: dict[tuple[str, Path], list[float]] = {(c, r): [] for c in cmds for r in roots}
+        scheduling(roots[-1], "generate", "--preset", "demo", "--jobs", str(args.jobs), "--out", tmp)
+        if args.philly:
+            scheduling(roots[-1], "generate", "--preset", "asrpt", "--jobs", "1", "--out", str(data / "asrpt"))
+            raw = ["--format", "generic-gpu", "--input", str(args.philly_trace), "--out", str(data / "philly.csv")]
+            scheduling(roots[-1], "import", *raw, "--limit", str(args.philly))
+        cmds = commands(data, args.jobs, args.philly)
+        times: dict[tuple[str, Path], list[tuple[float, float]]] = {(c, r): [] for c in cmds for r in roots}
         for root in roots:  # compile, then warm the file cache
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "scheduling")], check=True)
             for argv in cmds.values():
@@ -77,10 +113,14 @@ def main() -> None:
                 for root in roots:
                     times[(name, root)].append(timed(root, argv))
     print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    print("| command | root | median s | min s |")
-    print("|---|---|---|---|")
+    print("| command | root | wall median s | wall min s | CPU median s | CPU min s |")
+    print("|---|---|---|---|---|---|")
     for (name, root), values in times.items():
-        print(f"| `{name}` | {root} | {statistics.median(values):.3f} | {min(values):.3f} |")
+        wall, cpu = [w for w, _ in values], [c for _, c in values]
+        print(
+            f"| `{name}` | {root} | {statistics.median(wall):.3f} | {min(wall):.3f} | "
+            f"{statistics.median(cpu):.3f} | {min(cpu):.3f} |"
+        )
 
 
 if __name__ == "__main__":
