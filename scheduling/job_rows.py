@@ -117,7 +117,7 @@ def job_from_row(row: Mapping[str, Any], cluster: Cluster, names: ClusterNames |
     names = names or ClusterNames.of(cluster)
     try:
         kw = _given_columns(row, slot, names)
-    except InputError:
+    except (InputError, ArithmeticError, TypeError, ValueError):  # whatever it is, as the table order meets it
         kw = None
     if kw is None:  # a problem: read again in table order, which names the first one
         kw = _in_table_order(row, slot, names)

@@ -22,7 +22,14 @@ CLUSTER = cluster_from_dict(TINY_CLUSTER)
 def test_every_job_field_has_a_column_and_every_stage_field_an_entry():
     assert set(records.names(Job)) <= schema.KNOWN_COLUMNS
     assert tuple(f.name for f in schema.STAGE_FIELDS) == records.names(Stage)
-    assert all(c.kind in schema.KINDS for c in (*schema.TRACE_COLUMNS, *schema.CLUSTER_FIELDS, *schema.SERVER_FIELDS))
+    tables = (
+        schema.TRACE_COLUMNS,
+        schema.STAGE_FIELDS,
+        schema.CLUSTER_FIELDS,
+        schema.SERVER_FIELDS,
+        schema.TYPE_FIELDS,
+    )
+    assert all(f.kind in schema.KINDS for table in tables for f in table)
     assert schema.REQUIRED_COLUMNS == ("job_id", "arrival")
 
 
