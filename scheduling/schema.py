@@ -11,8 +11,8 @@ bounds and names written here. docs/formats.md's field tables are generated from
 (``make docs``; tests/test_docs.py fails when they are stale), as docs/algorithms.md is from the
 registry.
 
-This module holds data only and imports only the bounds and the model's constants: every
-``python -m scheduling simulate`` loads it.
+This module holds data only and imports only the bounds, the model's constants and ``records``:
+every ``python -m scheduling simulate`` loads it.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ class Field:
     ``maximum`` a duration's slots); ``choices`` list a choice's values; ``keys`` name what a
     per-key field's keys are checked against (a ``ClusterNames`` attribute); ``blank`` makes a null
     or empty value mean "not given" (else it is read, and refused); ``fallback`` is the value read
-    when the field is left out, for fields read with one (stage fields, server fields)."""
+    when the field is left out, for fields read with one (stage, server, type and some cluster
+    fields); ``unit`` (trace columns) or ``meaning`` (spec fields) may hold ``{range}``, where the
+    docs put the bounds or choices."""
 
     name: str
     kind: str
