@@ -59,9 +59,11 @@ test: lint typecheck pytest
 contract: $(VENV)/.dev
 	$(BIN)/python ../shared/tools/contract_check.py --python $(BIN)/python
 
-# Regenerate docs/algorithms.md from the registry.
+# Regenerate docs/algorithms.md from the registry and docs/formats.md's field tables from the input
+# schema (scheduling/schema.py).
 docs: $(VENV)/.runtime
 	$(BIN)/python -m scheduling.docs > docs/algorithms.md
+	$(BIN)/python -m scheduling.docs --formats docs/formats.md
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

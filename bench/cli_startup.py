@@ -2,11 +2,13 @@
 `validate` and `simulate --algorithm fifo` on a 20-job demo trace, each run as a fresh process.
 
 Usage: python bench/cli_startup.py [--repeat 15] [--root DIR ...] [--jobs 20] [--algorithms fifo]
-       [--rigid N] [--simulate-only]
+       [--rigid N] [--philly N] [--simulate-only]
 
 ``--jobs`` sizes the demo trace, ``--algorithms`` (comma-separated) are the simulated algorithms,
 ``--rigid N`` adds the same simulate commands on N rigid jobs (GPUs and durations, as imported
-production traces are) on 4 servers of 8 GPUs, and ``--simulate-only`` leaves out the other commands.
+production traces are) on 4 servers of 8 GPUs, ``--philly N`` on the first N jobs of the Philly
+trace imported (../shared/traces/philly/philly.csv) on the ``asrpt`` preset's cluster, and
+``--simulate-only`` leaves out the other commands.
 The CPU time is the process's own (user + system, from ``os.wait4``): on a machine others load it
 moves far less than the wall time. With two roots it also prints, per command, the median over
 rounds of the second root's CPU time over the first's and in how many rounds each was faster.
@@ -37,7 +39,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 
 
-def commands(data: Path, jobs: int, algorithms: list[str], rigid: int, simulate_only: bool) -> dict[str, list[str]]:
+PHILLY = HERE.parent / "shared" / "traces" / "philly" / "philly.csv"
+
+
+def commands(
+    data: Path, jobs: int, algorithms: list[str], rigid: int, simulate_only: bool, philly: int = 0
+) -> dict[str, list[str]]:
     cmds: dict[str, list[str]] = {}
     if not simulate_only:
         cmds["--help"] = ["--help"]
@@ -50,6 +57,7 @@ def commands(data: Path, jobs: int, algorithms: list[str], rigid: int, simulate_
             str(data / "trace.csv"),
         ]
     sets = [(data, f"{jobs} demo jobs")] + ([(data / "rigid", f"{rigid} rigid jobs")] if rigid else [])
+    sets += [(data / "philly", f"Philly, {philly} jobs")] if philly else []
     for folder, what in sets:
         for algorithm in algorithms:
             cmds[f"simulate --algorithm {algorithm} ({what})"] = [
@@ -79,6 +87,12 @@ def write_rigid(folder: Path, jobs: int, seed: int = 1) -> None:
     (folder / "trace.csv").write_text("\n".join(rows) + "\n")
 
 
+def run_cli(root: Path, *argv: str) -> None:
+    """``python -m scheduling ARGV`` of checkout ``root`` (a set-up step, not timed)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    subprocess.run([sys.executable, "-m", "scheduling", *argv], cwd=root, env=env, check=True, capture_output=True)
+
+
 def timed(root: Path, argv: list[str]) -> tuple[float, float]:
     """Wall seconds and the process's own CPU seconds (user + system)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
@@ -105,6 +119,8 @@ def main() -> None:
     ap.add_argument("--algorithms", default="fifo")
     ap.add_argument("--rigid", type=int, default=0)
     ap.add_argument("--simulate-only", action="store_true")
+    ap.add_argument("--philly", type=int, default=0, help="also simulate the first N Philly jobs (asrpt's cluster)")
+    ap.add_argument("--philly-trace", type=Path, default=PHILLY, help=f"the raw Philly trace (default {PHILLY})")
     args = ap.parse_args()
     roots = [r.resolve() for r in args.root] or [HERE]
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,7 +135,12 @@ def main() -> None:
         )
         if args.rigid:
             write_rigid(data / "rigid", args.rigid)
-        cmds = commands(data, args.jobs, args.algorithms.split(","), args.rigid, args.simulate_only)
+        if args.philly:  # the first N Philly jobs imported, on the asrpt preset's cluster
+            philly = data / "philly"
+            run_cli(roots[-1], "generate", "--preset", "asrpt", "--jobs", "1", "--out", str(philly))
+            raw = ["--format", "generic-gpu", "--input", str(args.philly_trace), "--limit", str(args.philly)]
+            run_cli(roots[-1], "import", *raw, "--out", str(philly / "trace.csv"))
+        cmds = commands(data, args.jobs, args.algorithms.split(","), args.rigid, args.simulate_only, args.philly)
         times: dict[tuple[str, Path], list[tuple[float, float]]] = {(c, r): [] for c in cmds for r in roots}
         for root in roots:  # compile, then warm the file cache
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "scheduling")], check=True)

@@ -47,7 +47,7 @@ def lost_work(rate: float, progress_start: int | None, t: int, checkpoint: int) 
 
 def parse_table(value: Any, server_ids: Iterable[str]) -> list[Failure]:
     """The cluster spec's ``failures``: a list of ``{server, start, end}``, slots, start < end."""
-    from scheduling.loaders import integer, text  # (here: scheduling.loaders imports this module)
+    from scheduling.values import integer, text
 
     if not isinstance(value, list):
         raise InputError("expected a list of {server, start, end}", field="failures")
@@ -91,7 +91,7 @@ def generate(value: Any, servers: Sequence[Server], slot_seconds: float) -> list
     up to whole slots, at least 1) each time, from slot 0 until ``until``."""
     import random  # (only here: a simulate start-up without a failure model does not import it)
 
-    from scheduling.loaders import integer, no_nul, number
+    from scheduling.values import integer, no_nul, number
 
     if not isinstance(value, Mapping):
         raise InputError("expected an object {seed, until, servers}", field="failure_model")
@@ -152,7 +152,7 @@ def checked(failures: list[Failure]) -> tuple[Failure, ...]:
 
 def checkpoint_slots(value: Any, slot_seconds: float) -> int:
     """``checkpoint_seconds`` -> whole slots, rounded up (0: no periodic checkpoint)."""
-    from scheduling.loaders import number
+    from scheduling.values import number
 
     seconds = number(value, "checkpoint_seconds", minimum=0, maximum=MAX_RESTART_SECONDS)
     return math.ceil(seconds / slot_seconds - 1e-9) if seconds > 0 else 0

@@ -69,7 +69,7 @@ def factor(cluster: Cluster, job: Job, servers: Iterable[str]) -> float:
 
 
 def _factors(value: Any, field: str) -> dict[str, float]:
-    from scheduling.loaders import number  # (here: scheduling.loaders imports this module)
+    from scheduling.values import number
 
     if not isinstance(value, Mapping):
         raise InputError("expected an object {gpu type: speed factor}", field=field)

@@ -3,9 +3,10 @@
 A trace of plain columns (Philly-shaped rigid jobs, the presets' elastic jobs) is read straight
 from the row's values into a Job, without the row dict and the general readers' messages: half
 the time per row (11 us instead of 22 on a Philly window). It reads only what is plainly valid
-(an integer in its bounds with int(), a number with float()) and gives any other row (a value out
+(an integer in its bounds with int(), a number with float()), with the bounds of the column table
+(scheduling.schema) that job_rows.job_from_row reads by too, and gives any other row (a value out
 of bounds, "1e3", "nan", a filled unnamed column, a duration without gpus) to
-loaders.job_from_row, which reads it the same way if it is valid and otherwise raises the error
+job_rows.job_from_row, which reads it the same way if it is valid and otherwise raises the error
 it always did. A header with any other column (nested "a.b" columns, stages, upload_delay, an
 unknown name) reads every row on the general path. tests/test_loaders_plain.py compares both
 paths on random rows and on every odd or bound value of each column, errors included.
@@ -17,8 +18,9 @@ import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from scheduling.bounds import MAX_AMOUNT, MAX_SLOTS, MAX_WORK, MAX_WORKERS, STEP_SECONDS
-from scheduling.model import ARCHITECTURES, Cluster, Job, Utility
+from scheduling.bounds import MAX_WORK
+from scheduling.model import Cluster, Job, Utility
+from scheduling.schema import TRACE_COLUMNS, Field
 from scheduling.status_replay import outcome
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -46,32 +48,37 @@ def _plain_number(minimum: float, maximum: float, strict: bool = False) -> Calla
     return read
 
 
-def _plain_arch(value: str) -> str:
-    if value in ARCHITECTURES:
-        return value
-    raise ValueError(value)
+def _plain_choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def read(value: str) -> str:
+        if value in choices:
+            return value
+        raise ValueError(value)
+
+    return read
 
 
-_PLAIN_UTILITY = {key: _plain_number(0.0, MAX_AMOUNT) for key in ("priority", "decay", "target")}
-_PLAIN_STEP = _plain_number(STEP_SECONDS[0], STEP_SECONDS[1])
-_PLAIN_TEXT = ("job_id", "group", "user", "model")  # as they are: stripped, and decode() refused NUL
+def _plain_reader(column: Field) -> Callable[[str], Any]:
+    """The plain reader of a column of kind integer, number, utility_term, seconds_per_type or choice,
+    by the column's bounds (scheduling.schema)."""
+    if column.kind == "integer":
+        return _plain_int(int(column.minimum or 0), column.maximum)
+    if column.kind == "choice":
+        return _plain_choice(column.choices)
+    lowest = -math.inf if column.minimum is None else column.minimum
+    return _plain_number(lowest, column.maximum, column.strict)
+
+
+# The columns by how the plain path reads them (every other kind of column: the general path)
+_PLAIN_TEXT = tuple(c.name for c in TRACE_COLUMNS if c.kind in ("id", "label"))  # stripped; decode() refused NUL
 _PLAIN_COLUMNS: dict[str, Callable[[str], Any]] = {
-    "arrival": _plain_int(0, MAX_SLOTS),
-    "arch": _plain_arch,
-    "weight": _plain_number(0.0, MAX_AMOUNT),
-    "epochs": _plain_int(1, MAX_WORK),
-    "chunks": _plain_int(1, MAX_WORKERS),
-    "minibatches": _plain_int(1, MAX_WORK),
-    "gradient_mb": _plain_number(0.0, MAX_AMOUNT),
-    "gpus": _plain_int(1, MAX_WORKERS),
-    "gpu_request": _plain_int(1, MAX_WORKERS),
-    "iterations": _plain_int(0, MAX_WORK),
-    "predicted_iterations": _plain_int(0, MAX_WORK),
-    "work": _plain_number(0.0, MAX_WORK, strict=True),
-    "chunk_gb": _plain_number(0.0, MAX_AMOUNT, strict=True),
+    c.name: _plain_reader(c) for c in TRACE_COLUMNS if c.kind in ("integer", "number", "choice")
 }
-_PLAIN_PER_SLOT = ("batch_time", "ps_update", "duration")  # seconds, converted with the cluster's slot
-_PLAIN_IGNORED = ("status", "slot_seconds")  # read below (status_replay.outcome) / checked by _trace_slot_seconds
+_PLAIN_UTILITY = {c.name: _plain_reader(c) for c in TRACE_COLUMNS if c.kind == "utility_term"}
+_PLAIN_PER_SLOT = {  # seconds, converted with the cluster's slot
+    c.name: c for c in TRACE_COLUMNS if c.kind in ("seconds_per_type", "duration")
+}
+_PLAIN_IGNORED = tuple(c.name for c in TRACE_COLUMNS if c.kind == "stated")  # status; slot_seconds: read by
+# loaders._trace_slot_seconds
 
 
 class PlainCsv:
@@ -80,19 +87,27 @@ class PlainCsv:
     def __init__(self, header: list[str], cluster: Cluster) -> None:
         slot = cluster.slot_seconds
 
-        def per_type(value: str) -> Mapping[str, float]:  # one time for every type
-            return MappingProxyType({"*": _PLAIN_STEP(value) / slot})
+        def per_type(column: Field) -> Callable[[str], Mapping[str, float]]:  # one time for every type
+            read = _plain_reader(column)
+            return lambda value: MappingProxyType({"*": read(value) / slot})
 
-        def duration(value: str) -> int:  # as _duration: whole slots, rounded up, at least 1
-            x = float(value)
-            if not 0.0 < x < math.inf:
-                raise ValueError(value)
-            slots = max(1, math.ceil(x / slot - 1e-9))
-            if slots > MAX_SLOTS:
-                raise ValueError(value)
-            return slots
+        def duration(column: Field) -> Callable[[str], int]:  # as job_rows._duration: whole slots, rounded up
+            lowest, most = column.minimum or 0.0, column.maximum
 
-        readers = {**_PLAIN_COLUMNS, "batch_time": per_type, "ps_update": per_type, "duration": duration}
+            def read(value: str) -> int:
+                x = float(value)
+                if not lowest < x < math.inf:
+                    raise ValueError(value)
+                slots = max(1, math.ceil(x / slot - 1e-9))
+                if slots > most:
+                    raise ValueError(value)
+                return slots
+
+            return read
+
+        readers = dict(_PLAIN_COLUMNS)
+        for name, column in _PLAIN_PER_SLOT.items():
+            readers[name] = duration(column) if column.kind == "duration" else per_type(column)
         # (column, field, reader, the values read so far): traces repeat most values (gpus, model,
         # batch times) row after row, so each distinct value of a column is read once
         self.fields: list[tuple[int, str, Callable[[str], Any], dict[str, Any]]] = [
@@ -133,7 +148,7 @@ class PlainCsv:
                 kw["utility"] = Utility(**{key: read(values[i]) for i, key, read in self.utility if values[i]})
         except (ValueError, ArithmeticError):
             return None
-        if self.status_column is not None and values[self.status_column]:
+        if self.status_column is not None and values[self.status_column]:  # read by a status replay only
             found = outcome(values[self.status_column])
             if found is not None:
                 kw["outcome"] = found

@@ -41,7 +41,7 @@ def parse_table(value: Any) -> tuple[RestartCost, ...]:
     ``model`` is for any model, without ``gpus`` for any GPU count); no two rows for the same key."""
     if not isinstance(value, list):
         raise InputError("expected a list of {model, gpus, seconds}", field="restart_costs")
-    from scheduling.loaders import integer, no_nul, number  # (here: scheduling.loaders imports this module)
+    from scheduling.values import integer, no_nul, number
 
     rows: list[RestartCost] = []
     seen: set[tuple[str | None, int | None]] = set()

@@ -58,6 +58,8 @@ CLEAN = {  # valid values of each column (empty: not given)
     "predicted_iterations": ints(0, 10**6),
     "work": numbers(1e-3, 1e6),
     "chunk_gb": numbers(1e-3, 1e3),
+    "restart_seconds": numbers(0, 604800),
+    "checkpoint_gb": numbers(0, 1000),
     "group": st.sampled_from(["g", "x y", "6214e9"]),
     "user": st.sampled_from(["u", "v"]),
     "model": st.sampled_from(["ResNet-50", "VGG"]),
