@@ -1,6 +1,7 @@
 """Figures as a person sees and takes them, in headless Chromium: a reproduction's figure drawn in
 the page, framed and standalone; SVG, PNG and PDF exports of the JCT and Gantt charts that are valid
-files, in under 2 s; a share link made on the Gantt tab that opens there."""
+files, in under 2 s; a share link made on the Gantt tab that opens there; a status replay's failure
+and kill marked on the Gantt chart."""
 
 import re
 import time
@@ -14,6 +15,7 @@ from playwright.sync_api import expect
 
 from scheduling import reproduce
 from tests.test_web_reproductions import SMALL
+from tests.test_web_status_replay import experiment as replay_experiment
 from tests.webhelpers import CHROMIUM_ARGS, sign_in
 from workers import reproductions as task
 
@@ -147,6 +149,24 @@ def test_jct_and_gantt_charts_export_as_valid_svg_png_and_pdf_files_in_paper_sty
     gantt = page.locator(".gantt.js-plotly-plot")
     expect(gantt).to_have_attribute("data-exportable", "true")
     check_files(page, gantt, ["node-0", "node-1"])
+    assert page.console_errors == [], page.console_errors
+
+
+@pytest.fixture
+def replayed(transactional_db, client, django_capture_on_commit_callbacks):
+    """A done fifo run of a status replay (tests/test_web_status_replay.py), before the browser starts."""
+    return replay_experiment(client, django_capture_on_commit_callbacks, replay=True).pk
+
+
+def test_a_status_replays_failure_and_kill_are_drawn_on_the_gantt(replayed, page, live_server):
+    """The markers of docs/formats.md "Status replay" as plotly.js draws them: two points and their
+    two legend entries, no error."""
+    page.goto(f"{live_server.url}/experiments/{replayed}/?tab=gantt")
+    gantt = page.locator(".gantt.js-plotly-plot")
+    expect(gantt).to_have_attribute("data-ready", "true")
+    expect(gantt.locator(".scatterlayer .point")).to_have_count(2)
+    legend = gantt.locator(".legendtext").all_text_contents()
+    assert "failed (recorded in the trace)" in legend and "killed (recorded in the trace)" in legend
     assert page.console_errors == [], page.console_errors
 
 

@@ -20,16 +20,20 @@ JOB_COLUMNS = ("job_id", "arrival", "admitted", "start", "completion", "jct", "w
                "work_required", "work_done", "preemptions")  # fmt: skip
 
 
+ENDED_COLUMNS = ("outcome", "ended")  # a status replay's (scheduling.status_replay): only in its runs' CSVs
+
+
 PLACEMENT_COLUMNS = ("job_id", "server", "role", "type", "count", "start", "end", "demand")
 
 
 def jobs_csv(doc: Mapping[str, Any]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(JOB_COLUMNS)
+    columns = JOB_COLUMNS + (ENDED_COLUMNS if doc.get("status_replay") else ())
+    w.writerow(columns)
     for j in doc["jobs"]:
         jct = j["completion"] - j["arrival"] if j["completion"] is not None else None
-        w.writerow([csv_cell(jct if c == "jct" else j.get(c)) for c in JOB_COLUMNS])
+        w.writerow([csv_cell(jct if c == "jct" else j.get(c)) for c in columns])
     return out.getvalue()
 
 

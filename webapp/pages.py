@@ -103,14 +103,16 @@ def experiment_page(exp: Experiment, query: Mapping[str, str] | None = None) -> 
         "tab": tab,
         "tabs": tabs,
         "query": q,
-        "metric_columns": charts.METRIC_COLUMNS,
+        "metric_columns": charts.metric_columns([r.metrics or {} for r in done]),
         "done_runs": [(r.pk, labels[r.pk]) for r in done],
         "version_note": version_note(done),
         "history_notes": history_notes(exp, runs),
         "adaptation": adapted.page(exp),
         "figures": [],
     }
-    ctx["metric_rows"] = charts.summary_table([(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done])
+    ctx["metric_rows"] = charts.summary_table(
+        [(r.pk, labels[r.pk], r.params, r.metrics or {}) for r in done], ctx["metric_columns"]
+    )
     if tab == "summary":
         if exp.kind == Experiment.Kind.SWEEP and exp.sweep.get("param") and not exp.repetition:  # else: its tab
             param = exp.sweep["param"]

@@ -71,8 +71,12 @@ def gantt_index(result: Mapping[str, Any]) -> dict[str, Any]:
         restarts["job"].append(names.setdefault(r["job_id"], len(names)))
         restarts["start"].append(r["start"])
         restarts["end"].append(r["end"])
+    # A status replay's ended jobs (scheduling.status_replay), marked where their bars end.
+    ended = [{"job_id": j["job_id"], "outcome": j["outcome"], "ended": j["ended"]}
+             for j in result.get("jobs") or () if j.get("outcome") is not None]  # fmt: skip
     return {"schema": "mlsched.gantt/1", "slot_seconds": result.get("slot_seconds"), "servers": servers,
-            "names": list(names), "placements": cols, "restarts": restarts}  # fmt: skip
+            "names": list(names), "placements": cols, "restarts": restarts,
+            "failures": list(result.get("failures") or ()), "ended": ended}  # fmt: skip
 
 
 def gantt_doc(index: Mapping[str, Any]) -> dict[str, Any]:
@@ -95,6 +99,8 @@ def gantt_doc(index: Mapping[str, Any]) -> dict[str, Any]:
         "servers": [{"id": s} for s in servers],
         "placements": placements,
         "restarts": restarts,
+        "failures": index.get("failures") or [],  # absent in indexes written before failures and replays
+        "jobs": index.get("ended") or [],  # only the ended jobs: the rest draw no marker
     }
 
 

@@ -128,6 +128,7 @@ def gantt(
     down = [f for f in result.get("failures") or [] if f["server"] in rows.centre]  # scheduling.failures
     if down:
         data.append(_failure_trace(down, rows, slot_seconds))
+    data += _ended_traces(result.get("jobs") or (), shown, rows, lanes, lane_count, slot_seconds)
     xaxis: dict[str, Any] = {"title": {"text": f"time (slots of {slot_seconds:g} s)"}, "rangemode": "tozero"}
     if t0 is not None or t1 is not None:
         lo = t0 if t0 is not None else 0
@@ -286,6 +287,56 @@ def _failure_trace(down: Sequence[Mapping[str, Any]], rows: Rows, slot_seconds: 
             "%{customdata[3]} – %{customdata[4]}<extra></extra>"
         ),
     }
+
+
+ENDED = {
+    # a job the trace records as failed or killed (scheduling.status_replay) -> legend name, symbol
+    "failed": ("failed (recorded in the trace)", "x"),
+    "killed": ("killed (recorded in the trace)", "diamond-x"),
+}
+
+
+def _ended_traces(
+    jobs: Sequence[Mapping[str, Any]],
+    placements: Sequence[Mapping[str, Any]],
+    rows: Rows,
+    lanes: Sequence[int],
+    lane_count: Mapping[str, int],
+    slot_seconds: float,
+) -> list[dict[str, Any]]:
+    """A status replay's ended jobs (``outcome``, ``ended``): a marker per outcome at the end of each
+    bar the job held until it ended, one trace (and legend entry) per outcome."""
+    ended = {j["job_id"]: (j["outcome"], j["ended"]) for j in jobs if j.get("outcome") in ENDED}
+    if not ended:
+        return []
+    marks: dict[str, list[tuple[str, float, int]]] = defaultdict(list)
+    for p, lane in zip(placements, lanes, strict=True):
+        found = ended.get(p["job_id"])
+        if found is not None and p["end"] == found[1]:
+            y, _ = rows.lane(p["server"], lane, lane_count[p["server"]])
+            marks[found[0]].append((p["job_id"], y, found[1]))
+    traces = []
+    for outcome, (name, symbol) in ENDED.items():
+        m = marks.get(outcome)
+        if not m:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": name,
+                "x": [x[2] for x in m],
+                "y": [x[1] for x in m],
+                "customdata": [[x[0], x[2], clock(x[2] * slot_seconds)] for x in m],
+                "marker": {"symbol": symbol, "size": 11, "color": "#111827", "line": {"color": "#ffffff", "width": 1}},
+                "cliponaxis": False,
+                "hovertemplate": (
+                    f"<b>job %{{customdata[0]}}</b> {outcome} at slot %{{customdata[1]}} (recorded in the trace)<br>"
+                    "%{customdata[2]}<extra></extra>"
+                ),
+            }
+        )
+    return traces
 
 
 def gantt_aggregate(

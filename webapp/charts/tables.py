@@ -27,6 +27,23 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+OPTIONAL_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    # (key, label, after key): shown only when a run's metrics have the key
+    ("failed", "failed (trace)", "completed"),  # a status replay's recorded failures (scheduling.status_replay)
+    ("killed", "killed (trace)", "failed"),
+)
+
+
+def metric_columns(metrics: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """``METRIC_COLUMNS`` with the ``OPTIONAL_COLUMNS`` some of ``metrics`` (one per run) have."""
+    columns = list(METRIC_COLUMNS)
+    for key, label, after in OPTIONAL_COLUMNS:
+        if any(key in m for m in metrics):
+            at = next((i + 1 for i, (k, _) in enumerate(columns) if k == after), len(columns))
+            columns.insert(at, (key, label))
+    return tuple(columns)
+
+
 def format_value(value: Any) -> str:
     if value is None:
         return "—"
@@ -56,7 +73,7 @@ def metrics_row(algorithm: str, params: Mapping[str, Any], result: Mapping[str, 
     return {
         "algorithm": algorithm,
         "params": format_params(params),
-        "cells": [format_value(metrics.get(key)) for key, _ in METRIC_COLUMNS],
+        "cells": [format_value(metrics.get(key)) for key, _ in metric_columns([metrics])],
     }
 
 
@@ -94,13 +111,17 @@ def sort_key(value: Any) -> float | str:
     return str(value)
 
 
-def summary_table(rows: Sequence[tuple[int, str, Mapping[str, Any], Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """Rows (run id, algorithm, params, metrics) -> table rows whose cells carry text, sort key, best
-    flag. Metrics over completed jobs only get no best when the runs completed different numbers of
-    jobs (DESIGN section 9: a dropped job would count as a gain)."""
+def summary_table(
+    rows: Sequence[tuple[int, str, Mapping[str, Any], Mapping[str, Any]]],
+    columns: Sequence[tuple[str, str]] = METRIC_COLUMNS,
+) -> list[dict[str, Any]]:
+    """Rows (run id, algorithm, params, metrics) -> table rows whose cells (one per column of
+    ``columns``) carry text, sort key, best flag. Metrics over completed jobs only get no best when
+    the runs completed different numbers of jobs (DESIGN section 9: a dropped job would count as a
+    gain)."""
     best: dict[str, float] = {}
     unequal = len({m.get("completed") for _, _, _, m in rows}) > 1
-    for key, _ in METRIC_COLUMNS:
+    for key, _ in columns:
         values = [v for _, _, _, m in rows if isinstance(v := sort_key(m.get(key)), float)]
         if len(set(values)) < 2:  # one run, or all equal: no value is better than another
             continue
@@ -113,7 +134,7 @@ def summary_table(rows: Sequence[tuple[int, str, Mapping[str, Any], Mapping[str,
     table = []
     for run_id, algorithm, params, metrics in rows:
         cells = []
-        for key, _ in METRIC_COLUMNS:
+        for key, _ in columns:
             k = sort_key(metrics.get(key))
             cells.append({"text": format_value(metrics.get(key)), "sort": k, "best": key in best and k == best[key]})
         table.append({"run": run_id, "algorithm": algorithm, "params": format_params(params), "cells": cells})
