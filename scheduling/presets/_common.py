@@ -18,11 +18,11 @@ from scheduling.errors import InputError
 
 PAPER_RESTART_SECONDS = 30.0
 """The restart cost (cluster field ``restart_seconds``) of the presets whose paper algorithms tolerate
-one (zhou-ps, zhou-allreduce, zhou-batch, asrpt): 30 s per restart, the re-allocation delay the
+one (zhou-ps, zhou-allreduce, zhou-batch, asrpt, oasis): 30 s per restart, the re-allocation delay the
 Pollux authors' simulator charges every policy at every re-allocation (petuum/adaptdl at de25dcc,
 simulator/simulator.py, ``Job.reallocate``: ``self.rescale_time = 30``). On one-hour slots it costs
 30 s of progress (engine.restart_share), on A-SRPT's 60-s slots half a slot. docs/formats.md,
-"Presets", says why oasis and edge-cloud keep 0."""
+"Presets", says why edge-cloud keeps 0 and how oasis plans for it."""
 
 
 def no_load_knob(preset: str, load: float | None, why: str) -> None:
