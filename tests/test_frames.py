@@ -168,3 +168,13 @@ def test_the_zhou_figures_run_the_contended_default_and_load_1() -> None:
             held.append(measured_shortage(inst, api.run(inst, "fifo", seed=0))["held"])
         # offered load as the baselines run it: about 4 at the default, about 1 at "load 1"
         assert [h for h in held if h > 3] and [h for h in held if 0.8 < h < 1.3], (name, held)
+
+
+def test_the_dashboard_s_default_zhou_and_oasis_instances_are_in_the_headlines_regime() -> None:
+    from scheduling import figures, presets
+
+    # the form's blank job count and load give the preset's default: the headline's first point
+    for preset in ("zhou-ps", "zhou-allreduce"):
+        assert presets.PRESETS[preset].default_jobs == figures.ZHOU_JOBS
+        assert presets.zhou.ZHOU_LOAD == 4.0 and "load 4" in figures.FIGURES["zhou-fig2"].points[0][0]
+    assert presets.PRESETS["oasis"].default_jobs in figures.OASIS_JOBS
