@@ -152,9 +152,10 @@ def test_a_headline_figure_runs_its_preset_with_the_restart_cost_and_with_0_on_t
 
 
 def test_oasis_fig3_spans_the_papers_job_counts() -> None:
+    # Fig. 3: 50-400 jobs on 50 + 50 servers, i.e. 0.5 to 4 jobs per server (400 at half scale)
     fig = reproduce.FIGURES["oasis-fig3"]
-    counts = sorted({len(build(0).jobs) for _, build in fig.points})
-    assert counts[0] <= 50 and counts[-1] >= 400 and len(counts) >= 4  # Fig. 3: 50-400 jobs
+    loads = sorted({len((inst := build(0)).jobs) / len(inst.cluster.servers) for _, build in fig.points})
+    assert loads[0] <= 0.5 and loads[-1] >= 4 and len(loads) >= 4
 
 
 def test_the_zhou_figures_run_the_contended_default_and_load_1() -> None:
