@@ -264,10 +264,10 @@ FIGURES: dict[str, Figure] = {
             "Fig. 2",
             "PS",
             "zhou-ps",
-            8.0,
+            15.0,  # 3 points x the 246 s one point took at load 6-9 (22 min in 6 processes at load 17-30)
             " (the paper's job count did not survive extraction: docs/results-zhou.md)",
         ),
-        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 6.0),
+        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 5.0),  # 3 x 95 s (43 min at load 10-30)
         Figure(
             name="zhou-bandwidth",
             paper="Zhou et al. (TCC'23)",
@@ -355,7 +355,7 @@ FIGURES: dict[str, Figure] = {
             paper_claim="OASiS achieves the highest total utility, well above FIFO, DRF, RRH and Dorm, "
             "at every job count (50-400).",
             paper_values={"oasis": "highest"},
-            minutes=40.0,
+            minutes=40.0,  # 31 min in 8 processes at load 17-30; the points: 1, 4, 4-5, 4-5, 4 min a seed there
             frame="fixed-size baselines (fifo, rrh) with worker_rule=drawn [1, 30] (Sec. V-A); drf and dorm "
             "re-divide at events; restart cost 30 s per restart (Pollux's simulator constant, as the Zhou presets) "
             "except at the point marked restart 0; oasis plans each job's workload to cover its own plan's "
