@@ -151,21 +151,38 @@ def restart_builder(build: Builder, seconds: float) -> Builder:
     return rebuilt
 
 
-def bandwidth_builder(preset: str, jobs: int, size: float, factor: float) -> Builder:
-    """seed -> the Zhou preset's instance with every server's bandwidth (resource ``bw``, Gbps) times
-    ``factor``: how hard Zhou et al.'s (2i) binds (the PSs of a job on one server carry the bandwidth
-    of its remote workers) is the preset's choice of EC2 network figures, swept here."""
+def variant_builder(
+    preset: str,
+    jobs: int,
+    size: float = 1.0,
+    load: float | None = None,
+    bandwidth: float = 1.0,
+    restart_seconds: float | None = None,
+) -> Builder:
+    """seed -> the preset's instance with ``jobs`` jobs at cluster scale ``size``, offered load
+    ``load`` (None: the preset's), every server's bandwidth (resource ``bw``) times ``bandwidth`` and
+    the cluster's ``restart_seconds`` replaced by ``restart_seconds`` (None: the preset's): the
+    figures' sensitivity points (restart cost 0, load 1, (2i)'s bandwidth) on the same draws."""
 
     def build(seed: int) -> Instance:
-        files = presets.build(preset, jobs=jobs, seed=seed, size=size)
+        files = presets.build(preset, jobs=jobs, seed=seed, size=size, load=load)
         doc = json.loads(files.cluster)
         for server in doc["servers"]:
             if "bw" in server["capacity"]:
-                server["capacity"]["bw"] = server["capacity"]["bw"] * factor
+                server["capacity"]["bw"] = server["capacity"]["bw"] * bandwidth
+        if restart_seconds is not None:
+            doc["restart_seconds"] = restart_seconds
         cluster = parse_cluster(json.dumps(doc), "cluster.json")
         return Instance(cluster, parse_trace(files.trace, cluster, files.trace_name, "csv"))
 
     return build
+
+
+def bandwidth_builder(preset: str, jobs: int, size: float, factor: float) -> Builder:
+    """seed -> the Zhou preset's instance with every server's bandwidth (resource ``bw``, Gbps) times
+    ``factor``: how hard Zhou et al.'s (2i) binds (the PSs of a job on one server carry the bandwidth
+    of its remote workers) is the preset's choice of EC2 network figures, swept here."""
+    return variant_builder(preset, jobs, size, bandwidth=factor)
 
 
 def _asrpt(jobs: int, size: float) -> Builder:
@@ -185,11 +202,43 @@ _ZHOU_ALGOS: tuple[Algorithm, ...] = (
     ("antman", "antman", {}),
     ("tiresias", "tiresias", {}),
 )
+OASIS_JOBS = (50, 100, 200, 400)  # OASiS Fig. 3's x-axis
 ZHOU_JOBS = 100  # the presets' default: contended for the baselines (docs/results-zhou.md, "Offered load")
 _ZHOU_CLAIM = "A_online's total weighted completion time is at least 30% below FIFO, DRF, AntMan and Tiresias"
 _ASRPT_ALGOS: tuple[Algorithm, ...] = tuple(
     (a, a, {"predictor": "trace"}) for a in ("asrpt", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
 )
+
+
+# The shortage measured on seeds 0-9 (bench/zhou_shortage.py; docs/results-zhou.md): fifo's mean wait
+# / mean JCT, fifo's GPU utilisation during the arrival period, GPU-slots held / (GPUs x arrival period).
+_ZHOU_SHORTAGE = {
+    "zhou-ps": "load 4: fifo's mean wait 0.31-0.52 of its mean JCT, GPU utilisation during the arrival period "
+    "0.56-0.65 ((2i) binds before the GPUs: 0.70-0.79 with every server's bandwidth x 2, figure zhou-bandwidth), "
+    "GPU-slots held 3.6-3.8 x the GPUs over the arrival period; load 1: wait 0.06-0.29 of JCT, utilisation "
+    "0.52-0.62, held 0.93-0.98",
+    "zhou-allreduce": "load 4: fifo's mean wait 0.43-0.69 of its mean JCT, GPU utilisation during the arrival "
+    "period 0.76-0.85, GPU-slots held 4.2-4.4 x the GPUs over the arrival period; load 1: wait 0.08-0.42 of "
+    "JCT, utilisation 0.71-0.82, held 1.07-1.12",
+}
+
+
+def _zhou_frame(preset: str) -> str:
+    return (
+        "fixed-size baselines (fifo, antman, tiresias) with worker_rule=drawn [1, 30] (drf: progressive filling "
+        "up to D_j); restart cost 30 s per restart (the preset's, Pollux's simulator) except at the point marked "
+        "restart 0; offered load 4 (the preset's default) except at the point marked load 1. Measured for fifo "
+        f"over seeds 0-9 (bench/zhou_shortage.py): {_ZHOU_SHORTAGE[preset]}"
+    )
+
+
+def _zhou_points(preset: str) -> tuple[tuple[str, Builder], ...]:
+    """The contended default, the same draws with restart cost 0, and at offered load 1."""
+    return (
+        (f"{ZHOU_JOBS} jobs, load 4, restart 30 s", preset_builder(preset, ZHOU_JOBS)),
+        (f"{ZHOU_JOBS} jobs, load 4, restart 0", variant_builder(preset, ZHOU_JOBS, restart_seconds=0.0)),
+        (f"{ZHOU_JOBS} jobs, load 1, restart 30 s", variant_builder(preset, ZHOU_JOBS, load=1.0)),
+    )
 
 
 def _zhou_figure(name: str, figure: str, architecture: str, preset: str, minutes: float, note: str = "") -> Figure:
@@ -201,23 +250,21 @@ def _zhou_figure(name: str, figure: str, architecture: str, preset: str, minutes
         figure=figure,
         title=f"Total weighted completion time, {title}",
         setting=f"preset {preset}, {ZHOU_JOBS} jobs, 150 servers, uniform arrivals scaled onto the window of the "
-        f"preset's default offered load 4{note}; zhou[start=now] runs each round's schedule from tau_i with "
-        "prices from the committed load (a named option)",
+        f"offered load (the preset's default 4, and 1){note}; the default's draws also with restart cost 0 (a "
+        "sensitivity point); zhou[start=now] runs each round's schedule from tau_i with prices from the committed "
+        "load (a named option)",
         metric="total_weighted_completion",
         scale=1e6,
         unit="10^6 weight x slots",
         algorithms=_ZHOU_ALGOS,
         reference="zhou",
         claimed_best="zhou",
-        points=((f"{ZHOU_JOBS} jobs", preset_builder(preset, ZHOU_JOBS)),),
+        points=_zhou_points(preset),
         x_label="setting",
         paper_claim=f"{_ZHOU_CLAIM} ({architecture}).",
         paper_values={"zhou": "lowest", "fifo": ">= 1.3 x zhou", "drf": ">= 1.3 x zhou"},
         minutes=minutes,
-        frame="fixed-size baselines (fifo, antman, tiresias) with worker_rule=drawn [1, 30] (drf: progressive "
-        "filling up to D_j); restart cost 30 s per restart (the preset's, Pollux's simulator); offered load 4 "
-        "(fifo holds 3.6-3.8 x the GPUs over the arrival window, seeds 100-102), so fifo's mean wait is 0.29-0.66 "
-        "of its mean JCT (docs/results-zhou.md)",
+        frame=_zhou_frame(preset),
     )
 
 
@@ -307,30 +354,39 @@ FIGURES: dict[str, Figure] = {
             "Fig. 2",
             "PS",
             "zhou-ps",
-            8.0,
+            15.0,  # 3 points x the 246 s one point took at load 6-9 (22 min in 6 processes at load 17-30)
             " (the paper's job count did not survive extraction: docs/results-zhou.md)",
         ),
-        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 6.0),
+        _zhou_figure("zhou-fig5", "Fig. 5", "all-reduce", "zhou-allreduce", 5.0),  # 3 x 95 s (43 min at load 10-30)
         Figure(
             name="zhou-bandwidth",
             paper="Zhou et al. (TCC'23)",
             figure="Figs. 2, 5 (server bandwidth swept)",
             title="Total weighted completion time vs the servers' bandwidth, PS architecture",
-            setting="preset zhou-ps, 40 jobs at size 0.4 (60 servers: about the default's GPUs per job), every "
-            "server's bandwidth x 0.5, 1 and 2; the PS and all-reduce presets differ in sign (docs/results-zhou.md) "
-            "and (2i)'s bandwidth cap is the difference",
+            setting=f"preset zhou-ps at its contended default ({ZHOU_JOBS} jobs, 150 servers, load 4, restart 30 s), "
+            "every server's bandwidth x 0.5, 1 (the EC2 figures) and 2: how hard (2i) binds (a job's PSs on a "
+            "server carry the bandwidth of its remote workers) is the preset's choice of network figures; the "
+            "paper does not vary it",
             metric="total_weighted_completion",
             scale=1e6,
             unit="10^6 weight x slots",
-            algorithms=(("zhou", "zhou", {}), ("fifo", "fifo", {}), ("tiresias", "tiresias", {})),
+            algorithms=(
+                ("zhou", "zhou", {}),
+                ("zhou[start=now]", "zhou", {"start": "now"}),
+                ("fifo", "fifo", {}),
+                ("tiresias", "tiresias", {}),
+            ),
             reference="zhou",
             claimed_best="zhou",
-            points=tuple((f"bw x {f:g}", bandwidth_builder("zhou-ps", 40, 0.4, f)) for f in (0.5, 1.0, 2.0)),
+            points=tuple((f"bw x {f:g}", variant_builder("zhou-ps", ZHOU_JOBS, bandwidth=f)) for f in (0.5, 1.0, 2.0)),
             x_label="server bandwidth",
             paper_claim=f"{_ZHOU_CLAIM} (PS); the paper does not vary the servers' bandwidth.",
             paper_values={"zhou": "lowest"},
-            minutes=4.0,
-            frame="fixed-size baselines with worker_rule=drawn [1, 30]; restart cost 30 s; offered load 4",
+            minutes=12.0,
+            frame="fixed-size baselines with worker_rule=drawn [1, 30]; restart cost 30 s; offered load 4 computed "
+            "on the unscaled cluster (the bandwidth factor changes no arrival); fifo's GPU utilisation during the "
+            "arrival period by factor: docs/results-zhou.md",
+            also=("utilization.gpu", "utilization.bw"),
         ),
         Figure(
             name="zhou-fig8",
@@ -360,9 +416,12 @@ FIGURES: dict[str, Figure] = {
             name="oasis-fig3",
             paper="OASiS (INFOCOM'18)",
             figure="Fig. 3",
-            title="Total utility",
-            setting="preset oasis (50 worker + 50 PS servers, T = 300), 60 jobs instead of the paper's 50-400 "
-            "(a run of oasis or dorm at 200 jobs takes 10-30 s)",
+            title="Total utility vs number of jobs",
+            setting="preset oasis (50 worker + 50 PS servers, T = 300, the paper's setting) with 50, 100 and 200 "
+            "jobs; the paper's 400 jobs as their load, 8 jobs per server, at half the scale (200 jobs on 25 + 25 "
+            "servers, size 0.5: a 400-job run of oasis and dorm takes minutes on the shared 2-core machine); the "
+            "100 jobs' draws also with restart cost 0 (a sensitivity point); oasis with its online default "
+            "bounds=arrived (U/L over the jobs arrived so far)",
             metric="total_utility",
             scale=1.0,
             unit="utility",
@@ -377,12 +436,22 @@ FIGURES: dict[str, Figure] = {
             ),
             reference="oasis",
             claimed_best="oasis",
-            points=(("60 jobs", preset_builder("oasis", 60)),),
-            x_label="setting",
+            points=(
+                *((f"{n} jobs", preset_builder("oasis", n)) for n in OASIS_JOBS[:-1]),
+                ("400 jobs' load at size 0.5", preset_builder("oasis", OASIS_JOBS[-1] // 2, 0.5)),
+                ("100 jobs, restart 0", variant_builder("oasis", 100, restart_seconds=0.0)),
+            ),
+            x_label="jobs",
             paper_claim="OASiS achieves the highest total utility, well above FIFO, DRF, RRH and Dorm, "
-            "at every job count.",
+            "at every job count (50-400).",
             paper_values={"oasis": "highest"},
-            minutes=3.0,
+            minutes=40.0,  # 31 min in 8 processes at load 17-30; the points: 1, 4, 4-5, 4-5, 4 min a seed there
+            frame="fixed-size baselines (fifo, rrh) with worker_rule=drawn [1, 30] (Sec. V-A); drf and dorm "
+            "re-divide at events; restart cost 30 s per restart (Pollux's simulator constant, as the Zhou presets) "
+            "except at the point marked restart 0; oasis plans each job's workload to cover its own plan's "
+            "restarts (docs/algorithms-oasis.md); load = the job count in T = 300 slots; utility counts completed "
+            "jobs only, so completed counts differ by design (a rejected or late job earns little or nothing)",
+            also=("completed", "admitted", "utilization.gpu"),
         ),
         *_edge_figures(),
         Figure(

@@ -120,7 +120,7 @@ def test_a_job_on_the_cloud_waits_for_the_cloud_delay() -> None:
 # ---- restart costs --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce", "zhou-batch", "asrpt", "edge-cloud"])
+@pytest.mark.parametrize("preset", ["zhou-ps", "zhou-allreduce", "zhou-batch", "asrpt", "oasis", "edge-cloud"])
 def test_the_paper_presets_charge_a_restart_cost_by_default(preset: str) -> None:
     inst = repeat.preset_instance(preset, 6, 1, 0.2)
     assert inst.cluster.restart_seconds == PAPER_RESTART_SECONDS > 0
@@ -210,3 +210,46 @@ def test_the_edge_figures_state_and_run_their_restart_cost_and_worker_rule() -> 
     assert rules == {"srtf": "chunks", "tiresias-l": "chunks", "batchsche": "chunks"}
     assert "worker_rule=chunks" in figs["edge-fig7-chunks"].frame
     assert "restart cost 30 s" in reproduce.FIGURES["asrpt-fig6"].frame
+
+
+@pytest.mark.parametrize("name", ["zhou-fig2", "zhou-fig5", "oasis-fig3"])
+def test_a_headline_figure_runs_its_preset_with_the_restart_cost_and_with_0_on_the_same_draws(name: str) -> None:
+    fig = reproduce.FIGURES[name]
+    charged = [label for label, build in fig.points if build(3).cluster.restart_seconds == PAPER_RESTART_SECONDS]
+    free = [label for label, build in fig.points if build(3).cluster.restart_seconds == 0]
+    assert charged and free and len(charged) + len(free) == len(fig.points)
+    assert all("restart 0" in label for label in free) and "restart cost" in fig.frame
+    points = dict(fig.points)
+    twin = points[free[0]](3)
+    same = next(points[c](3) for c in charged if len(points[c](3).jobs) == len(twin.jobs))
+    assert same.jobs == twin.jobs  # the same draws, only the restart cost differs
+
+
+def test_oasis_fig3_spans_the_papers_job_counts() -> None:
+    # Fig. 3: 50-400 jobs on 50 + 50 servers, i.e. 0.5 to 4 jobs per server (400 at half scale)
+    fig = reproduce.FIGURES["oasis-fig3"]
+    loads = sorted({len((inst := build(0)).jobs) / len(inst.cluster.servers) for _, build in fig.points})
+    assert loads[0] <= 0.5 and loads[-1] >= 4 and len(loads) >= 4
+
+
+def test_the_zhou_figures_run_the_contended_default_and_load_1() -> None:
+    from scheduling.presets.zhou import measured_shortage
+
+    for name in ("zhou-fig2", "zhou-fig5"):
+        fig = reproduce.FIGURES[name]
+        held = []
+        for _label, build in fig.points:
+            inst = build(0)
+            held.append(measured_shortage(inst, api.run(inst, "fifo", seed=0))["held"])
+        # offered load as the baselines run it: about 4 at the default, about 1 at "load 1"
+        assert [h for h in held if h > 3] and [h for h in held if 0.8 < h < 1.3], (name, held)
+
+
+def test_the_dashboard_s_default_zhou_and_oasis_instances_are_in_the_headlines_regime() -> None:
+    from scheduling import figures, presets
+
+    # the form's blank job count and load give the preset's default: the headline's first point
+    for preset in ("zhou-ps", "zhou-allreduce"):
+        assert presets.PRESETS[preset].default_jobs == figures.ZHOU_JOBS
+        assert presets.zhou.ZHOU_LOAD == 4.0 and "load 4" in figures.FIGURES["zhou-fig2"].points[0][0]
+    assert presets.PRESETS["oasis"].default_jobs in figures.OASIS_JOBS

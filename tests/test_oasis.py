@@ -594,3 +594,42 @@ def test_history_falls_back_to_arrived_bounds_with_too_few_window_jobs_and_resul
             assert cal["used"] == "arrived" and "fewer than history_min_jobs = 100" in cal["reason"]
         else:
             assert cal["used"] == "history" and cal["scale"] <= 1.0 and doc["metrics"]["total_utility"] > 0
+
+
+# ---- restart costs (docs/algorithms-oasis.md, "Restart cost") ---------------------------------
+
+
+def test_delivered_follows_the_engines_restart_rule_on_a_hand_plan() -> None:
+    from scheduling.algorithms.oasis.dp import Schedule
+    from scheduling.algorithms.oasis.online import delivered
+
+    two, split = ((2, 0), (1,)), ((1, 1), (1,))
+    # slot 0 first start (free), 1 the same, 2 a change (restart), 3 nothing, 4 a resume on the same (restart)
+    plan = Schedule(4, 0.0, 0.0, {0: two, 1: two, 2: split, 4: split})
+    assert delivered(plan, 1.0, 0, 0.0) == 8.0  # no restart cost: every planned unit
+    assert delivered(plan, 1.0, 1, 0.75) == 2 + 2 + 2 * 0.75 + 2 * 0.75  # x = 1/4 slot lost per restart
+    assert delivered(plan, 1.0, 1, 0.0) == 4.0  # a whole slot lost per restart
+    # a change inside a 2-slot restart period ends it and starts another one
+    assert delivered(Schedule(2, 0.0, 0.0, {0: two, 1: split, 2: two}), 1.0, 2, 0.5) == 2 + 0 + 0
+
+
+def test_under_a_restart_cost_every_admitted_job_completes_its_plan() -> None:
+    # Plans for exactly D_i units end short under the 30-s restarts (a job never completed before
+    # oasis planned for them); the plan's own restarts are now part of its workload and its payoff.
+    inst = _preset_instance("oasis", 30, 2, 0.3)
+    assert inst.cluster.restart_seconds == 30
+    doc = api.run(inst, "oasis", seed=2)
+    assert validate(inst, doc) == []
+    m = doc["metrics"]
+    assert m["restarts"] > 0 and m["completed"] == m["admitted"] > 0
+    planned = doc["oasis"]["planned"]
+    assert any(p.get("restart_units", 0) > 0 for p in planned.values())
+    free = api.run(inst, "oasis", seed=2, restart_seconds=0)
+    assert not any("restart_units" in p for p in free["oasis"]["planned"].values())
+    assert free["metrics"]["completed"] == free["metrics"]["admitted"]
+
+
+def _preset_instance(name: str, jobs: int, seed: int, size: float) -> Instance:
+    files = presets.build(name, jobs=jobs, seed=seed, size=size)
+    cluster = parse_cluster(files.cluster)
+    return Instance(cluster, parse_trace(files.trace, cluster))

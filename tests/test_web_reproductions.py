@@ -162,7 +162,7 @@ def test_a_running_reproduction_counts_its_finished_runs_and_cannot_start_twice(
     default_storage.save(f"{folder}/started.json", ContentFile(json.dumps({"at": time.time(), "seeds": [0, 1]})))
     default_storage.save(f"{folder}/cases/0-0-0.json", ContentFile(b"{}"))
     section = client.get(reverse("reproductions")).content.decode().split('id="reproduction-zhou-fig2"')[1]
-    assert "1 of 12 runs finished" in section.split("</section>")[0]  # 1 point x 2 seeds x 6 algorithms
+    assert "1 of 36 runs finished" in section.split("</section>")[0]  # 3 points x 2 seeds x 6 algorithms
     response = client.post(reverse("reproduction-start", args=["zhou-fig2"]), follow=True)
     assert "zhou-fig2 is already running" in response.content.decode()
 
@@ -192,8 +192,18 @@ def test_a_figure_not_drawn_on_a_preset_has_no_experiment_button(client):
     from webapp.reproductions import preset_of
 
     assert preset_of(reproduce.FIGURES["asrpt-fig6"]) is None
-    assert preset_of(reproduce.FIGURES["zhou-fig2"]) == ("zhou-ps", 100, 1.0)
+    assert preset_of(reproduce.FIGURES["zhou-fig2"]) == ("zhou-ps", 100, 1.0)  # its first point, the headline
     assert client.post(reverse("reproduction-experiment", args=["asrpt-fig6"])).status_code == 404
+
+
+def test_a_figure_of_several_points_launches_its_first_point_and_says_so():
+    from webapp.reproductions import as_experiment
+
+    fig = reproduce.FIGURES["zhou-fig2"]
+    sub = as_experiment(fig)
+    assert sub is not None and len(fig.points) > 1
+    assert f"({fig.points[0][0]}: reproduction, 10 seeds)" in sub.name
+    assert [name for name, _ in sub.runs] == [algorithm for _, algorithm, _ in fig.algorithms]
 
 
 @pytest.mark.redis

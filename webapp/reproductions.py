@@ -6,9 +6,10 @@ run is running, done or failed, and hold its table and figure. A new run of a fi
 previous one's files; the starts themselves are rows (``ReproductionStart``), which the hourly
 quota counts.
 
-A figure whose instances are a preset drawn per seed (``reproduce.preset_builder``) can also be
-launched as a dashboard experiment: the preset repeated over the figure's default seeds with its
-algorithms (``as_experiment``)."""
+A figure whose first x-axis point (its headline setting) is a preset drawn per seed
+(``reproduce.preset_builder``) can also be launched as a dashboard experiment: that point's preset
+repeated over the figure's default seeds with its algorithms (``as_experiment``; the experiment's
+name says which point)."""
 
 from __future__ import annotations
 
@@ -61,13 +62,14 @@ def entries() -> list[dict[str, Any]]:
 
 def launchable(fig: reproduce.Figure) -> bool:
     """Whether ``as_experiment`` can express the figure (a preset, within the run cap)."""
-    return preset_of(fig) is not None and len(fig.algorithms) * fig.default_seeds <= MAX_RUNS
+    return preset_of(fig) is not None and len(_headline_algorithms(fig)) * fig.default_seeds <= MAX_RUNS
 
 
 def preset_of(fig: reproduce.Figure) -> tuple[str, int, float] | None:
-    """(preset, jobs, size) when the figure's one x-axis point draws a preset per seed (a builder made
-    by ``reproduce.preset_builder``, whose arguments its closure holds); None otherwise."""
-    if len(fig.points) != 1:
+    """(preset, jobs, size) when the figure's first x-axis point (its headline setting: the others are
+    other job counts or sensitivity points) draws a preset per seed (a builder made by
+    ``reproduce.preset_builder``, whose arguments its closure holds); None otherwise."""
+    if not fig.points:
         return None
     build = fig.points[0][1]
     if getattr(build, "__qualname__", "") != "preset_builder.<locals>.build":
@@ -82,21 +84,34 @@ def as_experiment(fig: reproduce.Figure) -> Submission | None:
     """The figure as a repeated dashboard experiment: its preset (trace seed = algorithm seed, as
     ``reproduce`` runs it) over its default seeds, every algorithm with its parameters."""
     found = preset_of(fig)
-    if found is None or len(fig.algorithms) * fig.default_seeds > MAX_RUNS:
+    if found is None or len(_headline_algorithms(fig)) * fig.default_seeds > MAX_RUNS:
         return None
     name, jobs, size = found
     files = presets.build(name, jobs=jobs, seed=0, size=size)
     inputs = Inputs(Experiment.Source.PRESET, "cluster.json", files.cluster, files.trace_name, files.trace, name,
                     {"jobs": jobs, "seed": 0, "size": size})  # fmt: skip
-    runs = [(algorithm, registry.get(algorithm).parse_params(dict(params))) for _, algorithm, params in fig.algorithms]
+    runs = [
+        (algorithm, registry.get(algorithm).parse_params(dict(params)))
+        for _, algorithm, params in _headline_algorithms(fig)
+    ]
     seeds = list(range(fig.default_seeds))
     return Submission(
-        name=f"{fig.paper} {fig.figure}: {fig.title} (reproduction, {len(seeds)} seeds)",
+        name=f"{fig.paper} {fig.figure}: {fig.title} ({_point_note(fig)}reproduction, {len(seeds)} seeds)",
         inputs=inputs,
         runs=runs,
         seed=0,
         repetition=repetitions.describe(repetitions.SEEDS, seeds, None, [], preset=True),
     )
+
+
+def _headline_algorithms(fig: reproduce.Figure) -> tuple[reproduce.Algorithm, ...]:
+    """The algorithms the figure runs at its first point (the one an experiment launches)."""
+    return fig.algorithms_at(fig.points[0][0]) if fig.points else fig.algorithms
+
+
+def _point_note(fig: reproduce.Figure) -> str:
+    """ "100 jobs, load 4, restart 30 s: " for a figure of several points (the experiment runs the first)."""
+    return f"{fig.points[0][0]}: " if len(fig.points) > 1 else ""
 
 
 def check_launch(fig: reproduce.Figure, owner: Any) -> None:
@@ -108,7 +123,7 @@ def check_launch(fig: reproduce.Figure, owner: Any) -> None:
         instead = f"run this figure with Run reproduction, or `python -m scheduling reproduce {fig.name}`"
         if problem := quotas.preset_too_large(found[1], instead):
             raise quotas.QuotaExceeded(f"{fig.name}'s preset has {found[1]:,} jobs, and {problem}")
-    quotas.check_new_experiment(owner, len(fig.algorithms) * fig.default_seeds)
+    quotas.check_new_experiment(owner, len(_headline_algorithms(fig)) * fig.default_seeds)
 
 
 def start(name: str, seeds_text: str, owner: Any = None) -> str:

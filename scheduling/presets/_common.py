@@ -18,12 +18,12 @@ from scheduling.errors import InputError
 
 PAPER_RESTART_SECONDS = 30.0
 """The restart cost (cluster field ``restart_seconds``) of the presets whose paper algorithms tolerate
-one (zhou-ps, zhou-allreduce, zhou-batch, asrpt, edge-cloud): 30 s per restart, the re-allocation delay the
-Pollux authors' simulator charges every policy at every re-allocation (petuum/adaptdl at de25dcc,
-simulator/simulator.py, ``Job.reallocate``: ``self.rescale_time = 30``). On one-hour slots it costs
-30 s of progress (engine.restart_share), on A-SRPT's 60-s slots half a slot. docs/formats.md,
-"Presets", says why oasis keeps 0 (edge-cloud's A_online makes up what a restart costs its plan:
-docs/algorithms-edge.md, "Restart cost")."""
+one (zhou-ps, zhou-allreduce, zhou-batch, asrpt, oasis, edge-cloud): 30 s per restart, the re-allocation
+delay the Pollux authors' simulator charges every policy at every re-allocation (petuum/adaptdl at
+de25dcc, simulator/simulator.py, ``Job.reallocate``: ``self.rescale_time = 30``). On one-hour slots it
+costs 30 s of progress (engine.restart_share), on A-SRPT's 60-s slots half a slot. docs/formats.md,
+"Presets", says how oasis plans for it and how edge-cloud's A_online makes up what a restart costs its
+plan (docs/algorithms-oasis.md and docs/algorithms-edge.md, "Restart cost")."""
 
 
 def no_load_knob(preset: str, load: float | None, why: str) -> None:

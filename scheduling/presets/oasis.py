@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from scheduling.presets._common import PresetFiles, _csv, _job_id, _json, _scaled, no_load_knob
+from scheduling.presets._common import PAPER_RESTART_SECONDS, PresetFiles, _csv, _job_id, _json, _scaled, no_load_knob
 
 OASIS_SLOT_SECONDS = 3600  # the paper gives none for its simulations; one hour as in Zhou et al.
 OASIS_T = 300  # "T = 100-300 time slots"; Figs. 3 and 6 use T = 300
@@ -89,6 +89,9 @@ def _oasis(n: int, rng: np.random.Generator, size: float, load: float | None = N
     cluster = {
         "slot_seconds": OASIS_SLOT_SECONDS,
         "horizon": OASIS_T,
+        # Pollux's simulator's 30 s per re-allocation, as the Zhou and A-SRPT presets (_common.py);
+        # OASiS plans each job's workload to cover its own plan's restarts (docs/algorithms-oasis.md).
+        "restart_seconds": PAPER_RESTART_SECONDS,
         "resources": [
             {"name": "gpu", "unit": "GPU"},
             {"name": "cpu", "unit": "vCPU"},

@@ -155,3 +155,31 @@ def _zhou_batch(n: int, rng: np.random.Generator, size: float, load: float | Non
     """Sec. 7.2 (Figs. 8, 11, 12): the zhou-ps jobs of the same seed, all present at slot 0."""
     no_load_knob("zhou-batch", load, "every job arrives at slot 0: the shortage is set by --jobs")
     return _zhou(n, rng, "ps", size, batch=True)
+
+
+def measured_shortage(instance: Any, doc: Any) -> dict[str, float]:
+    """The shortage a run of ``instance`` met (DESIGN section 9: a preset that illustrates a claim
+    about shortage is short of resources for the baselines, measured on what they run):
+
+    * ``wait_share``: mean wait before the first start / mean JCT, over completed jobs;
+    * ``gpu_busy``: GPUs held during the arrival period [first arrival, last arrival] / (GPUs x its
+      slots), from the result's placements;
+    * ``held``: every GPU-slot held / (GPUs x the arrival period's slots), the offered load as run.
+
+    Issue 34's criterion for the Zhou presets' default: fifo's ``wait_share`` >= 1/4 and
+    ``gpu_busy`` >= 0.7 (docs/results-zhou.md)."""
+    arrivals = [j.arrival for j in instance.jobs]
+    first, end = min(arrivals), max(arrivals) + 1
+    gpus = sum(s.capacity.get("gpu", 0.0) for s in instance.cluster.servers)
+    during = total = 0.0
+    for p in doc["placements"]:
+        held = p["count"] * p.get("demand", {}).get("gpu", 0.0)
+        during += held * max(0, min(p["end"], end) - max(p["start"], first))
+        total += held * (p["end"] - p["start"])
+    m = doc["metrics"]
+    area = gpus * (end - first)
+    return {
+        "wait_share": m["avg_wait"] / m["avg_jct"] if m.get("avg_jct") else 0.0,
+        "gpu_busy": during / area,
+        "held": total / area,
+    }

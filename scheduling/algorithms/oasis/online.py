@@ -20,6 +20,7 @@ or U.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -195,6 +196,48 @@ def book_schedule(book: Book, b: Bounds, shape: JobShape, plan: Schedule) -> Non
         book.q[ks, :, t] = price(b.l2, b.u2, book.v[ks, :, t], book.cap_p[ks])  # line 10
 
 
+RESTART_REPLANS = 20  # plans of one job for a workload that covers its own restarts (Oasis._plan)
+
+
+def restart_of(view: View, job_id: str) -> tuple[int, float]:
+    """The restart cost the engine charges ``job_id`` in this run: (k slots, share of the last slot's
+    progress), engine.restart_share; (0, 0.0) when restarts are free."""
+    if view.engine is None:
+        return 0, 0.0
+    return view.restart_slots(job_id), view.engine.share
+
+
+def delivered(plan: Schedule, unit_rate: float, k: int, share: float) -> float:
+    """The work a plan does under the engine's restart rule (docs/formats.md, "Restart cost"): a
+    (re)start on an allocation other than the one held just before, or any resume after a slot with
+    nothing, begins a restart period of k slots (the first start is free); no progress in it but
+    ``share`` x the rate in its last slot; a change inside a period ends it and begins a new one.
+    A slot's rate is its workers x ``unit_rate`` (the asynchronous model Alg. 2 plans with)."""
+    done = 0.0
+    held: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # what the job held in the previous slot
+    last: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # the last allocation it held at all
+    until = -1  # end (exclusive) of the current restart period
+    for t in range(min(plan.slots), plan.completion + 1):
+        cur = plan.slots.get(t)
+        if cur is not None and not any(cur[0]) and not any(cur[1]):
+            cur = None  # nothing held in that slot
+        if cur != held:
+            until = -1
+            if cur is not None and last is not None and k > 0 and (held is None or cur != last):
+                until = t + k
+            if cur is not None:
+                last = cur
+            held = cur
+        if cur is None:
+            continue
+        full = sum(cur[0]) * unit_rate
+        if t < until:
+            done += full * share if t == until - 1 else 0.0
+        else:
+            done += full
+    return done
+
+
 TRANSCRIPTION_MAX_WORK = 1000  # work units beyond which dp=transcription is refused (minutes per job)
 
 
@@ -230,6 +273,7 @@ class Oasis:
         self.plans: dict[str, Schedule] = {}
         self.changes: list[int] = []  # sorted slots where some admitted job's allocation changes
         self.payoffs: dict[str, float] = {}
+        self.restart_units: dict[str, int] = {}  # job -> work units planned beyond D_i for its restarts
         order = {s.id: i for i, s in enumerate(cluster.servers)}
         self.w_index = [order[s.id] for s in self.wservers]
         self.p_index = [order[s.id] for s in self.pservers]
@@ -312,11 +356,12 @@ class Oasis:
 
     # -- Alg. 1 ------------------------------------------------------------------------------
 
-    def arrive(self, job_id: str, t: int) -> bool:
-        """Alg. 1 lines 2-15 for one job; returns whether it was admitted."""
+    def arrive(self, job_id: str, t: int, restart: tuple[int, float] = (0, 0.0)) -> bool:
+        """Alg. 1 lines 2-15 for one job; returns whether it was admitted. ``restart``: the run's
+        restart cost as the engine charges it, (k slots, share of the last slot's progress)."""
         shape = self.shapes[job_id]
         moved = self.terms is not None and self._learn(shape)
-        plan = self.solve(self.book, shape)  # line 3 (Alg. 2)
+        plan = self._plan(shape, restart)  # line 3 (Alg. 2)
         admitted = plan is not None and plan.payoff > 0  # line 4
         if plan is not None and admitted:
             self.plans[job_id] = plan  # lines 5-6
@@ -325,6 +370,33 @@ class Oasis:
         rebase = {"worker": self.bounds.l1, "ps": self.bounds.l2} if moved else None
         self.log.record(t, job_id, admitted, self.price_array(), rebase)
         return admitted
+
+    def _plan(self, shape: JobShape, restart: tuple[int, float]) -> Schedule | None:
+        """Alg. 2's best schedule of the job, for a workload that covers the restarts of the plan.
+
+        The paper's model has no restart cost: its schedules change a job's workers and PSs at almost
+        every slot. Under the engine's restart rule (DESIGN section 9: every change of a job's
+        allocation loses the restart time) a plan for exactly D_i units ends short of its work, and
+        the job never completes. So, with a restart cost, Alg. 2 is asked for D_i + extra units,
+        extra growing by what the plan's own restarts lose (``delivered``) until the plan delivers
+        D_i: the payoff mu_i then prices the real schedule, restarts included. Without a restart
+        cost this is Alg. 2 itself (one call). Gives up (None: the job is rejected) after
+        RESTART_REPLANS plans that each fall short."""
+        plan = self.solve(self.book, shape)
+        if restart[0] <= 0:
+            return plan
+        extra = 0
+        for _ in range(RESTART_REPLANS):
+            if plan is None:
+                return None
+            short = shape.work - delivered(plan, shape.rate, *restart)
+            if short <= EPS:
+                if extra:
+                    self.restart_units[shape.job_id] = extra
+                return plan
+            extra += max(1, math.ceil(short - EPS))
+            plan = self.solve(self.book, dataclasses.replace(shape, work=shape.work + extra))
+        return None
 
     def _book(self, shape: JobShape, plan: Schedule) -> None:
         prev: tuple[tuple[int, ...], tuple[int, ...]] | None = None
@@ -348,7 +420,7 @@ class Oasis:
         admit: list[str] = []
         reject: list[str] = []
         for job in view.arrived:  # in (arrival, job id) order
-            (admit if self.arrive(job.job_id, t) else reject).append(job.job_id)
+            (admit if self.arrive(job.job_id, t, restart_of(view, job.job_id)) else reject).append(job.job_id)
         allocations = []
         for jv in view.jobs:
             plan = self.plans.get(jv.job.job_id)
@@ -374,7 +446,12 @@ class Oasis:
                 "bounds": self.bounds.describe(self.resources),
                 **({"calibration": self.calibration.describe()} if self.calibration is not None else {}),
                 "planned": {
-                    job_id: {"completion": p.completion, "payoff": p.payoff, "cost": p.cost}
+                    job_id: {
+                        "completion": p.completion,
+                        "payoff": p.payoff,
+                        "cost": p.cost,
+                        **({"restart_units": self.restart_units[job_id]} if job_id in self.restart_units else {}),
+                    }
                     for job_id, p in self.plans.items()
                 },
             },

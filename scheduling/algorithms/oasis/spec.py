@@ -69,6 +69,10 @@ register(
             "(ceil(workers b_i/B_i), constraints (6)-(7)) to the cheapest PS servers (COST_t). The job "
             "is admitted iff utility minus priced cost is positive; its workers/PSs per slot are then "
             "fixed (the count may change every slot) and prices rise by (22). Rejected jobs never run. "
+            "Under a restart cost (the engine charges every change of a job's allocation) Alg. 2 is asked for "
+            "the workload plus what its own plan's restarts lose, re-planned until the plan delivers the "
+            'workload, so the payoff prices the real schedule (docs/algorithms-oasis.md, "Restart cost"); '
+            "with restart cost 0 this is Alg. 2 itself. "
             "U and L of (23)-(26) need every job; an online run may use only the jobs arrived so far and a "
             'separate history (docs/algorithms-oasis.md, "What oasis may see"). `bounds=arrived` (default): '
             "U and L over the history trace's jobs (if one is given) and every job of the trace as it arrives, "
