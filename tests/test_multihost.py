@@ -262,18 +262,18 @@ def test_a_sweep_on_two_worker_hosts_that_share_no_folder_is_served_whole_by_the
 
         # A reproduction started on the web host: its cases and assembly run on the workers.
         token = csrf(opener, f"{hosts.base}/reproductions/")
-        status, _, _ = post(opener, f"{hosts.base}/reproductions/zhou-fig5/start/",
+        status, _, _ = post(opener, f"{hosts.base}/reproductions/zhou-fig8/start/",
                             {"seeds": "1", "csrfmiddlewaretoken": token})  # fmt: skip
         assert status == 200
 
         def reproduced():
             body = get(opener, f"{hosts.base}/reproductions/")[1].decode()
-            state = re.search(r'id="reproduction-zhou-fig5" data-status="(\w+)"', body).group(1)
+            state = re.search(r'id="reproduction-zhou-fig8" data-status="(\w+)"', body).group(1)
             return state if state != "running" else None
 
         assert wait_for(reproduced, "the reproduction") == "done"
         for name in ("table.md", "summary.csv", "runs.csv", "figure.html", "provenance.json"):
-            assert get(opener, f"{hosts.base}/reproductions/zhou-fig5/{name}")[0] == 200, name
+            assert get(opener, f"{hosts.base}/reproductions/zhou-fig8/{name}")[0] == 200, name
     finally:
         hosts.stop()
     for folder in (web, worker_a, worker_b):  # every file went to the database
