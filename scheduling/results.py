@@ -1,11 +1,21 @@
-"""The result document (DESIGN section 4, schema ``mlsched.result/1``): build, write, read."""
+"""The result document (DESIGN section 4, schema ``mlsched.result/1``): build, write, read.
+
+``build`` returns the document as plain JSON values (lists of dicts). With ``compact=True`` its
+``jobs``, ``placements`` and ``progress`` are ``Rows`` instead: read-only sequences over the run's
+own columns whose items are read-only mappings with the same keys and values, built when read (a
+row holds two references, not a dict of eight values), so that a million-job result costs tens of
+bytes a row until it is written. ``write`` streams either form to the same bytes, row by row.
+Readers of the document (the validator, the metrics) see the same values through either form;
+code that stores a document elsewhere (``json.dumps``) takes the plain form.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, overload
 
 from scheduling import metrics, provenance, records
 from scheduling.engine import JobRecord, Run, restart_share
@@ -15,24 +25,33 @@ from scheduling.speed import demand_of
 SCHEMA = "mlsched.result/1"
 
 
-def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any], seed: int) -> dict[str, Any]:
+def build(
+    instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any], seed: int, *, compact: bool = False
+) -> dict[str, Any]:
+    """The result document of ``run``; ``compact``: its rows as ``Rows`` (module docstring)."""
     cluster = instance.cluster
     jobs = {j.job_id: j for j in instance.jobs}
-    placements = []
-    for p in run.placements:
-        demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
-        placements.append(
-            {
-                "job_id": p.job_id,
-                "server": p.server,
-                "role": p.role,
-                "type": p.type,
-                "count": p.count,
-                "start": p.start,
-                "end": p.end,
-                "demand": dict(demand),
-            }
-        )
+    rows: tuple[Any, Any, Any]
+    if compact:
+        rows = (_job_rows(run.jobs), _placement_rows(cluster, jobs, run), _progress_rows(run))
+    else:
+        placements = []
+        for p in run.placements:
+            demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
+            placements.append(
+                {
+                    "job_id": p.job_id,
+                    "server": p.server,
+                    "role": p.role,
+                    "type": p.type,
+                    "count": p.count,
+                    "start": p.start,
+                    "end": p.end,
+                    "demand": dict(demand),
+                }
+            )
+        progress = [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress]
+        rows = ([job_dict(r) for r in run.jobs], placements, progress)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "algorithm": algorithm,
@@ -42,9 +61,9 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "slot_seconds": cluster.slot_seconds,
         "servers": server_list(cluster),
         "metrics": {},
-        "jobs": [job_dict(r) for r in run.jobs],
-        "placements": placements,
-        "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
+        "jobs": rows[0],
+        "placements": rows[1],
+        "progress": rows[2],
     }
     own = run.job_restart_slots  # per-job restart costs (scheduling.restart_costs), if declared
     if run.restart_slots or (own and any(own.values())):
@@ -130,18 +149,16 @@ def restart_usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:
     return out
 
 
-def usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:
-    """The result's placements as resource usage (count x per-instance demand)."""
+def usages(doc: Mapping[str, Any]) -> Iterator[metrics.Usage]:
+    """The result's placements as resource usage (count x per-instance demand), one at a time."""
     unlimited = {s["id"] for s in doc["servers"] if s["unlimited"]}
-    return [
-        metrics.Usage(
+    for p in doc["placements"]:
+        yield metrics.Usage(
             start=p["start"],
             end=p["end"],
             demand={r: a * p["count"] for r, a in p["demand"].items()},
             limited=p["server"] not in unlimited,
         )
-        for p in doc["placements"]
-    ]
 
 
 def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
@@ -155,10 +172,148 @@ def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, fl
 
 
 def write(doc: Mapping[str, Any], path: Path) -> None:
+    """Write ``doc`` as compact JSON, its rows streamed one at a time (the bytes of
+    ``json.dumps(doc, separators=(",", ":"))`` plus a newline, in either form of the document)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        dump(doc, out)
+        out.write("\n")
+
+
+def dump(doc: Mapping[str, Any], out: IO[str]) -> None:
+    """``doc`` as compact JSON on ``out``; lists and ``Rows`` of it written row by row."""
+    encode = json.JSONEncoder(separators=(",", ":")).encode
+    out.write("{")
+    for n, (key, value) in enumerate(doc.items()):
+        out.write(("," if n else "") + encode(key) + ":")
+        if isinstance(value, Rows) or (isinstance(value, list) and len(value) > ROWS_AT_ONCE):
+            out.write("[")
+            for i in range(0, len(value), ROWS_AT_ONCE):  # a batch of rows at a time: few, short writes
+                batch = value[i : i + ROWS_AT_ONCE]
+                part = encode([r.as_dict() if isinstance(r, Row) else r for r in batch])
+                out.write(("," if i else "") + part[1:-1])
+            out.write("]")
+        else:
+            out.write(encode(value))
+    out.write("}")
+
+
+ROWS_AT_ONCE = 4096
+"""Rows encoded per write by ``dump``."""
 
 
 def read(path: Path) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return doc
+
+
+class Row(Mapping[str, Any]):
+    """One row of ``Rows``: a read-only mapping of the row's keys to its values."""
+
+    __slots__ = ("_i", "_rows")
+
+    def __init__(self, rows: Rows, i: int) -> None:
+        self._rows = rows
+        self._i = i
+
+    def __getitem__(self, key: str) -> Any:
+        return self._rows.columns[key][self._i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows.columns)
+
+    def __len__(self) -> int:
+        return len(self._rows.columns)
+
+    def as_dict(self) -> dict[str, Any]:
+        i = self._i
+        return {key: column[i] for key, column in self._rows.columns.items()}
+
+    def __eq__(self, other: object) -> bool:
+        return self.as_dict() == (other.as_dict() if isinstance(other, Row) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # as a dict
+
+    def __repr__(self) -> str:
+        return repr(self.as_dict())
+
+
+class Rows(Sequence[Row]):
+    """Rows of a compact document: ``columns`` maps each key, in row order, to its values (a
+    sequence per key, all of one length). Equal to a list of the equal dicts."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: Mapping[str, Sequence[Any]]) -> None:
+        self.columns = dict(columns)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), ()))
+
+    @overload
+    def __getitem__(self, i: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Row]: ...
+
+    def __getitem__(self, i: int | slice) -> Row | list[Row]:
+        if isinstance(i, slice):
+            return [Row(self, k) for k in range(len(self))[i]]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return Row(self, i % len(self))
+
+    def __iter__(self) -> Iterator[Row]:
+        return (Row(self, k) for k in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rows | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _packed(values: list[Any]) -> Sequence[Any]:
+    """``values`` in an ``array`` when they are all ints (not bools) or all floats, so that they
+    read back as the same JSON values (8 bytes each instead of a reference and an object), else as given."""
+    kinds = {type(v) for v in values}
+    if kinds == {int}:
+        try:
+            return array("q", values)
+        except OverflowError:
+            return values
+    if kinds == {float}:
+        return array("d", values)
+    return values
+
+
+def _job_rows(records: Sequence[JobRecord]) -> Rows:
+    names = records_names()
+    return Rows({n: _packed([getattr(r, n) for r in records]) for n in names})
+
+
+def records_names() -> tuple[str, ...]:
+    """The keys of a ``jobs`` row, in order (as ``job_dict``)."""
+    return tuple(job_dict(JobRecord("", 0, False, None, None, 0.0, 0.0, 0.0, 0.0, 0)))
+
+
+def _placement_rows(cluster: Cluster, jobs: Mapping[str, Any], run: Run) -> Rows:
+    """The placements' columns; each distinct per-instance demand is one shared (read-only) dict."""
+    shared: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
+    names = ("job_id", "server", "role", "type", "count", "start", "end")
+    columns: dict[str, list[Any]] = {n: [] for n in (*names, "demand")}
+    appends = [columns[n].append for n in names]
+    add_demand = columns["demand"].append
+    for p in run.placements:
+        demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
+        key = tuple(demand.items())
+        add_demand(shared.get(key) or shared.setdefault(key, dict(demand)))
+        for append, value in zip(appends, (p.job_id, p.server, p.role, p.type, p.count, p.start, p.end), strict=True):
+            append(value)
+    return Rows({n: _packed(v) if n in ("count", "start", "end") else v for n, v in columns.items()})
+
+
+def _progress_rows(run: Run) -> Rows:
+    progress = run.progress
+    return Rows({n: _packed([getattr(g, n) for g in progress]) for n in ("job_id", "start", "end", "rate")})

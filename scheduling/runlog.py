@@ -76,6 +76,24 @@ class JobRecord:
     work_done: float
     preemptions: int
 
+    # Slots: a run and its validation hold one record per job (a million of them at 1M jobs).
+    __slots__ = (
+        "admitted",
+        "arrival",
+        "completion",
+        "job_id",
+        "preemptions",
+        "start",
+        "utility",
+        "weight",
+        "work_done",
+        "work_required",
+    )
+
+    def __reduce__(self) -> tuple[type[JobRecord], tuple[Any, ...]]:
+        # (a frozen record with slots pickles by its constructor: its __setattr__ refuses)
+        return (JobRecord, tuple(getattr(self, n) for n in JobRecord.__record_fields__))  # type: ignore[attr-defined]
+
 
 @record
 class Run:
