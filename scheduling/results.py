@@ -20,6 +20,7 @@ from typing import IO, Any, overload
 from scheduling import metrics, provenance, records
 from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
+from scheduling.runlog import Segments
 from scheduling.speed import demand_of
 
 SCHEMA = "mlsched.result/1"
@@ -210,24 +211,24 @@ def read(path: Path) -> dict[str, Any]:
 class Row(Mapping[str, Any]):
     """One row of ``Rows``: a read-only mapping of the row's keys to its values."""
 
-    __slots__ = ("_i", "_rows")
+    __slots__ = ("_cols", "_i")
 
-    def __init__(self, rows: Rows, i: int) -> None:
-        self._rows = rows
+    def __init__(self, columns: dict[str, Sequence[Any]], i: int) -> None:
+        self._cols = columns  # the Rows' columns (shared by every row)
         self._i = i
 
     def __getitem__(self, key: str) -> Any:
-        return self._rows.columns[key][self._i]
+        return self._cols[key][self._i]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._rows.columns)
+        return iter(self._cols)
 
     def __len__(self) -> int:
-        return len(self._rows.columns)
+        return len(self._cols)
 
     def as_dict(self) -> dict[str, Any]:
         i = self._i
-        return {key: column[i] for key, column in self._rows.columns.items()}
+        return {key: column[i] for key, column in self._cols.items()}
 
     def __eq__(self, other: object) -> bool:
         return self.as_dict() == (other.as_dict() if isinstance(other, Row) else other)
@@ -258,13 +259,14 @@ class Rows(Sequence[Row]):
 
     def __getitem__(self, i: int | slice) -> Row | list[Row]:
         if isinstance(i, slice):
-            return [Row(self, k) for k in range(len(self))[i]]
+            return [Row(self.columns, k) for k in range(len(self))[i]]
         if not -len(self) <= i < len(self):
             raise IndexError(i)
-        return Row(self, i % len(self))
+        return Row(self.columns, i % len(self))
 
     def __iter__(self) -> Iterator[Row]:
-        return (Row(self, k) for k in range(len(self)))
+        columns = self.columns
+        return (Row(columns, k) for k in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Rows | list | tuple):
@@ -300,20 +302,22 @@ def records_names() -> tuple[str, ...]:
 
 def _placement_rows(cluster: Cluster, jobs: Mapping[str, Any], run: Run) -> Rows:
     """The placements' columns; each distinct per-instance demand is one shared (read-only) dict."""
+    columns = {n: _column(run.placements, n) for n in ("job_id", "server", "role", "type", "count", "start", "end")}
     shared: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
-    names = ("job_id", "server", "role", "type", "count", "start", "end")
-    columns: dict[str, list[Any]] = {n: [] for n in (*names, "demand")}
-    appends = [columns[n].append for n in names]
-    add_demand = columns["demand"].append
-    for p in run.placements:
-        demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
+    demands = []
+    for job_id, role, type_id in zip(columns["job_id"], columns["role"], columns["type"], strict=True):
+        demand = demand_of(cluster, jobs[job_id], role, type_id) or {}
         key = tuple(demand.items())
-        add_demand(shared.get(key) or shared.setdefault(key, dict(demand)))
-        for append, value in zip(appends, (p.job_id, p.server, p.role, p.type, p.count, p.start, p.end), strict=True):
-            append(value)
-    return Rows({n: _packed(v) if n in ("count", "start", "end") else v for n, v in columns.items()})
+        demands.append(shared.get(key) or shared.setdefault(key, dict(demand)))
+    return Rows({**columns, "demand": demands})
 
 
 def _progress_rows(run: Run) -> Rows:
-    progress = run.progress
-    return Rows({n: _packed([getattr(g, n) for g in progress]) for n in ("job_id", "start", "end", "rate")})
+    return Rows({n: _column(run.progress, n) for n in ("job_id", "start", "end", "rate")})
+
+
+def _column(items: Sequence[Any], name: str) -> Sequence[Any]:
+    """Field ``name`` of every item, packed (``_packed``); read from a run's columns where it has them."""
+    if isinstance(items, Segments):
+        return items.column(name)
+    return _packed([getattr(item, name) for item in items])

@@ -115,11 +115,23 @@ class Segments(Sequence[S], Generic[S]):
     """Segments kept in columns, read in the order ``order`` (indexes into the columns); each item
     is built by ``make`` from its index when read. Equal to any sequence of the same segments."""
 
-    __slots__ = ("_make", "_order")
+    __slots__ = ("_columns", "_make", "_order")
 
-    def __init__(self, make: Callable[[int], S], order: Sequence[int]) -> None:
+    def __init__(
+        self, make: Callable[[int], S], order: Sequence[int], columns: Mapping[str, Sequence[Any]] | None = None
+    ) -> None:
         self._make = make
         self._order = order
+        self._columns = columns or {}  # field name -> its column (in the columns' order, not ``order``)
+
+    def column(self, name: str) -> list[Any] | array[Any]:
+        """The values of field ``name`` in this sequence's order (an array for a number field)."""
+        values = self._columns.get(name)
+        if values is None:
+            return [getattr(item, name) for item in self]
+        if isinstance(values, array):
+            return array(values.typecode, map(values.__getitem__, self._order))
+        return list(map(values.__getitem__, self._order))
 
     def __len__(self) -> int:
         return len(self._order)
@@ -209,10 +221,13 @@ class SegmentLog:
         """The placements by (start, job id, server, role, type)."""
         start, job, server, role, type_id = self.p_start, self.p_job, self.p_server, self.p_role, self.p_type
         order = sorted(range(len(start)), key=lambda i: (start[i], job[i], server[i], role[i], type_id[i]))
-        return Segments(self.placement, array("q", order))
+        columns: dict[str, Sequence[Any]] = {"job_id": job, "server": server, "role": role, "type": type_id}
+        columns.update(count=self.p_count, start=start, end=self.p_end)
+        return Segments(self.placement, array("q", order), columns)
 
     def sorted_progress(self) -> Segments[ProgressSegment]:
         """The progress segments by (job id, start)."""
         job, start = self.g_job, self.g_start
         order = sorted(range(len(start)), key=lambda i: (job[i], start[i]))
-        return Segments(self.progress_segment, array("q", order))
+        columns: dict[str, Sequence[Any]] = {"job_id": job, "start": start, "end": self.g_end, "rate": self.g_rate}
+        return Segments(self.progress_segment, array("q", order), columns)
