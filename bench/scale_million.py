@@ -38,7 +38,11 @@ BENCH = Path(__file__).resolve().parent
 
 def cluster_file(servers: int, out: Path) -> Path:
     path = out / f"cluster-{servers}.json"
-    spec = {"slot_seconds": 60, "resources": ["gpu"], "servers": [{"id": "n", "count": servers, "capacity": {"gpu": 8}}]}
+    spec = {
+        "slot_seconds": 60,
+        "resources": ["gpu"],
+        "servers": [{"id": "n", "count": servers, "capacity": {"gpu": 8}}],
+    }
     path.write_text(json.dumps(spec))
     return path
 

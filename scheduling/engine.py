@@ -144,12 +144,11 @@ class _Engine:
         self.kills: list[Kill] = []
         self.share = 0.0  # restart_share: progress in the last slot of a restart period, x its rate
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
-        self.states = {j.job_id: JobState(j) for j in self.jobs}
+        self.states = {j.job_id: JobState(j, i) for i, j in enumerate(self.jobs)}  # i: arrival rank
         self.active: dict[str, JobState] = {}  # arrived, not completed, not rejected; in arrival order
         self.running_allocs: dict[str, tuple[Allocation, ...]] = {}  # jobs holding resources
         self.ledger = Ledger(self.cluster)  # every committed allocation, booked
         self.heap: list[tuple[int, int, str, int]] = []  # (completion slot, arrival rank, job id, version)
-        self.rank = {j.job_id: i for i, j in enumerate(self.jobs)}
         self.log = SegmentLog()
         self.restarts: list[RestartPeriod] = []
         # Upload delays matter only where a server or a job states one (the edge-cloud model).
@@ -202,13 +201,14 @@ class _Engine:
             self._sync(st, t)
             self._close_periods(st, t)
         self.log.close_all(t)
-        records = tuple(job_record(st) for st in self.states.values())
+        placements, progress = self.log.sorted_placements(), self.log.sorted_progress()  # (before the records:
+        records = tuple(job_record(st) for st in self.states.values())  # the sort's keys are gone by then)
         restarts = tuple(sorted(self.restarts, key=lambda r: (r.job_id, r.start)))
         return Run(
             t,
             records,
-            self.log.sorted_placements(),
-            self.log.sorted_progress(),
+            placements,
+            progress,
             dict(algorithm.report()),
             restarts,
             self.restart,
@@ -470,7 +470,7 @@ class _Engine:
                 done_at = begin + 1 + (math.ceil(rest / st.rate - EPS) if rest / st.rate > EPS else 0)
             else:
                 done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
-            heapq.heappush(self.heap, (done_at, self.rank[st.job.job_id], st.job.job_id, st.version))
+            heapq.heappush(self.heap, (done_at, st.rank, st.job.job_id, st.version))
 
     def _set_allocs(self, st: JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
         """Update the placement log, the running set and the job's booked demands (``booked``:

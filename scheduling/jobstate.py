@@ -27,6 +27,7 @@ class JobState:
         "last_held",
         "preemptions",
         "progress_start",
+        "rank",
         "rate",
         "rejected",
         "restart",
@@ -38,8 +39,9 @@ class JobState:
         "work_done",
     )
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, rank: int = 0) -> None:
         self.job = job
+        self.rank = rank  # position in arrival order (ties of the completion heap)
         self.work_done: float = 0.0  # work done up to the last _sync
         self.attained: float = 0.0  # GPU-slots held up to the last _sync
         self.work_closed: float = 0.0  # work of the closed progress segments (sum of rate x length)

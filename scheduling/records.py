@@ -17,8 +17,8 @@ constructing the dataclass did); the other methods are shared and read each clas
 ``dataclasses`` is imported only if something asks for ``__dataclass_fields__`` (``replace``,
 ``fields``): the field objects are then made once per class, by ``dataclasses`` from the same
 declaration. A record class may declare ``__slots__`` (its fields, without defaults) and then pickles
-by a ``__reduce__`` of its own (scheduling.runlog.JobRecord). tests/test_records.py compares every record class with the dataclass of the same
-declaration.
+by a ``__reduce__`` of its own (scheduling.runlog.JobRecord). tests/test_records.py compares every
+record class with the dataclass of the same declaration.
 """
 
 from __future__ import annotations
