@@ -25,6 +25,10 @@ from scheduling.speed import demand_of
 
 SCHEMA = "mlsched.result/1"
 
+COMPACT_FROM = 20_000
+"""Jobs from which ``simulate`` keeps its result compact until it is written (below it, plain rows
+validate faster: a dict's look-up is C, a row's is a Python call)."""
+
 
 def build(
     instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any], seed: int, *, compact: bool = False
