@@ -7,7 +7,6 @@ only reads inputs (``validate``) starts without them.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -61,11 +60,6 @@ def run(
         algo = Tracked(algo, instance, progress)
     outcome = simulate(instance, algo, horizon=horizon, restart_seconds=restart_seconds)
     del algo  # the algorithm's state is not needed past its report (in ``outcome``)
-    if compact:
-        # A scheduler and its queues refer to each other, and through the last view they keep
-        # the engine's per-job states: only a collection frees them, which the CLI's thresholds
-        # (scheduling.collector) make rare. A large run frees them before it builds and validates.
-        gc.collect()
     if progress is not None:
         progress(1.0)  # the simulation is over (the last decision came before the last jobs ended)
     doc = results.build(instance, outcome, algorithm, parsed, seed, compact=compact)

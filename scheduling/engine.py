@@ -128,7 +128,13 @@ def simulate(
     own = restart_costs.job_slots(instance)  # None unless the instance declares per-job costs
     engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds), own)
     engine.share = restart_share(seconds, instance.cluster, own is not None)
-    return records.replace(engine.run(algorithm), restart_seconds=float(seconds), job_restart_slots=own)
+    run = engine.run(algorithm)
+    # An algorithm that keeps its last view keeps the engine, often in a reference cycle (a
+    # scheduler and its queues) that only a full collection frees, which the CLI's thresholds
+    # (scheduling.collector) make rare: the engine lets go of its per-job state now.
+    engine.states, engine.active, engine.running_allocs, engine.heap = {}, {}, {}, []
+    engine.log = SegmentLog()
+    return records.replace(run, restart_seconds=float(seconds), job_restart_slots=own)
 
 
 class _Engine:
