@@ -38,8 +38,13 @@ def run(
     horizon: int | None = None,
     progress: Callable[[float], None] | None = None,
     restart_seconds: float | None = None,
+    *,
+    compact: bool = False,
 ) -> dict[str, Any]:
     """Simulate, build the result document and validate it; ScheduleError if it is invalid.
+
+    ``compact``: the document's rows as ``results.Rows`` (read-only, built when read; for a large
+    run that is written with ``results.write``), else plain JSON values.
 
     ``params`` may hold raw strings (CLI, forms); they are parsed against the registry entry.
     ``progress``, if given, is called with the fraction done before each decision (scheduling.progress).
@@ -57,9 +62,11 @@ def run(
     if progress is not None:
         algo = Tracked(algo, instance, progress)
     outcome = simulate(instance, algo, horizon=horizon, restart_seconds=restart_seconds)
+    del algo  # the algorithm's state is not needed past its report (in ``outcome``)
     if progress is not None:
         progress(1.0)  # the simulation is over (the last decision came before the last jobs ended)
-    doc = results.build(instance, outcome, algorithm, parsed, seed)
+    doc = results.build(instance, outcome, algorithm, parsed, seed, compact=compact)
+    del outcome  # the document holds what the validator reads
     problems = validate(instance, doc)
     if problems:
         raise ScheduleError(f"{algorithm} produced an invalid schedule: " + "; ".join(problems[:5]))

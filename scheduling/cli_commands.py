@@ -155,6 +155,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             args.horizon,
             progress=progress,
             restart_seconds=args.restart_seconds,
+            compact=len(instance.jobs) >= results.COMPACT_FROM,  # a large run's rows stay compact
         )
     with _writing(args.out):
         results.write(doc, args.out)

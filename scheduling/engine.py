@@ -35,6 +35,11 @@ r_j + Delta_js (``Job.upload_delay_to``). A job holding workers on a server its 
 yet holds them without progress until it has reached every server its workers use; every algorithm
 pays this alike (an algorithm that waits for the data, as A_online does per chunk, pays nothing).
 The validator checks it (``validator.upload_problems``).
+
+Modules: scheduling.views (``View``, ``JobView``, ``Decision``, ``Algorithm``: what an algorithm sees
+and answers), scheduling.jobstate (the engine's bookkeeping of one job), scheduling.runlog (segments,
+job records and ``Run``: what a run records, its segments kept in columns); their public names are
+importable from here too.
 """
 
 from __future__ import annotations
@@ -42,27 +47,44 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from scheduling import failures, records, restart_costs
 from scheduling.capacity import Ledger
 from scheduling.errors import ScheduleError
-from scheduling.model import Amounts, Cluster, Instance, Job, Server
-from scheduling.records import field, record
+from scheduling.jobstate import Booked, JobState, job_record
+from scheduling.model import Cluster, Instance, Job, Server
+from scheduling.runlog import (
+    JobRecord,
+    Kill,
+    PlacementSegment,
+    ProgressSegment,
+    RestartPeriod,
+    Run,
+    SegmentLog,
+)
 from scheduling.speed import Allocation, demand_of, rate
+from scheduling.views import Algorithm, Decision, JobView, Lazy, View
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
-if TYPE_CHECKING:
-    from typing import Any, Protocol, TypeVar, overload
-
-    T = TypeVar("T")
-else:
-    Protocol = object  # Algorithm is a protocol for the type checker only
-    T = object  # (the type variable of Lazy's items, for the type checker)
-
-    def overload(f: Any) -> Any:  # as typing.overload at run time: the last definition stands
-        return f
-
+__all__ = [  # the engine's public names (the views' and the run records' live in their modules)
+    "EPS",
+    "Algorithm",
+    "Decision",
+    "JobRecord",
+    "JobView",
+    "Kill",
+    "Lazy",
+    "PlacementSegment",
+    "ProgressSegment",
+    "RestartPeriod",
+    "Run",
+    "View",
+    "data_ready",
+    "held_key",
+    "restart_share",
+    "restart_slots",
+    "simulate",
+]
 
 EPS = 1e-9
 
@@ -71,244 +93,6 @@ def held_key(allocs: Iterable[Allocation]) -> frozenset[tuple[str, str, str, int
     """What an allocation holds, as the engine compares a job's allocations to charge a restart:
     a start on anything but the allocation held just before pays the restart time."""
     return frozenset((a.server, a.role, a.type, a.count) for a in allocs)
-
-
-@record
-class JobView:
-    """What an algorithm may know of an arrived, unfinished, non-rejected job at slot ``t``."""
-
-    job: Job
-    work_done: float  # work units done so far
-    attained_gpu_slots: float  # GPUs held x slots so far (Tiresias' attained service)
-    admitted: bool
-    start: int | None  # first slot the job held resources
-    running: bool  # holds resources under the previous decision
-
-    @property
-    def remaining(self) -> float:
-        return max(0.0, self.job.work_required - self.work_done)
-
-
-class Lazy(Sequence[T]):
-    """A tuple built on first use (the engine's job views and committed allocations)."""
-
-    def __init__(self, build: Callable[[], tuple[T, ...]], length: Callable[[], int] | None = None) -> None:
-        self._build: Callable[[], tuple[T, ...]] | None = build
-        self._length = length  # the length without building the items, if known
-        self._items: tuple[T, ...] = ()
-
-    def _get(self) -> tuple[T, ...]:
-        if self._build is not None:
-            self._items, self._build = self._build(), None
-        return self._items
-
-    def __len__(self) -> int:
-        if self._build is not None and self._length is not None:
-            return self._length()
-        return len(self._get())
-
-    @overload
-    def __getitem__(self, i: int) -> T: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> tuple[T, ...]: ...  # noqa: F811 (overload: not typing's at run time)
-
-    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:  # noqa: F811
-        return self._get()[i]
-
-    def __iter__(self) -> Iterator[T]:
-        return iter(self._get())
-
-    def __contains__(self, x: object) -> bool:
-        return x in self._get()
-
-
-@record
-class View:
-    """What an algorithm sees at slot ``t``. The engine builds ``jobs`` and ``allocations`` (every
-    active job, every committed allocation) on first use; change-based algorithms use the cheaper
-    accessors instead (``running``, ``job``, ``committed_ledger``, ``completed``)."""
-
-    t: int  # the current slot
-    cluster: Cluster
-    jobs: Sequence[JobView]  # arrived, unfinished, not rejected; by (arrival, job_id)
-    allocations: Sequence[Allocation]  # what is committed now (the previous decision)
-    horizon: int | None  # last slot + 1, or None when the run ends once every job is done
-    arrived: tuple[Job, ...]  # the jobs that arrive exactly at ``t``
-    completed: tuple[str, ...] = ()  # jobs that completed at ``t`` (since the previous decision)
-    engine: _Engine | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def direct(self) -> bool:
-        """Whether the engine built this view itself: its change-based accessors then describe
-        exactly ``jobs`` (a wrapper that filters the jobs hands over a plain tuple instead, and
-        only a full decision sees that)."""
-        return self.engine is not None and isinstance(self.jobs, Lazy)
-
-    def ledger(self) -> Ledger:
-        """An empty capacity ledger of the cluster to build the next decision on (with the servers
-        that are down under the cluster's failure trace booked in full)."""
-        ledger = Ledger(self.cluster)
-        if self.engine is not None and self.engine.failures is not None:
-            for server in self.engine.failures.down:
-                ledger.book(server, self.cluster.server(server).capacity)
-        return ledger
-
-    # Change-based accessors: cost in proportion to what is asked for.
-    def committed_ledger(self) -> Ledger:
-        """A copy of the engine's ledger with every committed allocation booked."""
-        assert self.engine is not None
-        return self.engine.ledger.copy()
-
-    def running(self) -> Mapping[str, tuple[Allocation, ...]]:
-        """Job id -> its committed allocation, for the jobs that hold resources (read-only)."""
-        assert self.engine is not None
-        return self.engine.running_allocs
-
-    def restart_slots(self, job_id: str | None = None) -> int:
-        """Slots a resumed, moved or resized job holds its allocation without progress (the run's
-        restart cost, docs/formats.md "Restart cost"); 0 when restarts are free. With ``job_id``:
-        that job's (its own cost if it has one, "Per-job restart costs")."""
-        assert self.engine is not None
-        own = self.engine.job_restart
-        if job_id is not None and own is not None:
-            return own.get(job_id, self.engine.restart)
-        return self.engine.restart
-
-    def per_job_restarts(self) -> bool:
-        """Whether some jobs have their own restart cost (then ``restart_slots(job_id)`` differs)."""
-        assert self.engine is not None
-        return self.engine.job_restart is not None
-
-    def job(self, job_id: str) -> JobView:
-        """The view of one active job."""
-        assert self.engine is not None
-        return self.engine.job_view(self.engine.active[job_id])
-
-
-@record
-class Decision:
-    """An algorithm's answer to a view: a complete allocation or changes, admissions, rejections."""
-
-    allocations: tuple[Allocation, ...] = ()  # the complete allocation from now on (if changes is None)
-    admit: tuple[str, ...] = ()  # jobs admitted now (they may still wait for resources)
-    reject: tuple[str, ...] = ()  # jobs rejected now: they never run
-    wake_at: int | None = None  # ask to decide again at this slot even if nothing happens
-    preempted: tuple[str, ...] = ()  # partial (worker-level) preemptions done by this decision
-    # Change-based form: job id -> its complete new allocation (empty: stop it); others keep theirs.
-    changes: Mapping[str, tuple[Allocation, ...]] | None = None
-
-
-class Algorithm(Protocol):
-    def decide(self, view: View) -> Decision: ...
-
-    def report(self) -> Mapping[str, Any]:
-        """Extra result fields (e.g. ``prices``) once the run is over."""
-
-
-Booked = tuple[tuple[str, str, Amounts, int], ...]  # (server, role, per-instance demand, count)
-
-
-@record(frozen=False)
-class _JobState:
-    """The engine's bookkeeping of one job."""
-
-    job: Job
-    work_done: float = 0.0  # work done up to the last _sync
-    attained: float = 0.0  # GPU-slots held up to the last _sync
-    work_closed: float = 0.0  # work of the closed progress segments (sum of rate x length)
-    attained_closed: float = 0.0  # GPU-slots held before ``held_since``
-    held_since: int = 0  # slot the current allocation was committed
-    admitted: bool = False
-    rejected: bool = False
-    start: int | None = None
-    completion: int | None = None
-    preemptions: int = 0
-    rate: float = 0.0
-    gpus: float = 0.0
-    allocs: tuple[Allocation, ...] = ()
-    booked: Booked = ()
-    last_held: frozenset[tuple[str, str, str, int]] | None = None  # the last non-empty allocation
-    progress_start: int | None = None  # slot progress (re)starts at the current rate
-    first_rate: float | None = None  # rate in slot progress_start only (the last slot of a restart period)
-    restart: tuple[int, int] | None = None  # current restart period [start, end)
-    version: int = 0  # bumped when the completion slot changes (stale heap entries)
-    view: JobView | None = None  # cached until the state changes
-    view_t: int = -1
-
-
-@record
-class PlacementSegment:
-    """``count`` instances of a role and type held by a job on a server over [start, end)."""
-
-    job_id: str
-    server: str
-    role: str
-    type: str
-    count: int
-    start: int
-    end: int
-
-
-@record
-class ProgressSegment:
-    """A job progressing at ``rate`` work units per slot over [start, end)."""
-
-    job_id: str
-    start: int
-    end: int
-    rate: float
-
-
-@record
-class RestartPeriod:
-    """Slots a job held its allocation without progress after a resume, move or resize."""
-
-    job_id: str
-    start: int
-    end: int  # exclusive; shorter than the restart time if the allocation changed again or the run ended
-
-
-@record
-class Kill:
-    """A job stopped at ``slot`` because ``server`` failed, losing ``lost_work`` work units."""
-
-    job_id: str
-    server: str
-    slot: int
-    lost_work: float
-
-
-@record
-class JobRecord:
-    """The outcome of one job (a row of the result's ``jobs``)."""
-
-    job_id: str
-    arrival: int
-    admitted: bool
-    start: int | None
-    completion: int | None
-    weight: float
-    utility: float  # utility earned: the job's sigmoid at its JCT if completed, else 0
-    work_required: float
-    work_done: float
-    preemptions: int
-
-
-@record
-class Run:
-    """The raw outcome of one simulation, before metrics and serialisation."""
-
-    horizon: int  # the slot the run ended at
-    jobs: tuple[JobRecord, ...]
-    placements: tuple[PlacementSegment, ...]
-    progress: tuple[ProgressSegment, ...]
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    restarts: tuple[RestartPeriod, ...] = ()
-    restart_slots: int = 0  # the restart time the run charged, in slots
-    restart_seconds: float = 0.0  # the restart time it was given (cluster field or run override), s
-    kills: tuple[Kill, ...] = ()  # jobs stopped by server failures (scheduling.failures)
-    job_restart_slots: Mapping[str, int] | None = None  # jobs with their own restart cost -> its slots
 
 
 def restart_slots(cluster: Cluster, restart_seconds: float | None = None) -> int:
@@ -344,7 +128,13 @@ def simulate(
     own = restart_costs.job_slots(instance)  # None unless the instance declares per-job costs
     engine = _Engine(instance, horizon, restart_slots(instance.cluster, seconds), own)
     engine.share = restart_share(seconds, instance.cluster, own is not None)
-    return records.replace(engine.run(algorithm), restart_seconds=float(seconds), job_restart_slots=own)
+    run = engine.run(algorithm)
+    # An algorithm that keeps its last view keeps the engine, often in a reference cycle (a
+    # scheduler and its queues) that only a full collection frees, which the CLI's thresholds
+    # (scheduling.collector) make rare: the engine lets go of its per-job state now.
+    engine.states, engine.active, engine.running_allocs, engine.heap = {}, {}, {}, []
+    engine.log = SegmentLog()
+    return records.replace(run, restart_seconds=float(seconds), job_restart_slots=own)
 
 
 class _Engine:
@@ -360,13 +150,12 @@ class _Engine:
         self.kills: list[Kill] = []
         self.share = 0.0  # restart_share: progress in the last slot of a restart period, x its rate
         self.jobs = sorted(instance.jobs, key=lambda j: (j.arrival, j.job_id))
-        self.states = {j.job_id: _JobState(j) for j in self.jobs}
-        self.active: dict[str, _JobState] = {}  # arrived, not completed, not rejected; in arrival order
+        self.states = {j.job_id: JobState(j, i) for i, j in enumerate(self.jobs)}  # i: arrival rank
+        self.active: dict[str, JobState] = {}  # arrived, not completed, not rejected; in arrival order
         self.running_allocs: dict[str, tuple[Allocation, ...]] = {}  # jobs holding resources
         self.ledger = Ledger(self.cluster)  # every committed allocation, booked
         self.heap: list[tuple[int, int, str, int]] = []  # (completion slot, arrival rank, job id, version)
-        self.rank = {j.job_id: i for i, j in enumerate(self.jobs)}
-        self.log = _Log()
+        self.log = SegmentLog()
         self.restarts: list[RestartPeriod] = []
         # Upload delays matter only where a server or a job states one (the edge-cloud model).
         self.delays = any(s.upload_delay for s in self.cluster.servers) or any(j.upload_delay for j in self.jobs)
@@ -418,20 +207,21 @@ class _Engine:
             self._sync(st, t)
             self._close_periods(st, t)
         self.log.close_all(t)
-        records = tuple(_record(st) for st in self.states.values())
+        placements, progress = self.log.sorted_placements(), self.log.sorted_progress()  # (before the records:
+        records = tuple(job_record(st) for st in self.states.values())  # the sort's keys are gone by then)
         restarts = tuple(sorted(self.restarts, key=lambda r: (r.job_id, r.start)))
         return Run(
             t,
             records,
-            self.log.sorted_placements(),
-            self.log.sorted_progress(),
+            placements,
+            progress,
             dict(algorithm.report()),
             restarts,
             self.restart,
             kills=tuple(self.kills),
         )
 
-    def running(self) -> list[_JobState]:
+    def running(self) -> list[JobState]:
         return [self.states[j] for j in self.running_allocs]
 
     def _next_event(self, next_arrival: int, d: Decision, t: int) -> int | None:
@@ -461,7 +251,7 @@ class _Engine:
             heapq.heappop(heap)
         return None
 
-    def _pop_completions(self, t: int) -> list[_JobState]:
+    def _pop_completions(self, t: int) -> list[JobState]:
         """Complete every job whose completion slot is ``t`` (in arrival order)."""
         done = []
         while (top := self._top_completion()) is not None and top <= t:
@@ -480,7 +270,7 @@ class _Engine:
         return done
 
     # -- views ---------------------------------------------------------------------------------
-    def job_view(self, st: _JobState) -> JobView:
+    def job_view(self, st: JobState) -> JobView:
         if st.view is None or (st.view_t != self.t and st.job.job_id in self.running_allocs):
             self._sync(st, self.t)
             running = st.job.job_id in self.running_allocs
@@ -493,7 +283,7 @@ class _Engine:
             self.order = tuple(a for allocs in self.running_allocs.values() for a in allocs)
         return self.order
 
-    def _sync(self, st: _JobState, t: int) -> None:
+    def _sync(self, st: JobState, t: int) -> None:
         """Bring the job's work and attained service up to slot ``t``. Both are sums over closed
         segments plus the open one, so they do not depend on how often a job is looked at."""
         start = st.progress_start
@@ -639,7 +429,7 @@ class _Engine:
             self.ledger.book(f.server, self.cluster.server(f.server).capacity)
 
     def _change(
-        self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked, preempted: bool = True
+        self, st: JobState, new: tuple[Allocation, ...], t: int, booked: Booked, preempted: bool = True
     ) -> None:
         """Commit ``new`` as the job's allocation from slot ``t`` (already booked in the ledger as
         ``booked``); ``preempted``: an emptied allocation counts as a preemption (not a kill)."""
@@ -686,9 +476,9 @@ class _Engine:
                 done_at = begin + 1 + (math.ceil(rest / st.rate - EPS) if rest / st.rate > EPS else 0)
             else:
                 done_at = begin + max(1, math.ceil(remaining / st.rate - EPS))
-            heapq.heappush(self.heap, (done_at, self.rank[st.job.job_id], st.job.job_id, st.version))
+            heapq.heappush(self.heap, (done_at, st.rank, st.job.job_id, st.version))
 
-    def _set_allocs(self, st: _JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
+    def _set_allocs(self, st: JobState, new: tuple[Allocation, ...], t: int, booked: Booked) -> None:
         """Update the placement log, the running set and the job's booked demands (``booked``:
         ``new``'s, as _check_capacity booked them)."""
         job_id = st.job.job_id
@@ -717,14 +507,27 @@ class _Engine:
         else:
             self.running_allocs.pop(job_id, None)
 
-    def _close_periods(self, st: _JobState, t: int) -> None:
+    def _close_periods(self, st: JobState, t: int) -> None:
         """End the job's open progress segment and restart period at slot ``t``."""
         if st.restart is not None:
             start, end = st.restart
             if min(end, t) > start:
                 self.restarts.append(RestartPeriod(st.job.job_id, start, min(end, t)))
             st.restart = None
-        self.log.close_progress(st, t)
+        self._close_progress(st, t)
+
+    def _close_progress(self, st: JobState, t: int) -> None:
+        """End the job's open progress segment at ``t`` (its first slot apart if it runs at ``first_rate``)."""
+        start = st.progress_start
+        if start is not None and t > start and st.first_rate is not None:
+            self.log.add_progress(st.job.job_id, start, start + 1, st.first_rate)
+            st.work_closed += st.first_rate
+            start += 1
+        if start is not None and t > start:
+            self.log.add_progress(st.job.job_id, start, t, st.rate)
+            st.work_closed += st.rate * (t - start)
+        st.progress_start = None
+        st.first_rate = None
 
 
 def data_ready(servers: Mapping[str, Server], job: Job, allocs: Iterable[Allocation]) -> int:
@@ -746,56 +549,3 @@ def _merge(allocations: Iterable[Allocation]) -> tuple[Allocation, ...]:
     if len(merged) == len(given):
         return given  # already canonical (as every placement is): the same allocations, in order
     return tuple(Allocation(*k, count=c) for k, c in merged.items())
-
-
-class _Log:
-    """Placement and progress segments as the run commits them."""
-
-    def __init__(self) -> None:
-        self.open: dict[tuple[str, str, str, str], tuple[int, int]] = {}  # key -> (count, start)
-        self.placements: list[PlacementSegment] = []
-        self.progress: list[ProgressSegment] = []
-
-    def close(self, key: tuple[str, str, str, str], t: int) -> None:
-        count, start = self.open.pop(key)
-        if t > start:
-            self.placements.append(PlacementSegment(*key, count=count, start=start, end=t))
-
-    def close_all(self, t: int) -> None:
-        for key in list(self.open):
-            self.close(key, t)
-
-    def close_progress(self, st: _JobState, t: int) -> None:
-        start = st.progress_start
-        if start is not None and t > start and st.first_rate is not None:
-            self.progress.append(ProgressSegment(st.job.job_id, start, start + 1, st.first_rate))
-            st.work_closed += st.first_rate
-            start += 1
-        if start is not None and t > start:
-            self.progress.append(ProgressSegment(st.job.job_id, start, t, st.rate))
-            st.work_closed += st.rate * (t - start)
-        st.progress_start = None
-        st.first_rate = None
-
-    def sorted_placements(self) -> tuple[PlacementSegment, ...]:
-        return tuple(sorted(self.placements, key=lambda p: (p.start, p.job_id, p.server, p.role, p.type)))
-
-    def sorted_progress(self) -> tuple[ProgressSegment, ...]:
-        return tuple(sorted(self.progress, key=lambda p: (p.job_id, p.start)))
-
-
-def _record(s: _JobState) -> JobRecord:
-    job = s.job
-    jct = None if s.completion is None else s.completion - job.arrival
-    return JobRecord(
-        job_id=job.job_id,
-        arrival=job.arrival,
-        admitted=s.admitted,
-        start=s.start,
-        completion=s.completion,
-        weight=job.weight,
-        utility=0.0 if jct is None else job.utility.value(jct),
-        work_required=job.work_required,
-        work_done=s.work_done,
-        preemptions=s.preemptions,
-    )

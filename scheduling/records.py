@@ -16,14 +16,16 @@ generated, by the same kind of code ``@dataclass`` writes (so constructing a rec
 constructing the dataclass did); the other methods are shared and read each class's field list.
 ``dataclasses`` is imported only if something asks for ``__dataclass_fields__`` (``replace``,
 ``fields``): the field objects are then made once per class, by ``dataclasses`` from the same
-declaration. tests/test_records.py compares every record class with the dataclass of the same
-declaration.
+declaration. A record class may declare ``__slots__`` (its fields, without defaults) and then pickles
+by a ``__reduce__`` of its own (scheduling.runlog.JobRecord). tests/test_records.py compares every
+record class with the dataclass of the same declaration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
+from types import MemberDescriptorType
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -102,6 +104,8 @@ def _make(cls: Any, frozen: bool) -> Any:
         if "ClassVar" in str(annotation):
             continue
         value = cls.__dict__.get(name, _MISSING)
+        if isinstance(value, MemberDescriptorType):  # a field of a class that declares __slots__
+            value = _MISSING
         spec = value if isinstance(value, _Spec) else _Spec(value, _MISSING, True, True)
         if spec.default is not _MISSING and spec.default.__class__.__hash__ is None:  # as dataclass
             kind = type(spec.default)

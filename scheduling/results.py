@@ -1,43 +1,72 @@
-"""The result document (DESIGN section 4, schema ``mlsched.result/1``): build, write, read."""
+"""The result document (DESIGN section 4, schema ``mlsched.result/1``): build, write, read.
+
+``build`` returns the document as plain JSON values (lists of dicts). With ``compact=True`` its
+``jobs``, ``placements`` and ``progress`` are ``Rows`` instead: read-only sequences over the run's
+own columns whose items are read-only mappings with the same keys and values, built when read (a
+row holds two references, not a dict of eight values), so that a million-job result costs tens of
+bytes a row until it is written. ``write`` streams either form to the same bytes, row by row.
+Readers of the document (the validator, the metrics) see the same values through either form;
+code that stores a document elsewhere (``json.dumps``) takes the plain form.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 
 from scheduling import metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
+from scheduling.runlog import Segments
 from scheduling.speed import demand_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import IO, Any, overload
+else:
+    Any = object  # (Row's value type, for the type checker)
+
+    def overload(f: Any) -> Any:  # as typing.overload at run time: the last definition stands
+        return f
 
 
 SCHEMA = "mlsched.result/1"
 
+COMPACT_FROM = 20_000
+"""Jobs from which ``simulate`` keeps its result compact until it is written (below it, plain rows
+validate faster: a dict's look-up is C, a row's is a Python call)."""
 
-def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any], seed: int) -> dict[str, Any]:
+
+def build(
+    instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any], seed: int, *, compact: bool = False
+) -> dict[str, Any]:
+    """The result document of ``run``; ``compact``: its rows as ``Rows`` (module docstring)."""
     cluster = instance.cluster
     jobs = {j.job_id: j for j in instance.jobs}
-    placements = []
-    for p in run.placements:
-        demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
-        placements.append(
-            {
-                "job_id": p.job_id,
-                "server": p.server,
-                "role": p.role,
-                "type": p.type,
-                "count": p.count,
-                "start": p.start,
-                "end": p.end,
-                "demand": dict(demand),
-            }
-        )
+    rows: tuple[Any, Any, Any]
+    if compact and not cluster.replay_status:  # (a status replay marks its job rows: plain rows)
+        rows = (_job_rows(run.jobs), _placement_rows(cluster, jobs, run), _progress_rows(run))
+    else:
+        placements = []
+        for p in run.placements:
+            demand = demand_of(cluster, jobs[p.job_id], p.role, p.type) or {}
+            placements.append(
+                {
+                    "job_id": p.job_id,
+                    "server": p.server,
+                    "role": p.role,
+                    "type": p.type,
+                    "count": p.count,
+                    "start": p.start,
+                    "end": p.end,
+                    "demand": dict(demand),
+                }
+            )
+        progress = [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress]
+        rows = ([job_dict(r) for r in run.jobs], placements, progress)
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "algorithm": algorithm,
@@ -47,9 +76,9 @@ def build(instance: Instance, run: Run, algorithm: str, params: Mapping[str, Any
         "slot_seconds": cluster.slot_seconds,
         "servers": server_list(cluster),
         "metrics": {},
-        "jobs": [job_dict(r) for r in run.jobs],
-        "placements": placements,
-        "progress": [{"job_id": p.job_id, "start": p.start, "end": p.end, "rate": p.rate} for p in run.progress],
+        "jobs": rows[0],
+        "placements": rows[1],
+        "progress": rows[2],
     }
     own = run.job_restart_slots  # per-job restart costs (scheduling.restart_costs), if declared
     if run.restart_slots or (own and any(own.values())):
@@ -149,18 +178,16 @@ def restart_usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:
     return out
 
 
-def usages(doc: Mapping[str, Any]) -> list[metrics.Usage]:
-    """The result's placements as resource usage (count x per-instance demand)."""
+def usages(doc: Mapping[str, Any]) -> Iterator[metrics.Usage]:
+    """The result's placements as resource usage (count x per-instance demand), one at a time."""
     unlimited = {s["id"] for s in doc["servers"] if s["unlimited"]}
-    return [
-        metrics.Usage(
+    for p in doc["placements"]:
+        yield metrics.Usage(
             start=p["start"],
             end=p["end"],
             demand={r: a * p["count"] for r, a in p["demand"].items()},
             limited=p["server"] not in unlimited,
         )
-        for p in doc["placements"]
-    ]
 
 
 def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
@@ -174,13 +201,153 @@ def utilization_timeline(doc: Mapping[str, Any]) -> dict[str, list[tuple[int, fl
 
 
 def write(doc: Mapping[str, Any], path: Path | str) -> None:
-    """Write ``doc`` to ``path`` as compact JSON, making its folder (os, not pathlib: start-up)."""
+    """Write ``doc`` as compact JSON, its rows streamed one at a time (the bytes of
+    ``json.dumps(doc, separators=(",", ":"))`` plus a newline, in either form of the document),
+    making its folder (os, not pathlib: start-up)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps(doc, separators=(",", ":"), sort_keys=False) + "\n")
+    with open(path, "w", encoding="utf-8") as out:
+        dump(doc, out)
+        out.write("\n")
+
+
+def dump(doc: Mapping[str, Any], out: IO[str]) -> None:
+    """``doc`` as compact JSON on ``out``; lists and ``Rows`` of it written row by row."""
+    encode = json.JSONEncoder(separators=(",", ":")).encode
+    out.write("{")
+    for n, (key, value) in enumerate(doc.items()):
+        out.write(("," if n else "") + encode(key) + ":")
+        if isinstance(value, Rows) or (isinstance(value, list) and len(value) > ROWS_AT_ONCE):
+            out.write("[")
+            for i in range(0, len(value), ROWS_AT_ONCE):  # a batch of rows at a time: few, short writes
+                batch = value[i : i + ROWS_AT_ONCE]
+                part = encode([r.as_dict() if isinstance(r, Row) else r for r in batch])
+                out.write(("," if i else "") + part[1:-1])
+            out.write("]")
+        else:
+            out.write(encode(value))
+    out.write("}")
+
+
+ROWS_AT_ONCE = 4096
+"""Rows encoded per write by ``dump``."""
 
 
 def read(path: Path | str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
         doc: dict[str, Any] = json.loads(f.read())
     return doc
+
+
+class Row(Mapping[str, Any]):
+    """One row of ``Rows``: a read-only mapping of the row's keys to its values."""
+
+    __slots__ = ("_cols", "_i")
+
+    def __init__(self, columns: dict[str, Sequence[Any]], i: int) -> None:
+        self._cols = columns  # the Rows' columns (shared by every row)
+        self._i = i
+
+    def __getitem__(self, key: str) -> Any:
+        return self._cols[key][self._i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cols)
+
+    def __len__(self) -> int:
+        return len(self._cols)
+
+    def as_dict(self) -> dict[str, Any]:
+        i = self._i
+        return {key: column[i] for key, column in self._cols.items()}
+
+    def __eq__(self, other: object) -> bool:
+        return self.as_dict() == (other.as_dict() if isinstance(other, Row) else other)
+
+    __hash__ = None  # type: ignore[assignment]  # as a dict
+
+    def __repr__(self) -> str:
+        return repr(self.as_dict())
+
+
+class Rows(Sequence[Row]):
+    """Rows of a compact document: ``columns`` maps each key, in row order, to its values (a
+    sequence per key, all of one length). Equal to a list of the equal dicts."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: Mapping[str, Sequence[Any]]) -> None:
+        self.columns = dict(columns)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), ()))
+
+    @overload
+    def __getitem__(self, i: int) -> Row: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Row]: ...  # noqa: F811 (overload: not typing's at run time)
+
+    def __getitem__(self, i: int | slice) -> Row | list[Row]:  # noqa: F811
+        if isinstance(i, slice):
+            return [Row(self.columns, k) for k in range(len(self))[i]]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return Row(self.columns, i % len(self))
+
+    def __iter__(self) -> Iterator[Row]:
+        columns = self.columns
+        return (Row(columns, k) for k in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rows | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _packed(values: list[Any]) -> Sequence[Any]:
+    """``values`` in an ``array`` when they are all ints (not bools) or all floats, so that they
+    read back as the same JSON values (8 bytes each instead of a reference and an object), else as given."""
+    kinds = {type(v) for v in values}
+    if kinds == {int}:
+        try:
+            return array("q", values)
+        except OverflowError:
+            return values
+    if kinds == {float}:
+        return array("d", values)
+    return values
+
+
+def _job_rows(records: Sequence[JobRecord]) -> Rows:
+    names = records_names()
+    return Rows({n: _packed([getattr(r, n) for r in records]) for n in names})
+
+
+def records_names() -> tuple[str, ...]:
+    """The keys of a ``jobs`` row, in order (as ``job_dict``)."""
+    return tuple(job_dict(JobRecord("", 0, False, None, None, 0.0, 0.0, 0.0, 0.0, 0)))
+
+
+def _placement_rows(cluster: Cluster, jobs: Mapping[str, Any], run: Run) -> Rows:
+    """The placements' columns; each distinct per-instance demand is one shared (read-only) dict."""
+    columns = {n: _column(run.placements, n) for n in ("job_id", "server", "role", "type", "count", "start", "end")}
+    shared: dict[tuple[tuple[str, float], ...], dict[str, float]] = {}
+    demands = []
+    for job_id, role, type_id in zip(columns["job_id"], columns["role"], columns["type"], strict=True):
+        demand = demand_of(cluster, jobs[job_id], role, type_id) or {}
+        key = tuple(demand.items())
+        demands.append(shared.get(key) or shared.setdefault(key, dict(demand)))
+    return Rows({**columns, "demand": demands})
+
+
+def _progress_rows(run: Run) -> Rows:
+    return Rows({n: _column(run.progress, n) for n in ("job_id", "start", "end", "rate")})
+
+
+def _column(items: Sequence[Any], name: str) -> Sequence[Any]:
+    """Field ``name`` of every item, packed (``_packed``); read from a run's columns where it has them."""
+    if isinstance(items, Segments):
+        return items.column(name)
+    return _packed([getattr(item, name) for item in items])
