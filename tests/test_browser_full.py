@@ -104,6 +104,10 @@ def test_the_whole_path(browser, live_server, tiny_cluster, tiny_trace):
     # JCT tab: bars, CDF, box, scatter (and the timeliness histogram only for utility runs)
     page.click("a.tab[data-tab=jct]")
     expect(page.locator(".comparison[data-ready=true]").first).to_be_visible()
+    # the charts below the window are drawn one at a time after the first paint (static/js/app.js)
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.comparison[data-figure]')).every(d => d.dataset.ready === 'true')"
+    )
     titles = page.locator(".comparison .gtitle").all_text_contents()
     for title in ("average JCT (slots)", "average wait before the first start (slots)", "total JCT (slots)",
                   "JCT distribution (completed jobs)", "JCT per completed job (box)"):  # fmt: skip
