@@ -111,7 +111,10 @@ def experiment(redis_broker, user, tiny_cluster, tiny_trace, settings):
 def test_more_than_ten_runs_are_drawn_in_distinct_colours(experiment, live_server, browser):
     page = signed_in(browser, live_server)
     page.goto(f"{live_server.url}{experiment.get_absolute_url()}?tab=jct")
-    page.wait_for_selector("#jct-1.js-plotly-plot")  # the CDF (after the metric bars)
+    # every chart drawn: those below the window are drawn one at a time after the first paint
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.comparison[data-figure]')).every(d => d.dataset.ready === 'true')"
+    )
     colours = page.evaluate(
         """() => [...document.querySelectorAll('.comparison.js-plotly-plot')]
                  .find(d => d.layout.title.text.startsWith('JCT distribution')).data.map(t => t.line.color)"""
