@@ -52,9 +52,7 @@ if TYPE_CHECKING:
 
     from scheduling.algorithms.ties import PreviousOrder
 else:
-
-    def cast(_type: object, value: object) -> object:  # typing.cast at run time
-        return value
+    from scheduling.runtime_typing import cast
 
 
 __all__ = [

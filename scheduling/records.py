@@ -34,12 +34,7 @@ if TYPE_CHECKING:
     _C = TypeVar("_C", bound=type)
     _R = TypeVar("_R")
 else:  # typing's decorators as they act at run time, for the type checker only
-
-    def overload(f: Any) -> Any:
-        return f
-
-    def dataclass_transform(**kwargs: Any) -> Any:
-        return lambda f: f
+    from scheduling.runtime_typing import dataclass_transform, overload
 
 
 class _Spec:

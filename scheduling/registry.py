@@ -33,9 +33,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 else:
-
-    def cast(_type: object, value: object) -> object:  # typing.cast at run time
-        return value
+    from scheduling.runtime_typing import cast
 
 
 Factory = Callable[[Instance, Mapping[str, "Any"], "np.random.Generator"], Algorithm]

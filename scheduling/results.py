@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 else:
     Any = object  # (Row's value type, for the type checker)
 
-    def overload(f: Any) -> Any:  # as typing.overload at run time: the last definition stands
-        return f
+    from scheduling.runtime_typing import overload
 
 
 SCHEMA = "mlsched.result/1"

@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 else:
     S = object  # (the type variable of Segments' items, for the type checker)
 
-    def overload(f: Any) -> Any:  # as typing.overload at run time: the last definition stands
-        return f
+    from scheduling.runtime_typing import overload
 
 
 @record

@@ -18,11 +18,9 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 else:
-    Protocol = object  # Algorithm is a protocol for the type checker only
     T = object  # (the type variable of Lazy's items, for the type checker)
 
-    def overload(f: Any) -> Any:  # as typing.overload at run time: the last definition stands
-        return f
+    from scheduling.runtime_typing import Protocol, overload  # Algorithm: a protocol for the type checker
 
 
 @record

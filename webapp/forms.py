@@ -16,7 +16,7 @@ from django import forms
 from scheduling import bounds, plugins, presets, registry
 from scheduling.errors import InputError
 from scheduling.model import Instance
-from webapp import adapted, limits, repetitions, submit_worker
+from webapp import adapted, repetitions, submit_worker
 from webapp.datasets import labelled
 from webapp.form_inputs import InputReading
 from webapp.inputs import Inputs, Reasons, Submission, default_name, with_restart_seconds
@@ -232,26 +232,16 @@ class ExperimentForm(InputReading):
                 adapted.check_form(self, data, instance)
                 return data
             if instance is None:  # a worker checks the trace before the runs start (webapp/inputchecks.py)
-                self.repetition = self._repetition_unchecked(data)
+                self.repetition = self._repetition(data, None)  # over seeds (windows: submit_worker.defer)
                 return data
             self._check_supported(instance, set(data.get("algorithms") or ()))
             self.repetition = self._repetition(data, instance)
         return data
 
-    def _repetition_unchecked(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Repetitions of inputs not loaded in the request: over seeds (windows are cut from the
-        loaded trace)."""
-        if (data.get("repeat") or repetitions.NONE) == repetitions.WINDOWS:
-            rows = f"{limits.INLINE_ROWS:,}"
-            self.add_error("repeat_windows", f"a trace of more than {rows} rows is checked in the background: add it "
-                           "to your datasets, and repeat over its windows once it is checked")  # fmt: skip
-            return {}
-        return self._repetition(data, None)
-
     def _repetition(self, data: dict[str, Any], instance: Instance | Reasons | None) -> dict[str, Any]:
         """The repetitions asked for (``repetitions.describe``); a form error on the field at fault.
         ``instance`` may be a stored trace check's reasons: windows then load the inputs after all;
-        None: inputs not loaded, repetitions over seeds only (``_repetition_unchecked``)."""
+        None: inputs not loaded, repetitions over seeds only (windows of a large trace: ``submit_worker.defer``)."""
         over = data.get("repeat") or repetitions.NONE
         seeds: list[int] = []
         cut: int | list[tuple[int, int]] | None = None

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from scheduling.engine import View
     from scheduling.speed import Allocation
 else:
-    Protocol = object  # MemoryOrder is a protocol for the type checker only
+    from scheduling.runtime_typing import Protocol  # MemoryOrder: a protocol for the type checker
 
 
 SortKey = Callable[[JobView, Config], tuple[float, ...]]
