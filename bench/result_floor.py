@@ -72,7 +72,8 @@ def main() -> None:
     a = ap.parse_args()
     py = sys.executable
     print(f"trace {a.trace}; {a.rounds} rounds; load {os.getloadavg()}")
-    print("| algorithm | start (s) | read (s) | serialise (s) | floor (s) | minimal replay (s) | bar: 0.5 x minimal (s) | floor / minimal |")
+    head = ("algorithm", "start (s)", "read (s)", "serialise (s)", "floor (s)", "minimal replay (s)")
+    print("| " + " | ".join((*head, "bar: 0.5 x minimal (s)", "floor / minimal")) + " |")
     print("|---|---|---|---|---|---|---|---|")
     for item in a.result:
         algorithm, path = item.split("=", 1)
