@@ -17,6 +17,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from operator import attrgetter
 
 from scheduling import metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
@@ -358,7 +359,7 @@ class Rows(Sequence[Row]):
 def _packed(values: list[Any]) -> Sequence[Any]:
     """``values`` in an ``array`` when they are all ints (not bools) or all floats, so that they
     read back as the same JSON values (8 bytes each instead of a reference and an object), else as given."""
-    kinds = {type(v) for v in values}
+    kinds = set(map(type, values))
     if kinds == {int}:
         try:
             return array("q", values)
@@ -371,7 +372,7 @@ def _packed(values: list[Any]) -> Sequence[Any]:
 
 def _job_rows(records: Sequence[JobRecord]) -> Rows:
     names = records_names()
-    return Rows({n: _packed([getattr(r, n) for r in records]) for n in names})
+    return Rows({n: _packed(list(map(attrgetter(n), records))) for n in names})
 
 
 def records_names() -> tuple[str, ...]:
@@ -399,4 +400,4 @@ def _column(items: Sequence[Any], name: str) -> Sequence[Any]:
     """Field ``name`` of every item, packed (``_packed``); read from a run's columns where it has them."""
     if isinstance(items, Segments):
         return items.column(name)
-    return _packed([getattr(item, name) for item in items])
+    return _packed(list(map(attrgetter(name), items)))
