@@ -16,7 +16,7 @@ import math
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from operator import attrgetter
 
 from scheduling import metrics, provenance, records, status_replay
