@@ -19,16 +19,21 @@ class Usage:
     limited: bool  # on a server with finite capacity
 
 
-@record
 class Spans:
     """Placement segments as columns (a compact result's): what ``utilization`` reads of each
     ``Usage``, whose demand is ``count`` x the per-instance ``demand``; ``limited`` None: all are."""
 
-    start: Sequence[int]
-    end: Sequence[int]
-    count: Sequence[int]
-    demand: Sequence[Mapping[str, float]]  # per instance
-    limited: Sequence[bool] | None
+    __slots__ = ("count", "demand", "end", "limited", "start")
+
+    def __init__(
+        self,
+        start: Sequence[int],
+        end: Sequence[int],
+        count: Sequence[int],
+        demand: Sequence[Mapping[str, float]],  # per instance
+        limited: Sequence[bool] | None,
+    ) -> None:
+        self.start, self.end, self.count, self.demand, self.limited = start, end, count, demand, limited
 
 
 def compute(
