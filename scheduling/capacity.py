@@ -48,6 +48,10 @@ class _Index:
         self.small = len(cluster.servers) <= SMALL_CLUSTER
         self._unlimited_mask: np.ndarray | None = None
         self.capacity: dict[str, np.ndarray] = {}  # resource -> capacity per server, cluster order
+        # every resource a server states: the per-server arrays a copied ledger starts with (copy)
+        self.resources = tuple(dict.fromkeys(r for s in cluster.servers for r in s.capacity))
+        # roles -> (mask of limited servers accepting all, of unlimited ones or None if there are none)
+        self.masks: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray | None]] = {}
         for s in cluster.servers:
             if not s.unlimited:
                 for role in self.roles[s.id]:
@@ -71,6 +75,15 @@ class _Index:
         if servers is None:
             servers = self.by_roles_small[roles] = [s for s in cluster.servers if all(s.accepts(r) for r in roles)]
         return servers
+
+    def split(self, cluster: Cluster, roles: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray | None]:
+        """The servers accepting every role in ``roles``: (limited ones, unlimited ones or None)."""
+        masks = self.masks.get(roles)
+        if masks is None:
+            eligible = self.eligible(cluster, roles)
+            unlimited = eligible & self.unlimited_mask
+            masks = self.masks[roles] = (eligible & ~self.unlimited_mask, unlimited if unlimited.any() else None)
+        return masks
 
     def eligible(self, cluster: Cluster, roles: tuple[str, ...]) -> np.ndarray:
         mask = self.by_roles.get(roles)
@@ -118,6 +131,10 @@ class Ledger:
         other._used = self._used.copy()
         self._shared = set(self._used)
         other._shared = set(self._used)
+        if not self._index.small:  # copies (one per decision) start with every array, up to date
+            for resource in self._index.resources:
+                if resource not in self._used_arr:
+                    self._arr(resource)
         self._refresh()  # so that copies of a long-lived ledger (the engine's) start up to date
         other._used_arr = {r: a.copy() for r, a in self._used_arr.items()}
         other._stale = set()
@@ -130,16 +147,19 @@ class Ledger:
         index = self._index
         if index.small:
             return self._first_fit_small(roles, combined)
-        eligible = index.eligible(self.cluster, roles)
+        limited, unlimited = index.split(self.cluster, roles)
         if not index.any_eligible[roles]:  # e.g. a worker and a PS on separate pools (OASiS clusters)
             return None
-        ok = eligible & ~index.unlimited_mask
+        ok = limited
         for r, a in combined.items():
             if a > 0:
                 free = index.capacity_of(r) - self._arr(r)
-                ok &= (free + TOLERANCE) / a >= 1.0
-        ok |= eligible & index.unlimited_mask
-        i = int(np.argmax(ok))
+                free += TOLERANCE
+                free /= a
+                ok = ok & (free >= 1.0)
+        if unlimited is not None:
+            ok = ok | unlimited
+        i = int(ok.argmax())
         return index.ids[i] if ok[i] else None
 
     def _first_fit_small(self, roles: tuple[str, ...], combined: Amounts) -> str | None:
@@ -268,13 +288,15 @@ class Ledger:
             self._used[server_id] = defaultdict(float, self._used[server_id])
             self._shared.discard(server_id)
         used = self._used[server_id]
-        if not self._index.small:  # small clusters keep no per-server arrays (see first_fit)
+        index = self._index
+        if not index.small:  # small clusters keep no per-server arrays (see first_fit)
             self._stale.add(server_id)  # its array entries are copied from ``used`` at the next read
-        frees = [self._role_free[role] for role in self._index.counted[server_id]]
+        roles, role_free = index.counted[server_id], self._role_free
         for resource, amount in demand.items():
             booked = amount * count
             used[resource] += booked
-            for free in frees:
+            for role in roles:
+                free = role_free[role]
                 free[resource] = free.get(resource, 0.0) - booked
 
     def release(self, server_id: str, demand: Amounts, count: int = 1) -> None:

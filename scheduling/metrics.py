@@ -19,9 +19,26 @@ class Usage:
     limited: bool  # on a server with finite capacity
 
 
+class Spans:
+    """Placement segments as columns (a compact result's): what ``utilization`` reads of each
+    ``Usage``, whose demand is ``count`` x the per-instance ``demand``; ``limited`` None: all are."""
+
+    __slots__ = ("count", "demand", "end", "limited", "start")
+
+    def __init__(
+        self,
+        start: Sequence[int],
+        end: Sequence[int],
+        count: Sequence[int],
+        demand: Sequence[Mapping[str, float]],  # per instance
+        limited: Sequence[bool] | None,
+    ) -> None:
+        self.start, self.end, self.count, self.demand, self.limited = start, end, count, demand, limited
+
+
 def compute(
     jobs: Sequence[JobRecord],
-    usages: Iterable[Usage],
+    usages: Iterable[Usage] | Spans,
     capacity: Mapping[str, float],
     horizon: int | None = None,
 ) -> dict[str, object]:
@@ -117,7 +134,9 @@ def restart_metrics(periods: Sequence[Usage], k: int = 0, share: float = 0.0) ->
     return {"restarts": len(periods), "restart_gpu_slots": float(lost)}
 
 
-def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: int) -> dict[str, float]:
+def utilization(usages: Iterable[Usage] | Spans, capacity: Mapping[str, float], start: int) -> dict[str, float]:
+    if isinstance(usages, Spans):
+        return _utilization_of_spans(usages, capacity, start)
     used: dict[str, float] = dict.fromkeys(capacity, 0.0)
     end = start
     for u in usages:
@@ -127,6 +146,21 @@ def utilization(usages: Iterable[Usage], capacity: Mapping[str, float], start: i
         for resource, amount in u.demand.items():
             if resource in used:
                 used[resource] += amount * (u.end - u.start)
+    span = end - start
+    return {r: (used[r] / (capacity[r] * span) if capacity[r] > 0 and span > 0 else 0.0) for r in sorted(capacity)}
+
+
+def _utilization_of_spans(spans: Spans, capacity: Mapping[str, float], start: int) -> dict[str, float]:
+    """``utilization`` of the segments in ``spans``: the same sums in the same order (each segment's
+    amount count x demand, times its length)."""
+    used: dict[str, float] = dict.fromkeys(capacity, 0.0)
+    end = max(start, max(spans.end, default=start))
+    limited = spans.limited if spans.limited is not None else [True] * len(spans.end)
+    for s, e, count, demand, counted in zip(spans.start, spans.end, spans.count, spans.demand, limited, strict=True):
+        if counted:
+            for resource, a in demand.items():
+                if resource in used:
+                    used[resource] += a * count * (e - s)
     span = end - start
     return {r: (used[r] / (capacity[r] * span) if capacity[r] > 0 and span > 0 else 0.0) for r in sorted(capacity)}
 

@@ -12,9 +12,12 @@ code that stores a document elsewhere (``json.dumps``) takes the plain form.
 from __future__ import annotations
 
 import json
+import math
 import os
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from json.encoder import encode_basestring_ascii
+from operator import attrgetter
 
 from scheduling import metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
@@ -127,8 +130,11 @@ def job_records(doc: Mapping[str, Any]) -> list[JobRecord]:
     """The job rows as records; a job that ended with a replayed outcome (scheduling.status_replay)
     is not completed, whatever its row's completion (the validator's view sets it to the end)."""
     names = records.names(JobRecord)
+    rows = doc["jobs"]
+    if isinstance(rows, Rows) and "outcome" not in rows.columns:  # a compact document: by columns
+        return list(map(JobRecord, *(rows.columns[k] for k in names)))
     out = []
-    for j in doc["jobs"]:
+    for j in rows:
         values = {k: j[k] for k in names}
         if j.get("outcome") is not None:
             values["completion"] = None
@@ -142,7 +148,14 @@ def compute_metrics(
     """Metrics recomputed from a result's ``jobs`` and ``placements`` (used by build and validator).
     ``records``: the records ``doc["jobs"]`` was written from, when the caller has them (build)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
-    out = metrics.compute(job_records(doc) if records is None else records, usages(doc), capacity, doc["horizon"])
+    rows = doc["placements"]
+    used: Iterable[metrics.Usage] | metrics.Spans = usages(doc)
+    if isinstance(rows, Rows):  # a compact document: its columns read as they are
+        unlimited = {s["id"] for s in doc["servers"] if s["unlimited"]}
+        cols = rows.columns
+        limited = [server not in unlimited for server in cols["server"]] if unlimited else None
+        used = metrics.Spans(cols["start"], cols["end"], cols["count"], cols["demand"], limited)
+    out = metrics.compute(job_records(doc) if records is None else records, used, capacity, doc["horizon"])
     k = int(doc.get("restart_slots", 0) or 0)
     seconds = float(doc.get("restart_seconds", 0) or 0) if k else 0.0
     share = restart_share(seconds, cluster, doc.get("job_restart_slots") is not None)
@@ -215,11 +228,15 @@ def dump(doc: Mapping[str, Any], out: IO[str]) -> None:
     out.write("{")
     for n, (key, value) in enumerate(doc.items()):
         out.write(("," if n else "") + encode(key) + ":")
-        if isinstance(value, Rows) or (isinstance(value, list) and len(value) > ROWS_AT_ONCE):
+        if isinstance(value, Rows):
             out.write("[")
             for i in range(0, len(value), ROWS_AT_ONCE):  # a batch of rows at a time: few, short writes
-                batch = value[i : i + ROWS_AT_ONCE]
-                part = encode([r.as_dict() if isinstance(r, Row) else r for r in batch])
+                out.write(("," if i else "") + _encoded_rows(value.columns, i, i + ROWS_AT_ONCE, encode))
+            out.write("]")
+        elif isinstance(value, list) and len(value) > ROWS_AT_ONCE:
+            out.write("[")
+            for i in range(0, len(value), ROWS_AT_ONCE):
+                part = encode([r.as_dict() if isinstance(r, Row) else r for r in value[i : i + ROWS_AT_ONCE]])
                 out.write(("," if i else "") + part[1:-1])
             out.write("]")
         else:
@@ -229,6 +246,40 @@ def dump(doc: Mapping[str, Any], out: IO[str]) -> None:
 
 ROWS_AT_ONCE = 4096
 """Rows encoded per write by ``dump``."""
+
+
+def _encoded_rows(columns: Mapping[str, Sequence[Any]], i: int, j: int, encode: Callable[[Any], str]) -> str:
+    """Rows ``i:j`` of ``columns`` as ``encode`` writes the list of their dicts, without its
+    brackets: each column's values encoded at once (``_encoded``), then joined row by row with
+    the keys in between (a row is never built as a dict)."""
+    names = list(columns)
+    template = "{" + ",".join(encode(n).replace("%", "%%") + ":%s" for n in names) + "}"
+    parts = [_encoded(columns[n][i:j], encode) for n in names]
+    return ",".join([template % row for row in zip(*parts, strict=True)])
+
+
+def _encoded(values: Sequence[Any], encode: Callable[[Any], str]) -> Sequence[str]:
+    """Each of ``values`` as ``encode`` (a compact ``json.JSONEncoder``'s) writes it, per column kind:
+    ints and floats by their ``repr`` (as json; non-finite floats through ``encode``), strings by
+    json's own escaping, bools and None by name, and any other value through ``encode``, once
+    per distinct object (a compact result's demand dicts are shared)."""
+    if isinstance(values, array):
+        if values.typecode == "q":
+            return list(map(int.__repr__, values))
+        if values.typecode == "d" and all(map(math.isfinite, values)):
+            return list(map(float.__repr__, values))
+        return list(map(encode, values))
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        return list(map(encode_basestring_ascii, values))
+    if kinds <= {int, type(None)}:
+        return ["null" if v is None else int.__repr__(v) for v in values]
+    if kinds == {bool}:
+        return ["true" if v else "false" for v in values]
+    if kinds == {dict}:
+        done: dict[int, str] = {}
+        return [done.get(id(v)) or done.setdefault(id(v), encode(v)) for v in values]
+    return list(map(encode, values))
 
 
 def read(path: Path | str) -> dict[str, Any]:
@@ -308,7 +359,7 @@ class Rows(Sequence[Row]):
 def _packed(values: list[Any]) -> Sequence[Any]:
     """``values`` in an ``array`` when they are all ints (not bools) or all floats, so that they
     read back as the same JSON values (8 bytes each instead of a reference and an object), else as given."""
-    kinds = {type(v) for v in values}
+    kinds = set(map(type, values))
     if kinds == {int}:
         try:
             return array("q", values)
@@ -321,7 +372,7 @@ def _packed(values: list[Any]) -> Sequence[Any]:
 
 def _job_rows(records: Sequence[JobRecord]) -> Rows:
     names = records_names()
-    return Rows({n: _packed([getattr(r, n) for r in records]) for n in names})
+    return Rows({n: _packed(list(map(attrgetter(n), records))) for n in names})
 
 
 def records_names() -> tuple[str, ...]:
@@ -349,4 +400,4 @@ def _column(items: Sequence[Any], name: str) -> Sequence[Any]:
     """Field ``name`` of every item, packed (``_packed``); read from a run's columns where it has them."""
     if isinstance(items, Segments):
         return items.column(name)
-    return _packed([getattr(item, name) for item in items])
+    return _packed(list(map(attrgetter(name), items)))

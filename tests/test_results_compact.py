@@ -76,3 +76,37 @@ def test_the_cli_writes_what_the_library_returns(tmp_path):
         written.pop(volatile, None)
         doc.pop(volatile, None)
     assert written == doc
+
+
+def test_rows_of_every_value_kind_write_as_json_dumps_writes_their_dicts(monkeypatch):
+    from array import array
+
+    shared = {"gpu": 0.5, "cpu": 2.0}
+    columns = {
+        "job_id": ["a", 'b"\\', "ü€\n", "%s", "x"],  # json's escapes, non-ASCII
+        'n%d "k"': array("q", [0, -1, 2**62, 7, 3]),  # a key json escapes, with % in it
+        "rate": array("d", [0.1, 1e300, -0.0, 2.5e-8, 1.0]),
+        "odd": array("d", [float("nan"), float("inf"), -float("inf"), 0.0, 3.0]),
+        "start": [None, 3, 2**70, None, 0],  # ints beyond an array's, with None
+        "flag": [True, False, True, True, False],
+        "demand": [shared, shared, {"gpu": 1.0}, shared, {}],
+        "mixed": [1.5, None, "s", [1, {"a": None}], False],
+    }
+    rows = results.Rows(columns)
+    expected = json.dumps({"rows": [{k: v[i] for k, v in columns.items()} for i in range(5)]}, separators=(",", ":"))
+    for batch in (4096, 2, 1):
+        monkeypatch.setattr(results, "ROWS_AT_ONCE", batch)
+        out = io.StringIO()
+        results.dump({"rows": rows}, out)
+        assert out.getvalue() == expected
+
+
+@pytest.mark.parametrize(("algorithm", "preset"), [("fifo", "edge-cloud"), ("srtf", "zhou-ps")])
+def test_metrics_read_from_the_columns_equal_those_read_row_by_row(algorithm, preset):
+    # edge-cloud has an unlimited cloud server, whose placements utilisation does not count
+    plain, compact = documents(algorithm, preset, 30.0)
+    inst = preset_instance(preset, 40, 3)
+    from_rows = results.compute_metrics(inst.cluster, plain)
+    assert results.compute_metrics(inst.cluster, compact) == from_rows == plain["metrics"]
+    assert any(s["unlimited"] for s in plain["servers"]) == (preset == "edge-cloud")
+    assert results.job_records(compact) == results.job_records(plain)

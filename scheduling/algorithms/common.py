@@ -143,6 +143,9 @@ def planned_rate(cluster: Cluster, job: Job, cfg: Config) -> float:
     return rate(cluster, job, allocs)
 
 
+WORKER_ONLY = ("worker",)
+
+
 def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | None:
     """Book ``cfg`` for ``job`` all-or-nothing; None (and nothing booked) if it does not fit.
 
@@ -155,6 +158,15 @@ def place(ledger: Ledger, job: Job, cfg: Config) -> tuple[Allocation, ...] | Non
     p_demand = demand_of(cluster, job, "ps", cfg.ps_type) if cfg.ps_type is not None and cfg.ps else None
     if w_demand is None:
         return None
+    if p_demand is None:  # workers only (every rigid job): the steps below for one part
+        n = cfg.workers
+        if not ledger.could_fit("worker", w_demand, n):
+            return None
+        home = ledger.first_fit(WORKER_ONLY, {r: 0.0 + a * n for r, a in w_demand.items()})
+        if home is not None:
+            ledger.book(home, w_demand, n)
+            return (Allocation(job.job_id, home, "worker", cfg.worker_type, n),)
+        return _spread(ledger, job.job_id, [("worker", cfg.worker_type, dict(w_demand), n)])
     parts: list[tuple[str, str, dict[str, float], int]] = [("worker", cfg.worker_type, dict(w_demand), cfg.workers)]
     if p_demand is not None and cfg.ps_type is not None:
         parts.append(("ps", cfg.ps_type, dict(p_demand), cfg.ps))

@@ -105,8 +105,11 @@ def walk(ops: Ops, small: bool, room: str) -> list[Any]:
             log.append(taken)
             if taken:
                 booked.append((server, demand, count))
-        if copy:  # copies share entries until written
-            ledger = ledger.copy()
+        if copy:  # copies share entries until written; the engine books on its own ledger after a copy
+            other = ledger.copy()
+            log.append(other.first_fit(roles, demand))
+            if pick % 2 == 0:
+                ledger = other
     return log
 
 
