@@ -2,7 +2,8 @@
 
 ``code()`` is ``{"package": "mlsched", "version": ..., "commit": ...}``: the package version
 (``scheduling.__version__``) and the git commit of the source tree when it is a git checkout
-(``git rev-parse HEAD``; ``"<sha>-dirty"`` when tracked files differ from it). Deployments without
+(``git rev-parse HEAD``; ``"<sha>-dirty"`` when tracked files differ from it; read from ``.git``
+by scheduling/gitread.py, git run only in states that reader does not follow). Deployments without
 ``.git`` (a Docker image) may set ``MLSCHED_COMMIT``; otherwise the commit is None. It is
 computed once per process; ``prefetch()`` starts the git commands early, in the background.
 
@@ -17,16 +18,17 @@ from __future__ import annotations
 import functools
 import math
 import os
-import select
 import time
-import weakref
+from _weakref import ref as _weakref  # weakref.ref, without weakref.py's import (start-up)
 from collections.abc import Mapping
 
+from scheduling import gitread
 from scheduling.model import Instance
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 
 if TYPE_CHECKING:
+    import weakref
     from hashlib import sha256 as _builtin_sha256
     from typing import Any
 else:
@@ -63,14 +65,19 @@ def code() -> dict[str, str | None]:
 _GIT_COMMANDS = (("rev-parse", "HEAD"), ("status", "--porcelain", "--untracked-files=no"))
 GIT_TIMEOUT = 10.0  # seconds for both commands together; a git that takes longer is killed
 _STARTED: list[list[tuple[int, int]]] = []  # the git commands (pid, read end of the output pipe)
+_READ: list[str | None] = []  # the commit as scheduling/gitread.py read it (by prefetch)
 
 
 def prefetch() -> None:
     """Start the git commands behind ``code()`` now, in the background, so that they run while the
     caller does other work (the CLI calls this before loading its inputs); ``code()`` collects them.
     Nothing happens if the commit is already known or comes from ``MLSCHED_COMMIT``."""
-    if not _STARTED and code.cache_info().currsize == 0 and not os.environ.get("MLSCHED_COMMIT"):
-        _STARTED.append(_start_git())
+    if not _STARTED and not _READ and code.cache_info().currsize == 0 and not os.environ.get("MLSCHED_COMMIT"):
+        known = gitread.commit(_SOURCE)
+        if known is gitread.UNKNOWN:
+            _STARTED.append(_start_git())
+        else:
+            _READ.append(known)  # type: ignore[arg-type]
 
 
 def _start_git() -> list[tuple[int, int]]:
@@ -117,6 +124,8 @@ def _stop(pid: int, read: int) -> None:
 def _output(pid: int, read: int, deadline: float) -> str | None:
     """The command's standard output if it exits with status 0 before ``deadline``; else None (a
     command still running then is killed)."""
+    import select  # only when git runs
+
     chunks: list[bytes] = []
     ready = select.poll()  # poll, not select: a long-lived worker may hold descriptors above 1023
     ready.register(read, select.POLLIN)
@@ -139,8 +148,17 @@ def _output(pid: int, read: int, deadline: float) -> str | None:
 def _git_commit() -> str | None:
     """The checkout's commit, with ``-dirty`` if tracked files changed; None without git or a
     repository. ``git rev-parse HEAD`` and ``git status`` run side by side (started by prefetch()
-    if it was called)."""
-    started = _STARTED.pop() if _STARTED else _start_git()
+    if it was called), unless scheduling/gitread.py reads the same answer from ``.git`` (it
+    returns UNKNOWN on any state it does not follow)."""
+    if _READ:
+        return _READ.pop()
+    if _STARTED:
+        started = _STARTED.pop()
+    else:
+        known = gitread.commit(_SOURCE)
+        if known is not gitread.UNKNOWN:
+            return known  # type: ignore[return-value]
+        started = _start_git()
     if len(started) != len(_GIT_COMMANDS):
         return None
     deadline = time.monotonic() + GIT_TIMEOUT
@@ -182,7 +200,7 @@ def inputs(instance: Instance) -> dict[str, str]:
             "cluster_sha256": sha256(shown.encode()).hexdigest(),
             "trace_sha256": trace.hexdigest(),
         }
-        cached = _DIGESTS[key] = (weakref.ref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
+        cached = _DIGESTS[key] = (_weakref(instance, lambda _ref: _DIGESTS.pop(key, None)), digests)
     return dict(cached[1])
 
 
