@@ -11,12 +11,11 @@ code that stores a document elsewhere (``json.dumps``) takes the plain form.
 
 from __future__ import annotations
 
-import json
 import os
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 
-from scheduling import metrics, provenance, records, status_replay
+from scheduling import cjson, metrics, provenance, records, status_replay
 from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
 from scheduling.runlog import Segments
@@ -211,7 +210,7 @@ def write(doc: Mapping[str, Any], path: Path | str) -> None:
 
 def dump(doc: Mapping[str, Any], out: IO[str]) -> None:
     """``doc`` as compact JSON on ``out``; lists and ``Rows`` of it written row by row."""
-    encode = json.JSONEncoder(separators=(",", ":")).encode
+    encode = cjson.compact  # json.JSONEncoder(separators=(",", ":")).encode, without importing json
     out.write("{")
     for n, (key, value) in enumerate(doc.items()):
         out.write(("," if n else "") + encode(key) + ":")
@@ -233,7 +232,7 @@ ROWS_AT_ONCE = 4096
 
 def read(path: Path | str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
-        doc: dict[str, Any] = json.loads(f.read())
+        doc: dict[str, Any] = cjson.loads(f.read())
     return doc
 
 

@@ -167,7 +167,10 @@ def test_random_edits_give_git_answer(repo: Path):
         same(repo)
 
 
-@pytest.mark.parametrize("state", ["autocrlf", "include", "intent to add", "conflict", "GIT_DIR", "unborn", "attributes"])
+STATES = ["autocrlf", "include", "intent to add", "conflict", "GIT_DIR", "unborn", "attributes"]
+
+
+@pytest.mark.parametrize("state", STATES)
 def test_states_it_does_not_follow_are_left_to_git(repo: Path, state: str, monkeypatch: pytest.MonkeyPatch):
     if state == "autocrlf":
         git(repo, "config", "core.autocrlf", "true")
@@ -183,7 +186,8 @@ def test_states_it_does_not_follow_are_left_to_git(repo: Path, state: str, monke
         git(repo, "checkout", "-q", "main")
         (repo / "a.txt").write_text("mine\n")
         git(repo, "commit", "-q", "-am", "mine")
-        subprocess.run(["git", "merge", "-q", "other"], cwd=repo, capture_output=True, env={**os.environ, **ENV})
+        merge = ["git", "merge", "-q", "other"]
+        subprocess.run(merge, cwd=repo, capture_output=True, env={**os.environ, **ENV}, check=False)  # a conflict
     elif state == "GIT_DIR":
         monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
     elif state == "unborn":
@@ -234,7 +238,7 @@ def test_prefetch_reads_the_commit_and_starts_no_git(repo: Path, monkeypatch: py
     provenance.code.cache_clear()
     try:
         provenance.prefetch()
-        assert provenance._READ == [head]
+        assert [head] == provenance._READ
         assert not provenance._STARTED
         assert provenance._git_commit() == head
         assert not provenance._READ
