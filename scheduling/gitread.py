@@ -89,7 +89,7 @@ def commit(source: str) -> str | _Unknown | None:
     """See the module docstring."""
     try:
         return _commit(str(source))
-    except (_Ask, OSError, ValueError, IndexError, KeyError, UnicodeError):
+    except Exception:  # _Ask, or anything unexpected (a truncated file, zlib's error): git decides
         return UNKNOWN
 
 

@@ -244,3 +244,19 @@ def test_prefetch_reads_the_commit_and_starts_no_git(repo: Path, monkeypatch: py
         assert not provenance._READ
     finally:
         provenance.code.cache_clear()
+
+
+@pytest.mark.parametrize("damage", ["index", "loose commit", "HEAD"])
+def test_a_damaged_repository_is_left_to_git(repo: Path, damage: str):
+    gitdir = repo / ".git"
+    if damage == "index":
+        data = (gitdir / "index").read_bytes()
+        (gitdir / "index").write_bytes(data[:-30])
+    elif damage == "loose commit":
+        head = git(repo, "rev-parse", "HEAD")
+        loose = gitdir / "objects" / head[:2] / head[2:]
+        loose.chmod(0o644)
+        loose.write_bytes(b"not zlib")
+    else:
+        (gitdir / "HEAD").write_text("garbage\n")
+    assert gitread.commit(str(repo)) is gitread.UNKNOWN
