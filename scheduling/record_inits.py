@@ -101,7 +101,6 @@ __record_missing = None
 
 CODES = {}
 
-
 def __init__(self, allocations=__record_default_allocations, admit=__record_default_admit, reject=__record_default_reject, wake_at=__record_default_wake_at, preempted=__record_default_preempted, changes=__record_default_changes):
     __record_set(self, 'allocations', allocations)
     __record_set(self, 'admit', admit)
@@ -110,22 +109,16 @@ def __init__(self, allocations=__record_default_allocations, admit=__record_defa
     __record_set(self, 'preempted', preempted)
     __record_set(self, 'changes', changes)
 CODES["def __init__(self, allocations=__record_default_allocations, admit=__record_default_admit, reject=__record_default_reject, wake_at=__record_default_wake_at, preempted=__record_default_preempted, changes=__record_default_changes):\n    __record_set(self, 'allocations', allocations)\n    __record_set(self, 'admit', admit)\n    __record_set(self, 'reject', reject)\n    __record_set(self, 'wake_at', wake_at)\n    __record_set(self, 'preempted', preempted)\n    __record_set(self, 'changes', changes)\n"] = __init__.__code__
-
-
 def __init__(self, cluster, jobs, history=__record_default_history):
     __record_set(self, 'cluster', cluster)
     __record_set(self, 'jobs', jobs)
     __record_set(self, 'history', history)
 CODES["def __init__(self, cluster, jobs, history=__record_default_history):\n    __record_set(self, 'cluster', cluster)\n    __record_set(self, 'jobs', jobs)\n    __record_set(self, 'history', history)\n"] = __init__.__code__
-
-
 def __init__(self, gpus, nic, intra):
     __record_set(self, 'gpus', gpus)
     __record_set(self, 'nic', nic)
     __record_set(self, 'intra', intra)
 CODES["def __init__(self, gpus, nic, intra):\n    __record_set(self, 'gpus', gpus)\n    __record_set(self, 'nic', nic)\n    __record_set(self, 'intra', intra)\n"] = __init__.__code__
-
-
 def __init__(self, horizon, jobs, placements, progress, extra=__record_missing, restarts=__record_default_restarts, restart_slots=__record_default_restart_slots, restart_seconds=__record_default_restart_seconds, kills=__record_default_kills, job_restart_slots=__record_default_job_restart_slots):
     __record_set(self, 'horizon', horizon)
     __record_set(self, 'jobs', jobs)
@@ -138,8 +131,6 @@ def __init__(self, horizon, jobs, placements, progress, extra=__record_missing, 
     __record_set(self, 'kills', kills)
     __record_set(self, 'job_restart_slots', job_restart_slots)
 CODES["def __init__(self, horizon, jobs, placements, progress, extra=__record_missing, restarts=__record_default_restarts, restart_slots=__record_default_restart_slots, restart_seconds=__record_default_restart_seconds, kills=__record_default_kills, job_restart_slots=__record_default_job_restart_slots):\n    __record_set(self, 'horizon', horizon)\n    __record_set(self, 'jobs', jobs)\n    __record_set(self, 'placements', placements)\n    __record_set(self, 'progress', progress)\n    __record_set(self, 'extra', __record_factory_extra() if extra is __record_missing else extra)\n    __record_set(self, 'restarts', restarts)\n    __record_set(self, 'restart_slots', restart_slots)\n    __record_set(self, 'restart_seconds', restart_seconds)\n    __record_set(self, 'kills', kills)\n    __record_set(self, 'job_restart_slots', job_restart_slots)\n"] = __init__.__code__
-
-
 def __init__(self, id, capacity, pool=__record_default_pool, site=__record_default_site, unlimited=__record_default_unlimited, upload_delay=__record_default_upload_delay, intra_bw=__record_default_intra_bw, nic_bw=__record_default_nic_bw, gpu_model=__record_default_gpu_model, storage_gb=__record_default_storage_gb):
     __record_set(self, 'id', id)
     __record_set(self, 'capacity', capacity)
@@ -152,15 +143,11 @@ def __init__(self, id, capacity, pool=__record_default_pool, site=__record_defau
     __record_set(self, 'gpu_model', gpu_model)
     __record_set(self, 'storage_gb', storage_gb)
 CODES["def __init__(self, id, capacity, pool=__record_default_pool, site=__record_default_site, unlimited=__record_default_unlimited, upload_delay=__record_default_upload_delay, intra_bw=__record_default_intra_bw, nic_bw=__record_default_nic_bw, gpu_model=__record_default_gpu_model, storage_gb=__record_default_storage_gb):\n    __record_set(self, 'id', id)\n    __record_set(self, 'capacity', capacity)\n    __record_set(self, 'pool', pool)\n    __record_set(self, 'site', site)\n    __record_set(self, 'unlimited', unlimited)\n    __record_set(self, 'upload_delay', upload_delay)\n    __record_set(self, 'intra_bw', intra_bw)\n    __record_set(self, 'nic_bw', nic_bw)\n    __record_set(self, 'gpu_model', gpu_model)\n    __record_set(self, 'storage_gb', storage_gb)\n"] = __init__.__code__
-
-
 def __init__(self, id, demand, bandwidth=__record_default_bandwidth):
     __record_set(self, 'id', id)
     __record_set(self, 'demand', demand)
     __record_set(self, 'bandwidth', bandwidth)
 CODES["def __init__(self, id, demand, bandwidth=__record_default_bandwidth):\n    __record_set(self, 'id', id)\n    __record_set(self, 'demand', demand)\n    __record_set(self, 'bandwidth', bandwidth)\n"] = __init__.__code__
-
-
 def __init__(self, job, work_done, attained_gpu_slots, admitted, start, running):
     __record_set(self, 'job', job)
     __record_set(self, 'work_done', work_done)
@@ -169,8 +156,6 @@ def __init__(self, job, work_done, attained_gpu_slots, admitted, start, running)
     __record_set(self, 'start', start)
     __record_set(self, 'running', running)
 CODES["def __init__(self, job, work_done, attained_gpu_slots, admitted, start, running):\n    __record_set(self, 'job', job)\n    __record_set(self, 'work_done', work_done)\n    __record_set(self, 'attained_gpu_slots', attained_gpu_slots)\n    __record_set(self, 'admitted', admitted)\n    __record_set(self, 'start', start)\n    __record_set(self, 'running', running)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, arrival, admitted, start, completion, weight, utility, work_required, work_done, preemptions):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'arrival', arrival)
@@ -183,8 +168,6 @@ def __init__(self, job_id, arrival, admitted, start, completion, weight, utility
     __record_set(self, 'work_done', work_done)
     __record_set(self, 'preemptions', preemptions)
 CODES["def __init__(self, job_id, arrival, admitted, start, completion, weight, utility, work_required, work_done, preemptions):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'arrival', arrival)\n    __record_set(self, 'admitted', admitted)\n    __record_set(self, 'start', start)\n    __record_set(self, 'completion', completion)\n    __record_set(self, 'weight', weight)\n    __record_set(self, 'utility', utility)\n    __record_set(self, 'work_required', work_required)\n    __record_set(self, 'work_done', work_done)\n    __record_set(self, 'preemptions', preemptions)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, arrival, arch=__record_default_arch, weight=__record_default_weight, utility=__record_default_utility, epochs=__record_default_epochs, chunks=__record_default_chunks, minibatches=__record_default_minibatches, batch_time=__record_missing, ps_update=__record_missing, gradient_mb=__record_default_gradient_mb, worker_demand=__record_default_worker_demand, ps_demand=__record_default_ps_demand, gpus=__record_default_gpus, gpu_request=__record_default_gpu_request, duration=__record_default_duration, iterations=__record_default_iterations, predicted_iterations=__record_default_predicted_iterations, stages=__record_default_stages, group=__record_default_group, user=__record_default_user, model=__record_default_model, work=__record_default_work, upload_delay=__record_missing, chunk_gb=__record_default_chunk_gb, restart_seconds=__record_default_restart_seconds, checkpoint_gb=__record_default_checkpoint_gb, gpu_speed=__record_missing, outcome=__record_default_outcome):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'arrival', arrival)
@@ -216,8 +199,6 @@ def __init__(self, job_id, arrival, arch=__record_default_arch, weight=__record_
     __record_set(self, 'gpu_speed', __record_factory_gpu_speed() if gpu_speed is __record_missing else gpu_speed)
     __record_set(self, 'outcome', outcome)
 CODES["def __init__(self, job_id, arrival, arch=__record_default_arch, weight=__record_default_weight, utility=__record_default_utility, epochs=__record_default_epochs, chunks=__record_default_chunks, minibatches=__record_default_minibatches, batch_time=__record_missing, ps_update=__record_missing, gradient_mb=__record_default_gradient_mb, worker_demand=__record_default_worker_demand, ps_demand=__record_default_ps_demand, gpus=__record_default_gpus, gpu_request=__record_default_gpu_request, duration=__record_default_duration, iterations=__record_default_iterations, predicted_iterations=__record_default_predicted_iterations, stages=__record_default_stages, group=__record_default_group, user=__record_default_user, model=__record_default_model, work=__record_default_work, upload_delay=__record_missing, chunk_gb=__record_default_chunk_gb, restart_seconds=__record_default_restart_seconds, checkpoint_gb=__record_default_checkpoint_gb, gpu_speed=__record_missing, outcome=__record_default_outcome):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'arrival', arrival)\n    __record_set(self, 'arch', arch)\n    __record_set(self, 'weight', weight)\n    __record_set(self, 'utility', utility)\n    __record_set(self, 'epochs', epochs)\n    __record_set(self, 'chunks', chunks)\n    __record_set(self, 'minibatches', minibatches)\n    __record_set(self, 'batch_time', __record_factory_batch_time() if batch_time is __record_missing else batch_time)\n    __record_set(self, 'ps_update', __record_factory_ps_update() if ps_update is __record_missing else ps_update)\n    __record_set(self, 'gradient_mb', gradient_mb)\n    __record_set(self, 'worker_demand', worker_demand)\n    __record_set(self, 'ps_demand', ps_demand)\n    __record_set(self, 'gpus', gpus)\n    __record_set(self, 'gpu_request', gpu_request)\n    __record_set(self, 'duration', duration)\n    __record_set(self, 'iterations', iterations)\n    __record_set(self, 'predicted_iterations', predicted_iterations)\n    __record_set(self, 'stages', stages)\n    __record_set(self, 'group', group)\n    __record_set(self, 'user', user)\n    __record_set(self, 'model', model)\n    __record_set(self, 'work', work)\n    __record_set(self, 'upload_delay', __record_factory_upload_delay() if upload_delay is __record_missing else upload_delay)\n    __record_set(self, 'chunk_gb', chunk_gb)\n    __record_set(self, 'restart_seconds', restart_seconds)\n    __record_set(self, 'checkpoint_gb', checkpoint_gb)\n    __record_set(self, 'gpu_speed', __record_factory_gpu_speed() if gpu_speed is __record_missing else gpu_speed)\n    __record_set(self, 'outcome', outcome)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, server, role, type, count):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'server', server)
@@ -225,8 +206,6 @@ def __init__(self, job_id, server, role, type, count):
     __record_set(self, 'type', type)
     __record_set(self, 'count', count)
 CODES["def __init__(self, job_id, server, role, type, count):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'server', server)\n    __record_set(self, 'role', role)\n    __record_set(self, 'type', type)\n    __record_set(self, 'count', count)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, server, role, type, count, start, end):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'server', server)
@@ -236,38 +215,28 @@ def __init__(self, job_id, server, role, type, count, start, end):
     __record_set(self, 'start', start)
     __record_set(self, 'end', end)
 CODES["def __init__(self, job_id, server, role, type, count, start, end):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'server', server)\n    __record_set(self, 'role', role)\n    __record_set(self, 'type', type)\n    __record_set(self, 'count', count)\n    __record_set(self, 'start', start)\n    __record_set(self, 'end', end)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, server, slot, lost_work):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'server', server)
     __record_set(self, 'slot', slot)
     __record_set(self, 'lost_work', lost_work)
 CODES["def __init__(self, job_id, server, slot, lost_work):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'server', server)\n    __record_set(self, 'slot', slot)\n    __record_set(self, 'lost_work', lost_work)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, start, end):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'start', start)
     __record_set(self, 'end', end)
 CODES["def __init__(self, job_id, start, end):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'start', start)\n    __record_set(self, 'end', end)\n"] = __init__.__code__
-
-
 def __init__(self, job_id, start, end, rate):
     __record_set(self, 'job_id', job_id)
     __record_set(self, 'start', start)
     __record_set(self, 'end', end)
     __record_set(self, 'rate', rate)
 CODES["def __init__(self, job_id, start, end, rate):\n    __record_set(self, 'job_id', job_id)\n    __record_set(self, 'start', start)\n    __record_set(self, 'end', end)\n    __record_set(self, 'rate', rate)\n"] = __init__.__code__
-
-
 def __init__(self, name, description, missing):
     __record_set(self, 'name', name)
     __record_set(self, 'description', description)
     __record_set(self, 'missing', missing)
 CODES["def __init__(self, name, description, missing):\n    __record_set(self, 'name', name)\n    __record_set(self, 'description', description)\n    __record_set(self, 'missing', missing)\n"] = __init__.__code__
-
-
 def __init__(self, name, kind, unit, meaning, default=__record_default_default, required=__record_default_required, minimum=__record_default_minimum, maximum=__record_default_maximum, strict=__record_default_strict, choices=__record_default_choices, keys=__record_default_keys, blank=__record_default_blank, fallback=__record_default_fallback, source=__record_default_source):
     __record_set(self, 'name', name)
     __record_set(self, 'kind', kind)
@@ -284,8 +253,6 @@ def __init__(self, name, kind, unit, meaning, default=__record_default_default, 
     __record_set(self, 'fallback', fallback)
     __record_set(self, 'source', source)
 CODES["def __init__(self, name, kind, unit, meaning, default=__record_default_default, required=__record_default_required, minimum=__record_default_minimum, maximum=__record_default_maximum, strict=__record_default_strict, choices=__record_default_choices, keys=__record_default_keys, blank=__record_default_blank, fallback=__record_default_fallback, source=__record_default_source):\n    __record_set(self, 'name', name)\n    __record_set(self, 'kind', kind)\n    __record_set(self, 'unit', unit)\n    __record_set(self, 'meaning', meaning)\n    __record_set(self, 'default', default)\n    __record_set(self, 'required', required)\n    __record_set(self, 'minimum', minimum)\n    __record_set(self, 'maximum', maximum)\n    __record_set(self, 'strict', strict)\n    __record_set(self, 'choices', choices)\n    __record_set(self, 'keys', keys)\n    __record_set(self, 'blank', blank)\n    __record_set(self, 'fallback', fallback)\n    __record_set(self, 'source', source)\n"] = __init__.__code__
-
-
 def __init__(self, name, place, repack, monotone, summary):
     __record_set(self, 'name', name)
     __record_set(self, 'place', place)
@@ -293,8 +260,6 @@ def __init__(self, name, place, repack, monotone, summary):
     __record_set(self, 'monotone', monotone)
     __record_set(self, 'summary', summary)
 CODES["def __init__(self, name, place, repack, monotone, summary):\n    __record_set(self, 'name', name)\n    __record_set(self, 'place', place)\n    __record_set(self, 'repack', repack)\n    __record_set(self, 'monotone', monotone)\n    __record_set(self, 'summary', summary)\n"] = __init__.__code__
-
-
 def __init__(self, name, summary, semantics, reference, factory, params=__record_default_params, needs=__record_default_needs, kind=__record_default_kind, extra=__record_missing, check=__record_default_check, online=__record_default_online, prices=__record_default_prices, history=__record_default_history):
     __record_set(self, 'name', name)
     __record_set(self, 'summary', summary)
@@ -310,8 +275,6 @@ def __init__(self, name, summary, semantics, reference, factory, params=__record
     __record_set(self, 'prices', prices)
     __record_set(self, 'history', history)
 CODES["def __init__(self, name, summary, semantics, reference, factory, params=__record_default_params, needs=__record_default_needs, kind=__record_default_kind, extra=__record_missing, check=__record_default_check, online=__record_default_online, prices=__record_default_prices, history=__record_default_history):\n    __record_set(self, 'name', name)\n    __record_set(self, 'summary', summary)\n    __record_set(self, 'semantics', semantics)\n    __record_set(self, 'reference', reference)\n    __record_set(self, 'factory', factory)\n    __record_set(self, 'params', params)\n    __record_set(self, 'needs', needs)\n    __record_set(self, 'kind', kind)\n    __record_set(self, 'extra', __record_factory_extra() if extra is __record_missing else extra)\n    __record_set(self, 'check', check)\n    __record_set(self, 'online', online)\n    __record_set(self, 'prices', prices)\n    __record_set(self, 'history', history)\n"] = __init__.__code__
-
-
 def __init__(self, name, type, default, help, min=__record_default_min, max=__record_default_max, choices=__record_default_choices, check=__record_default_check):
     __record_set(self, 'name', name)
     __record_set(self, 'type', type)
@@ -322,29 +285,21 @@ def __init__(self, name, type, default, help, min=__record_default_min, max=__re
     __record_set(self, 'choices', choices)
     __record_set(self, 'check', check)
 CODES["def __init__(self, name, type, default, help, min=__record_default_min, max=__record_default_max, choices=__record_default_choices, check=__record_default_check):\n    __record_set(self, 'name', name)\n    __record_set(self, 'type', type)\n    __record_set(self, 'default', default)\n    __record_set(self, 'help', help)\n    __record_set(self, 'min', min)\n    __record_set(self, 'max', max)\n    __record_set(self, 'choices', choices)\n    __record_set(self, 'check', check)\n"] = __init__.__code__
-
-
 def __init__(self, name, unit=__record_default_unit):
     __record_set(self, 'name', name)
     __record_set(self, 'unit', unit)
 CODES["def __init__(self, name, unit=__record_default_unit):\n    __record_set(self, 'name', name)\n    __record_set(self, 'unit', unit)\n"] = __init__.__code__
-
-
 def __init__(self, priority=__record_default_priority, decay=__record_default_decay, target=__record_default_target):
     __record_set(self, 'priority', priority)
     __record_set(self, 'decay', decay)
     __record_set(self, 'target', target)
 CODES["def __init__(self, priority=__record_default_priority, decay=__record_default_decay, target=__record_default_target):\n    __record_set(self, 'priority', priority)\n    __record_set(self, 'decay', decay)\n    __record_set(self, 'target', target)\n"] = __init__.__code__
-
-
 def __init__(self, queue=__record_default_queue, executed=__record_default_executed, waited=__record_default_waited, ran=__record_default_ran):
     self.queue = queue
     self.executed = executed
     self.waited = waited
     self.ran = ran
 CODES['def __init__(self, queue=__record_default_queue, executed=__record_default_executed, waited=__record_default_waited, ran=__record_default_ran):\n    self.queue = queue\n    self.executed = executed\n    self.waited = waited\n    self.ran = ran\n'] = __init__.__code__
-
-
 def __init__(self, replicas=__record_default_replicas, forward=__record_default_forward, backward=__record_default_backward, activation_in=__record_default_activation_in, activation_out=__record_default_activation_out, params=__record_default_params):
     __record_set(self, 'replicas', replicas)
     __record_set(self, 'forward', forward)
@@ -353,30 +308,22 @@ def __init__(self, replicas=__record_default_replicas, forward=__record_default_
     __record_set(self, 'activation_out', activation_out)
     __record_set(self, 'params', params)
 CODES["def __init__(self, replicas=__record_default_replicas, forward=__record_default_forward, backward=__record_default_backward, activation_in=__record_default_activation_in, activation_out=__record_default_activation_out, params=__record_default_params):\n    __record_set(self, 'replicas', replicas)\n    __record_set(self, 'forward', forward)\n    __record_set(self, 'backward', backward)\n    __record_set(self, 'activation_in', activation_in)\n    __record_set(self, 'activation_out', activation_out)\n    __record_set(self, 'params', params)\n"] = __init__.__code__
-
-
 def __init__(self, resources, worker_types, ps_types, delay_keys):
     __record_set(self, 'resources', resources)
     __record_set(self, 'worker_types', worker_types)
     __record_set(self, 'ps_types', ps_types)
     __record_set(self, 'delay_keys', delay_keys)
 CODES["def __init__(self, resources, worker_types, ps_types, delay_keys):\n    __record_set(self, 'resources', resources)\n    __record_set(self, 'worker_types', worker_types)\n    __record_set(self, 'ps_types', ps_types)\n    __record_set(self, 'delay_keys', delay_keys)\n"] = __init__.__code__
-
-
 def __init__(self, seconds, model=__record_default_model, gpus=__record_default_gpus):
     __record_set(self, 'seconds', seconds)
     __record_set(self, 'model', model)
     __record_set(self, 'gpus', gpus)
 CODES["def __init__(self, seconds, model=__record_default_model, gpus=__record_default_gpus):\n    __record_set(self, 'seconds', seconds)\n    __record_set(self, 'model', model)\n    __record_set(self, 'gpus', gpus)\n"] = __init__.__code__
-
-
 def __init__(self, server, start, end):
     __record_set(self, 'server', server)
     __record_set(self, 'start', start)
     __record_set(self, 'end', end)
 CODES["def __init__(self, server, start, end):\n    __record_set(self, 'server', server)\n    __record_set(self, 'start', start)\n    __record_set(self, 'end', end)\n"] = __init__.__code__
-
-
 def __init__(self, slot_seconds, resources, servers, worker_types=__record_default_worker_types, ps_types=__record_default_ps_types, horizon=__record_default_horizon, network=__record_missing, restart_seconds=__record_default_restart_seconds, restart_costs=__record_default_restart_costs, checkpoint_gbps=__record_default_checkpoint_gbps, gpu_speeds=__record_missing, failures=__record_default_failures, checkpoint_slots=__record_default_checkpoint_slots, replay_status=__record_default_replay_status):
     __record_set(self, 'slot_seconds', slot_seconds)
     __record_set(self, 'resources', resources)
@@ -393,16 +340,12 @@ def __init__(self, slot_seconds, resources, servers, worker_types=__record_defau
     __record_set(self, 'checkpoint_slots', checkpoint_slots)
     __record_set(self, 'replay_status', replay_status)
 CODES["def __init__(self, slot_seconds, resources, servers, worker_types=__record_default_worker_types, ps_types=__record_default_ps_types, horizon=__record_default_horizon, network=__record_missing, restart_seconds=__record_default_restart_seconds, restart_costs=__record_default_restart_costs, checkpoint_gbps=__record_default_checkpoint_gbps, gpu_speeds=__record_missing, failures=__record_default_failures, checkpoint_slots=__record_default_checkpoint_slots, replay_status=__record_default_replay_status):\n    __record_set(self, 'slot_seconds', slot_seconds)\n    __record_set(self, 'resources', resources)\n    __record_set(self, 'servers', servers)\n    __record_set(self, 'worker_types', worker_types)\n    __record_set(self, 'ps_types', ps_types)\n    __record_set(self, 'horizon', horizon)\n    __record_set(self, 'network', __record_factory_network() if network is __record_missing else network)\n    __record_set(self, 'restart_seconds', restart_seconds)\n    __record_set(self, 'restart_costs', restart_costs)\n    __record_set(self, 'checkpoint_gbps', checkpoint_gbps)\n    __record_set(self, 'gpu_speeds', __record_factory_gpu_speeds() if gpu_speeds is __record_missing else gpu_speeds)\n    __record_set(self, 'failures', failures)\n    __record_set(self, 'checkpoint_slots', checkpoint_slots)\n    __record_set(self, 'replay_status', replay_status)\n"] = __init__.__code__
-
-
 def __init__(self, start, end, demand, limited):
     __record_set(self, 'start', start)
     __record_set(self, 'end', end)
     __record_set(self, 'demand', demand)
     __record_set(self, 'limited', limited)
 CODES["def __init__(self, start, end, demand, limited):\n    __record_set(self, 'start', start)\n    __record_set(self, 'end', end)\n    __record_set(self, 'demand', demand)\n    __record_set(self, 'limited', limited)\n"] = __init__.__code__
-
-
 def __init__(self, t, cluster, jobs, allocations, horizon, arrived, completed=__record_default_completed, engine=__record_default_engine):
     __record_set(self, 't', t)
     __record_set(self, 'cluster', cluster)
@@ -413,8 +356,6 @@ def __init__(self, t, cluster, jobs, allocations, horizon, arrived, completed=__
     __record_set(self, 'completed', completed)
     __record_set(self, 'engine', engine)
 CODES["def __init__(self, t, cluster, jobs, allocations, horizon, arrived, completed=__record_default_completed, engine=__record_default_engine):\n    __record_set(self, 't', t)\n    __record_set(self, 'cluster', cluster)\n    __record_set(self, 'jobs', jobs)\n    __record_set(self, 'allocations', allocations)\n    __record_set(self, 'horizon', horizon)\n    __record_set(self, 'arrived', arrived)\n    __record_set(self, 'completed', completed)\n    __record_set(self, 'engine', engine)\n"] = __init__.__code__
-
-
 def __init__(self, worker_type, workers, ps_type=__record_default_ps_type, ps=__record_default_ps):
     __record_set(self, 'worker_type', worker_type)
     __record_set(self, 'workers', workers)

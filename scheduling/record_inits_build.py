@@ -59,7 +59,7 @@ def text() -> str:
     names = sorted({n for s in sources for n in re.findall(r"=(__record_(?:missing|default_\w+))", s)})
     out = [HEADER, *(f"{n} = None" for n in names), "", "CODES = {}", ""]
     for source in sources:
-        out += ["", source.rstrip("\n"), f"CODES[{source!r}] = __init__.__code__", ""]
+        out += [source.rstrip("\n"), f"CODES[{source!r}] = __init__.__code__"]  # (no blank lines: a short file)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
