@@ -370,6 +370,13 @@ def _worktree_differs(source: str, common: str, entries: list[Entry], index_mtim
     lstat, regular, link = os.lstat, stat.S_ISREG, stat.S_ISLNK
     prefix = os.fsencode(source) + b"/"
     racy = index_mtime[0]
+    folders = {name.rpartition(b"/")[0] for name, *_ in entries} - {b""}
+    for folder in folders:  # a folder on a tracked path turned into a symlink: git finds its files deleted
+        try:
+            if not stat.S_ISDIR(lstat(prefix + folder).st_mode):
+                return True
+        except (FileNotFoundError, NotADirectoryError):
+            return True
     for name, mode, sha, recorded in entries:
         path = prefix + name
         try:

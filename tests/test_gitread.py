@@ -84,7 +84,18 @@ def test_a_file_rewritten_with_its_content_is_clean(repo: Path):
 
 @pytest.mark.parametrize(
     "change",
-    ["staged", "deleted", "staged deletion", "executable", "added", "symlink target", "file to symlink", "renamed"],
+    [
+        "staged",
+        "deleted",
+        "staged deletion",
+        "executable",
+        "added",
+        "symlink target",
+        "file to symlink",
+        "renamed",
+        "folder to symlink",
+        "folder deleted",
+    ],
 )
 def test_changes_git_reports_make_the_checkout_dirty(repo: Path, change: str):
     if change == "staged":
@@ -105,6 +116,11 @@ def test_changes_git_reports_make_the_checkout_dirty(repo: Path, change: str):
     elif change == "file to symlink":
         (repo / "a.txt").unlink()
         os.symlink("run.sh", repo / "a.txt")
+    elif change == "folder to symlink":  # the same files (inodes, times) behind a symlink
+        (repo / "src" / "deep").rename(repo / "src" / "moved")
+        os.symlink("moved", repo / "src" / "deep")
+    elif change == "folder deleted":
+        shutil.rmtree(repo / "src")
     else:
         git(repo, "mv", "a.txt", "z.txt")
     assert same(repo).endswith("-dirty")
