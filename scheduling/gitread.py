@@ -124,7 +124,7 @@ def _commit(source: str) -> str | None:
     head = _head(gitdir, common)
     tree = _commit_tree(common, head)
     entries, index_mtime, cached = _index(os.path.join(gitdir, "index"))
-    if (cached or _tree_of(entries)) != tree:
+    if cached != tree and _tree_of(entries) != tree:  # (a cache tree that differs is checked by hashing)
         return f"{head}-dirty"
     return f"{head}-dirty" if _worktree_differs(source, common, entries, index_mtime) else head
 

@@ -181,6 +181,8 @@ def test_random_edits_give_git_answer(repo: Path):
         elif action == "chmod" and not path.is_symlink():
             path.chmod(0o755 if rng.random() < 0.5 else 0o644)
         same(repo)
+        entries, _, _ = gitread._index(str(repo / ".git" / "index"))
+        assert gitread._tree_of(entries).hex() == git(repo, "write-tree")  # the tree hashed here is git's
 
 
 STATES = ["autocrlf", "include", "intent to add", "conflict", "GIT_DIR", "unborn", "attributes"]
