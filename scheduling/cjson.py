@@ -23,6 +23,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 _make_scanner: Any = None
@@ -65,6 +66,16 @@ def loads(s: str) -> Any:
     if end != len(s) and s[end:].strip(_WHITESPACE):
         return _json_loads(s)  # extra data: json's error
     return value
+
+
+def _python_ascii(s: str) -> str:  # pragma: no cover - CPython has _json
+    from json.encoder import encode_basestring_ascii as python_ascii
+
+    return python_ascii(s)
+
+
+encode_basestring_ascii: Callable[[str], str] = _ascii if _ascii is not None else _python_ascii
+"""``json.encoder.encode_basestring_ascii``, the same ``_json`` function: a string as JSON, ASCII only."""
 
 
 def _json_loads(s: Any) -> Any:

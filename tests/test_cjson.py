@@ -72,3 +72,11 @@ def test_bytes_and_values_json_cannot_hold_behave_as_in_json():
         cjson.compact(loop)
     assert cjson.compact({1: 2, None: 3, 2.5: True}) == json.dumps({1: 2, None: 3, 2.5: True}, separators=(",", ":"))
     assert cjson.compact("é\n") == json.dumps("é\n")
+
+
+def test_the_string_encoder_is_jsons():
+    from json.encoder import encode_basestring_ascii
+
+    assert cjson.encode_basestring_ascii is encode_basestring_ascii  # the same C function
+    for text in ("", "a", "é\n\x00", '"\\', "😀\u2028"):
+        assert cjson.encode_basestring_ascii(text) == encode_basestring_ascii(text)
