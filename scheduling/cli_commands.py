@@ -7,8 +7,6 @@ returns the exit code. Bad input raises ``InputError`` (exit code 2, scheduling/
 
 from __future__ import annotations
 
-import csv
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -57,6 +55,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
     specs = registry.all_specs()
     if args.json:
+        import json  # (not on simulate's path: json imports re, scheduling/cjson.py)
+
         print(json.dumps({name: spec.describe() for name, spec in specs.items()}, indent=2))
         return 0
     for name, spec in specs.items():
@@ -249,6 +249,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         rows.append({"algorithm": name, **{k: doc["metrics"].get(k) for k in columns}})
         _print_metrics(name, doc["metrics"])
         _print_notes(name, doc)
+    import csv  # (not on simulate's path: csv imports re)
+
     with _writing(args.out), (args.out / "summary.csv").open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=["algorithm", *SUMMARY_METRICS, "jobs", *CENSORED_SUMMARY])
         writer.writeheader()

@@ -13,7 +13,7 @@ scheduling.feasibility (jobs that fit nowhere).
 
 from __future__ import annotations
 
-import csv
+import _csv as csv  # csv.reader and csv.Error are _csv's; csv.py imports re (start-up)
 import io
 import math
 from collections.abc import Callable, Mapping

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
-from types import MemberDescriptorType
+from types import CodeType, FunctionType, MemberDescriptorType
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -145,16 +145,19 @@ def _init(cls: Any, specs: dict[str, _Spec], frozen: bool) -> Any:
     (``object.__setattr__`` for frozen records), a factory called when its field is not given."""
     params: list[str] = []
     body: list[str] = []
+    defaults: list[Any] = []  # the parameters' defaults, as the def below evaluates them
     namespace: dict[str, Any] = {"__record_set": object.__setattr__, "__record_missing": _MISSING}
     for name, spec in specs.items():
         if spec.default_factory is not _MISSING:
             namespace[f"__record_factory_{name}"] = spec.default_factory
             params.append(f"{name}=__record_missing")
+            defaults.append(_MISSING)
             value = f"__record_factory_{name}() if {name} is __record_missing else {name}"
         else:
             if spec.default is not _MISSING:
                 namespace[f"__record_default_{name}"] = spec.default
                 params.append(f"{name}=__record_default_{name}")
+                defaults.append(spec.default)
             else:
                 params.append(name)
             value = name
@@ -162,11 +165,33 @@ def _init(cls: Any, specs: dict[str, _Spec], frozen: bool) -> Any:
     if hasattr(cls, "__post_init__"):
         body.append("    self.__post_init__()")
     source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-    exec(source, namespace)
-    init = namespace["__init__"]
+    SOURCES.add(source)
+    code = _compiled().get(source)
+    if code is None:
+        exec(source, namespace)
+        init = namespace["__init__"]
+    else:  # the same def, compiled ahead (scheduling/record_inits.py): no compile() at import
+        init = FunctionType(code, namespace, "__init__", tuple(defaults) or None)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     return init
+
+
+SOURCES: set[str] = set()
+"""Every ``__init__`` source ``_init`` made in this process (scheduling/record_inits_build.py)."""
+_COMPILED: list[dict[str, CodeType]] = []
+
+
+def _compiled() -> dict[str, CodeType]:
+    """source -> code of the ``__init__`` defs compiled ahead in scheduling/record_inits.py: compiling
+    them at each start-up took about 4 ms of a 70-ms ``simulate`` (bench/RESULTS.md)."""
+    if not _COMPILED:
+        try:
+            from scheduling.record_inits import CODES
+        except ImportError:  # pragma: no cover - the generated module is part of the package
+            CODES = {}
+        _COMPILED.append(CODES)
+    return _COMPILED[0]
 
 
 def _key(compared: list[str]) -> Callable[[Any], tuple[Any, ...]]:

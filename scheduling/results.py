@@ -11,15 +11,14 @@ code that stores a document elsewhere (``json.dumps``) takes the plain form.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from json.encoder import encode_basestring_ascii
 from operator import attrgetter
 
-from scheduling import metrics, provenance, records, status_replay
+from scheduling import cjson, metrics, provenance, records, status_replay
+from scheduling.cjson import encode_basestring_ascii
 from scheduling.engine import JobRecord, Run, restart_share
 from scheduling.model import Cluster, Instance
 from scheduling.runlog import Segments
@@ -224,7 +223,7 @@ def write(doc: Mapping[str, Any], path: Path | str) -> None:
 
 def dump(doc: Mapping[str, Any], out: IO[str]) -> None:
     """``doc`` as compact JSON on ``out``; lists and ``Rows`` of it written row by row."""
-    encode = json.JSONEncoder(separators=(",", ":")).encode
+    encode = cjson.compact  # json.JSONEncoder(separators=(",", ":")).encode, without importing json
     out.write("{")
     for n, (key, value) in enumerate(doc.items()):
         out.write(("," if n else "") + encode(key) + ":")
@@ -284,7 +283,7 @@ def _encoded(values: Sequence[Any], encode: Callable[[Any], str]) -> Sequence[st
 
 def read(path: Path | str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
-        doc: dict[str, Any] = json.loads(f.read())
+        doc: dict[str, Any] = cjson.loads(f.read())
     return doc
 
 

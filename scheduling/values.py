@@ -6,18 +6,19 @@ scheduling.job_rows, and the tables of scheduling.failures, gpu_types and restar
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from scheduling import cjson
 from scheduling.bounds import MAX_AMOUNT
 from scheduling.errors import InputError
 from scheduling.schema import Field
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from json import JSONDecodeError
     from pathlib import Path
     from typing import Any
 
@@ -47,8 +48,8 @@ def read_text(path: Path | str, name: str | None = None, max_bytes: int = MAX_IN
 
 
 def decode(data: bytes, label: str) -> str:
-    try:
-        text = data.decode("utf-8-sig")
+    try:  # as data.decode("utf-8-sig") (an error's offset after the BOM), without loading that codec
+        text = (data[3:] if data.startswith(b"\xef\xbb\xbf") else data).decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
@@ -153,11 +154,18 @@ def amounts(value: Any, field: str, resources: frozenset[str] | set[str] | None 
     return out
 
 
+def _decode_error() -> type[JSONDecodeError]:
+    """json.JSONDecodeError, imported only once an error is raised (json imports re: start-up)."""
+    from json import JSONDecodeError
+
+    return JSONDecodeError
+
+
 def parse_json(content: str, label: str) -> Any:
     """The JSON document in ``content``, or InputError naming the line of a syntax error."""
     try:
-        return json.loads(content)
-    except json.JSONDecodeError as exc:
+        return cjson.loads(content)  # json.loads without importing json (its errors are json's)
+    except _decode_error() as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=label, line=exc.lineno) from None
     except ValueError:  # an integer of more digits than Python converts
         raise InputError(
