@@ -134,13 +134,14 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     # the same for every such job.
     typed: dict[tuple[str, str], dict[str, float] | None] = {}
     for x, p in enumerate(doc["placements"]):
-        if p["server"] in limited:
-            at = on_server.get(p["server"])
-            if at is None:
-                at = on_server[p["server"]] = array("q")
-            at.append(x)
         i = index.get(p["job_id"], -1)
-        server = servers.get(p["server"])
+        server_id = p["server"]
+        if server_id in limited:
+            at = on_server.get(server_id)
+            if at is None:
+                at = on_server[server_id] = array("q")
+            at.append(x)
+        server = servers.get(server_id)
         if i < 0 or server is None:
             problems.append(f"{_where(p)}: unknown job or server")
             every_server_known = every_server_known and server is not None
