@@ -150,7 +150,7 @@ class Cluster:
         return sum(s.capacity.get(resource, 0.0) for s in self.servers if not s.unlimited)
 
 
-@record
+@record(slots=True)  # (a trace with utilities holds one per job)
 class Utility:
     """Sigmoid utility of OASiS Sec. V-A: f(jct) = priority / (1 + exp(decay * (jct - target)))."""
 
@@ -177,7 +177,7 @@ class Stage:
     params: float = 0.0  # parameter size, MB
 
 
-@record
+@record(slots=True)  # a slot per field, no __dict__: a trace holds one per job (a million at 1M jobs)
 class Job:
     """One training job of a trace, as loaded (docs/formats.md, job trace)."""
 

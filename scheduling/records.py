@@ -17,8 +17,11 @@ constructing the dataclass did); the other methods are shared and read each clas
 ``dataclasses`` is imported only if something asks for ``__dataclass_fields__`` (``replace``,
 ``fields``): the field objects are then made once per class, by ``dataclasses`` from the same
 declaration. A record class may declare ``__slots__`` (its fields, without defaults) and then pickles
-by a ``__reduce__`` of its own (scheduling.runlog.JobRecord). tests/test_records.py compares every
-record class with the dataclass of the same declaration.
+by a ``__reduce__`` of its own (scheduling.runlog.JobRecord); or ``@record(slots=True)`` makes it a
+class with a slot per field and no ``__dict__`` (as ``@dataclass(slots=True)``: a new class of the
+same name, its defaults only in ``__init__``, not class attributes), which pickles by its
+constructor (scheduling.model.Job: a trace holds one per job, a million at 1M jobs).
+tests/test_records.py compares every record class with the dataclass of the same declaration.
 """
 
 from __future__ import annotations
@@ -82,30 +85,38 @@ def replace(obj: _R, /, **changes: Any) -> _R:
 @overload
 def record(cls: _C, /) -> _C: ...
 @overload
-def record(*, frozen: bool = True) -> Callable[[_C], _C]: ...  # noqa: F811 (overload: not typing's at run time)
+def record(  # noqa: F811 (overload: not typing's at run time)
+    *, frozen: bool = True, slots: bool = False
+) -> Callable[[_C], _C]: ...
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def record(cls: Any = None, /, *, frozen: bool = True) -> Any:  # noqa: F811
-    """Make ``cls`` a record (frozen unless ``frozen=False``); see the module docstring."""
+def record(cls: Any = None, /, *, frozen: bool = True, slots: bool = False) -> Any:  # noqa: F811
+    """Make ``cls`` a record (frozen unless ``frozen=False``; with ``slots``, a class with a slot
+    per field and no ``__dict__``); see the module docstring."""
     if cls is None:
-        return lambda c: _make(c, frozen)
-    return _make(cls, frozen)
+        return lambda c: _make(c, frozen, slots)
+    return _make(cls, frozen, slots)
 
 
-def _make(cls: Any, frozen: bool) -> Any:
+def _make(cls: Any, frozen: bool, slots: bool = False) -> Any:
     # the class's own annotations (inspect.get_annotations would import inspect, which this avoids)
     annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+    declared = dict(cls.__dict__)  # the fields' class attributes: their defaults or field(...)
+    if slots:
+        cls = _slotted(cls, annotations)
     specs: dict[str, _Spec] = {}
     for name, annotation in annotations.items():
         if "ClassVar" in str(annotation):
             continue
-        value = cls.__dict__.get(name, _MISSING)
+        value = declared.get(name, _MISSING)
         if isinstance(value, MemberDescriptorType):  # a field of a class that declares __slots__
             value = _MISSING
         spec = value if isinstance(value, _Spec) else _Spec(value, _MISSING, True, True)
         if spec.default is not _MISSING and spec.default.__class__.__hash__ is None:  # as dataclass
             kind = type(spec.default)
             raise ValueError(f"mutable default {kind} for field {name} is not allowed: use default_factory")
-        if isinstance(value, _Spec):  # the class attribute becomes the default, as with dataclass
+        if slots:
+            pass  # (a slot per field: the default lives in __init__ only)
+        elif isinstance(value, _Spec):  # the class attribute becomes the default, as with dataclass
             if spec.default is _MISSING:
                 delattr(cls, name)  # a factory: no class attribute
             else:
@@ -126,9 +137,26 @@ def _make(cls: Any, frozen: bool) -> Any:
     if frozen:
         cls.__setattr__ = _frozen_setattr
         cls.__delattr__ = _frozen_delattr
+    if slots and "__reduce__" not in cls.__dict__:
+        cls.__reduce__ = _reduce  # (by the constructor: a frozen record's __setattr__ refuses)
     cls.__dataclass_fields__ = _DataclassFields()
     cls.__record_declaration__ = (annotations, dict(specs), frozen)
     return cls
+
+
+def _slotted(cls: Any, annotations: dict[str, Any]) -> Any:
+    """A class like ``cls`` with ``__slots__`` of its fields (as ``dataclass(slots=True)``): the
+    same namespace without the fields' class attributes (their defaults), a new class object."""
+    fields = tuple(n for n, a in annotations.items() if "ClassVar" not in str(a))
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in fields and k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = fields
+    made = type(cls)(cls.__name__, cls.__bases__, namespace)
+    made.__qualname__ = cls.__qualname__
+    return made
+
+
+def _reduce(self: Any) -> tuple[type, tuple[Any, ...]]:
+    return (type(self), tuple([getattr(self, n) for n in type(self).__record_fields__]))
 
 
 def _check_order(cls: Any, specs: dict[str, _Spec]) -> None:

@@ -7,13 +7,14 @@ per-instance demands, work rates and metrics.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from operator import itemgetter
 
-from scheduling import failures, metrics, restart_costs, status_replay, storage
-from scheduling.capacity import TOLERANCE
+from scheduling import failures, metrics, restart_costs, slot_rules, status_replay, storage
 from scheduling.engine import data_ready, restart_share
 from scheduling.model import Instance, Job, Server
 from scheduling.results import SCHEMA, compute_metrics, job_records, server_list
@@ -26,6 +27,8 @@ from scheduling.speed import (
     rate,
     typed_demand,
 )
+from scheduling.validator_rows import ByJob, column, records_of, row_reader
+from scheduling.validator_rows import check_capacity as _check_capacity
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -102,22 +105,48 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
         problems.append(f"schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
     if doc["servers"] != server_list(cluster):
         problems.append("servers differ from the cluster's expanded server list")
-    jobs = {j.job_id: j for j in instance.jobs}
-    records = {r["job_id"]: r for r in doc["jobs"]}
-    if records.keys() != jobs.keys():
+    # The document is read job by job without a list of rows per job: each row is found by its
+    # position (scheduling.validator_rows), so that a million-job result is checked in little more memory than
+    # it takes itself (bench/RESULTS.md, "A million jobs on one machine").
+    trace = instance.jobs
+    index = {j.job_id: i for i, j in enumerate(trace)}  # job id -> its (last) position in the trace
+    rows = doc["jobs"]
+    row_of = array("q", [-1]) * len(trace)  # trace position -> the job's (last) row
+    order = array("q")  # trace positions in the order the rows first name them
+    known = True
+    for k, job_id in enumerate(column(rows, "job_id")):
+        i = index.get(job_id, -1)
+        if i < 0:
+            known = False
+            continue
+        if row_of[i] < 0:
+            order.append(i)
+        row_of[i] = k
+    if not known or len(order) != len(index):
         problems.append("jobs in the result differ from the trace's jobs")
         return
     servers = {s.id: s for s in cluster.servers}
-    by_job: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    limited = {s.id for s in cluster.servers if not s.unlimited}
+    on_server: dict[str, array[int]] = {}  # limited server -> its placements (positions), servers in order of use
+    held_by = ByJob(len(trace), len(doc["placements"]))  # a job's placements, where its job and server are known
+    every_server_known = True
     # The demand of a role and type for the jobs given their types' demands (most jobs; speed.typed_demand):
     # the same for every such job.
     typed: dict[tuple[str, str], dict[str, float] | None] = {}
-    for p in doc["placements"]:
-        job = jobs.get(p["job_id"])
-        server = servers.get(p["server"])
-        if job is None or server is None:
+    for x, p in enumerate(doc["placements"]):
+        i = index.get(p["job_id"], -1)
+        server_id = p["server"]
+        if server_id in limited:
+            at = on_server.get(server_id)
+            if at is None:
+                at = on_server[server_id] = array("q")
+            at.append(x)
+        server = servers.get(server_id)
+        if i < 0 or server is None:
             problems.append(f"{_where(p)}: unknown job or server")
+            every_server_known = every_server_known and server is not None
             continue
+        job = trace[i]
         if p["start"] < job.arrival:
             problems.append(f"{_where(p)}: starts before the job arrives at {job.arrival}")
         if p["end"] <= p["start"] or p["count"] <= 0:
@@ -137,15 +166,20 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             demand = None if of_job is None else dict(of_job)
         if demand is None or (demand != p["demand"] and not metrics.close(demand, p["demand"])):
             problems.append(f"{_where(p)}: demand {p['demand']} is not the {role} type {p['type']!r} demand")
-        by_job[p["job_id"]].append(p)
-    _check_capacity(instance, doc, problems)
+        held_by.add(i, x)
+    held_by.done()
+    _check_capacity(instance, doc, problems, on_server)
+    del on_server
     problems.extend(storage.check(instance, doc))
-    progress: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for g in doc["progress"]:
-        progress[g["job_id"]].append(g)
+    made_by = ByJob(len(trace), len(doc["progress"]))  # a job's progress segments
+    for x, job_id in enumerate(column(doc["progress"], "job_id")):
+        i = index.get(job_id, -1)
+        if i >= 0:
+            made_by.add(i, x)
+    made_by.done()
     restarts: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for rp in doc.get("restarts") or []:
-        if rp["job_id"] not in jobs:
+        if rp["job_id"] not in index:
             problems.append(f"restart period of unknown job {rp['job_id']!r}")
             continue
         restarts[rp["job_id"]].append(rp)
@@ -162,8 +196,15 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
     one_ps_rule = is_edge_cloud(cluster)  # (_check_job's edge-cloud rule: never on the short path)
     delays = any(s.upload_delay for s in cluster.servers) or any(j.upload_delay for j in instance.jobs)
     lost = _check_failures(instance, doc, problems)  # job id -> work lost to server failures
-    for job_id, r in records.items():
-        job, held, made = jobs[job_id], by_job.get(job_id, []), progress.get(job_id, [])
+    ps_rules = doc.get("algorithm") in PS_RULES
+    counted: list[tuple[int, str]] | None = [] if every_server_known else None  # (first placement, problem)
+    row, placement, segment = row_reader(rows), row_reader(doc["placements"]), row_reader(doc["progress"])
+    for i in order:
+        job = trace[i]
+        job_id, r = job.job_id, row(row_of[i])
+        held, made = held_by.rows(i, placement), made_by.rows(i, segment)
+        if counted is not None and held:
+            counted.extend((held_by.first(i), c) for c in slot_rules.job_worker_counts(job, held, ps_rules))
         if (
             len(held) == 1
             and not one_ps_rule
@@ -188,10 +229,14 @@ def _validate(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -
             timeline,
             servers if delays else None,
         )
-    problems.extend(worker_counts(instance, doc, ps_rules=doc.get("algorithm") in PS_RULES))
+    del index, row_of, order, held_by, made_by
+    if counted is None:  # (a placement on an unknown server: counted with the job's other placements)
+        problems.extend(worker_counts(instance, doc, ps_rules=ps_rules))
+    else:  # in the order of each job's first placement, as worker_counts gives them
+        problems.extend(c for _, c in sorted(counted, key=itemgetter(0)))
     problems.extend(ps_reservations(instance, doc, always=doc.get("algorithm") in RESERVATION_RULES))
     _check_horizon(doc, problems)
-    recomputed = compute_metrics(cluster, doc)
+    recomputed = compute_metrics(cluster, doc, records_of(rows))
     if "timeliness" in doc["metrics"]:  # optional OASiS metrics, recomputed from the trace's utilities
         recomputed.update(metrics.utility_metrics(job_records(doc), {j.job_id: j.utility for j in instance.jobs}))
     for key, value in recomputed.items():
@@ -244,8 +289,8 @@ def _check_horizon(doc: Mapping[str, Any], problems: list[str]) -> None:
     horizon = doc["horizon"]
     if isinstance(horizon, bool) or not isinstance(horizon, int):
         raise TypeError(f"horizon {horizon!r} is not a whole slot")
-    ends = [p["end"] for p in doc["placements"]] + [g["end"] for g in doc["progress"]]
-    ends += [j["completion"] for j in doc["jobs"] if j["completion"] is not None]
+    completions = (c for c in column(doc["jobs"], "completion") if c is not None)
+    ends = chain(column(doc["placements"], "end"), column(doc["progress"], "end"), completions)
     last = max(ends, default=horizon)
     if last > horizon:
         problems.append(f"horizon {horizon}: the run has a placement, work or completion until slot {last}")
@@ -253,36 +298,6 @@ def _check_horizon(doc: Mapping[str, Any], problems: list[str]) -> None:
 
 def _where(p: Mapping[str, Any]) -> str:
     return f"placement of job {p['job_id']!r} on {p['server']!r} [{p['start']}, {p['end']})"
-
-
-def _check_capacity(instance: Instance, doc: Mapping[str, Any], problems: list[str]) -> None:
-    """Capacity per server, resource and slot, by a sweep over placement start/end events."""
-    limited = {s.id: s for s in instance.cluster.servers if not s.unlimited}
-    events: dict[str, list[tuple[int, int, tuple[tuple[str, float], ...]]]] = {}  # servers in order of use
-    for p in doc["placements"]:
-        if p["server"] in limited:
-            evs = events.setdefault(p["server"], [])
-            n = p["count"]
-            total = tuple([(r, a * n) for r, a in p["demand"].items()])
-            evs.append((p["start"], 1, total))
-            evs.append((p["end"], -1, total))
-    by_slot = itemgetter(0, 1)  # ends (-1) before starts (+1) at the same slot; else in order
-    for server_id, evs in events.items():
-        capacity = limited[server_id].capacity
-        used: dict[str, float] = defaultdict(float)
-        evs.sort(key=by_slot)
-        for i, (t, sign, total) in enumerate(evs):
-            for resource, amount in total:
-                used[resource] += sign * amount
-            last_at_t = i + 1 == len(evs) or evs[i + 1][0] != t
-            if not last_at_t:
-                continue
-            for resource, amount in used.items():
-                if amount > capacity.get(resource, 0.0) + TOLERANCE * max(1.0, amount):
-                    problems.append(
-                        f"server {server_id!r} slot {t}: {resource} used {amount:g} > capacity "
-                        f"{capacity.get(resource, 0.0):g}"
-                    )
 
 
 Held = tuple[tuple["Any", "Any", "Any", "Any"], ...]  # (server, role, type, count) of each placement held

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduling import api, presets, registry
+from scheduling import api, presets, records, registry
 from scheduling.algorithms.oasis.online import Oasis, check_constraints, estimate_bounds, job_shape
 from scheduling.errors import InputError
 from scheduling.loaders import cluster_from_dict, job_from_row, parse_cluster, parse_trace
@@ -82,7 +82,7 @@ def test_rrh_rejects_a_job_that_cannot_earn_utility() -> None:
     rng = np.random.default_rng(8)
     inst = tiny_instance(rng, 1, horizon=8)
     job = inst.jobs[0]
-    hopeless = Instance(inst.cluster, (type(job)(**{**job.__dict__, "utility": Utility(50.0, 6.0, -200.0)}),))
+    hopeless = Instance(inst.cluster, (records.replace(job, utility=Utility(50.0, 6.0, -200.0)),))
     doc = api.run(hopeless, "rrh")
     assert not doc["jobs"][0]["admitted"] and doc["placements"] == []
 

@@ -173,3 +173,33 @@ def test_a_mutable_default_is_refused_as_dataclass_refuses_it():
             """One list for every instance."""
 
             items: list[int] = []  # noqa: RUF012
+
+
+@record(slots=True)
+class Point:
+    """A frozen record with slots, defaults and a factory (module level: pickled by reference)."""
+
+    x: int
+    y: int = 2
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def test_a_slotted_record_has_a_slot_per_field_and_no_dict():
+    p = Point(1)
+    assert Point.__slots__ == ("x", "y", "tags") and not hasattr(p, "__dict__")
+    assert (p.x, p.y, p.tags) == (1, 2, ()) and repr(p) == "Point(x=1, y=2, tags=())"
+    assert "y" not in Point.__dict__ or not isinstance(Point.__dict__["y"], int)  # the default: in __init__ only
+    assert pickle.loads(pickle.dumps(Point(3, 4, ("a",)))) == Point(3, 4, ("a",))
+    assert dataclasses.replace(p, y=5) == Point(1, 5) and records.replace(p, x=0) == Point(0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 3  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        object.__setattr__(p, "z", 0)  # no __dict__: no other attribute
+
+
+def test_the_models_jobs_are_slotted():
+    from scheduling.model import Job, Utility
+
+    for cls in (Job, Utility):
+        assert not hasattr(cls(*required_values(cls, 0).values()), "__dict__"), cls
+    assert Job.__slots__ == records.names(Job)
