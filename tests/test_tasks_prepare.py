@@ -105,6 +105,12 @@ def state(env, ids, pages=False):
     return {int(k): v for k, v in env.python(STATE, json.dumps(ids), "pages" if pages else "").items()}
 
 
+def recovered(tmp_path):
+    """The counts of each pass of ``recover_runs --every`` so far."""
+    lines = (tmp_path / "recover.log").read_text().splitlines()
+    return [{k: int(v) for k, v in (w.split("=") for w in line.split())} for line in lines if "prepared=" in line]
+
+
 def test_preparations_over_redis_complete_through_a_killed_worker_and_fail_runs_with_their_reasons(
     tmp_path, postgres_db
 ):
@@ -122,14 +128,18 @@ def test_preparations_over_redis_complete_through_a_killed_worker_and_fail_runs_
         while not preparing.exists():
             assert time.monotonic() < deadline and doomed.poll() is None, (tmp_path / "doomed.log").read_text()
             time.sleep(0.1)
-        before = state(env, [cut], pages=True)[cut]
-        doomed.send_signal(signal.SIGKILL)  # in the middle of the preparation, its message unacknowledged
-        doomed.wait(timeout=10)
-
+        taken = time.monotonic()
         log = open(tmp_path / "recover.log", "w")  # noqa: SIM115
         recover = subprocess.Popen([sys.executable, "manage.py", "recover_runs", "--every", "0.5"], cwd=ROOT,
                                    env=env.env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         env.workers.append((recover, log))  # stopped with the workers
+        # Preparing for longer than MLSCHED_REDISPATCH_AFTER: its heartbeat says it is not lost.
+        before = state(env, [cut], pages=True)[cut]
+        while time.monotonic() < taken + 4 or len(passes := recovered(tmp_path)) < 3:
+            assert time.monotonic() < taken + 60 and recover.poll() is None, (tmp_path / "recover.log").read_text()
+            time.sleep(0.2)
+        doomed.send_signal(signal.SIGKILL)  # in the middle of the preparation, its message unacknowledged
+        doomed.wait(timeout=10)
         env.worker("replacement", cwd=folders["worker-2"])
         adapted, empty, checked_later = post(env, tmp_path, [
             {"model": "oasis", "repeat": "windows", "repeat_windows": "2", "algorithms": ["fifo", "asrpt"]},
@@ -148,7 +158,9 @@ def test_preparations_over_redis_complete_through_a_killed_worker_and_fail_runs_
     finally:
         env.stop_workers()
 
-    # While the first worker prepared: nothing sent, the page says a worker is cutting the trace.
+    # While the first worker prepared: nothing sent again, the page says a worker is cutting the trace.
+    assert [p["prepared"] for p in passes] == [0] * len(passes)
+    assert any(p["prepared"] == 1 for p in recovered(tmp_path))  # sent again once it stopped beating
     assert before["prepare"]["state"] == "running" and before["page"]["preparing"]
     assert {r["status"] for r in before["runs"]} == {"queued"} and before["windows"] == [[None, None]] * 3
     for exp in seen.values():  # no note left, every failure shown with its reason
