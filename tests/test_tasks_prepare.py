@@ -2,9 +2,10 @@
 broker and real worker processes: window repetitions and "Run as the model of" choices on a library
 trace counted as large are posted through Django's test client in a "web" process, and cut, adapted
 and run by Celery workers started in folders of their own, beside ``manage.py recover_runs --every``
-as deployed. The first worker is killed in the middle of a preparation; the recovery sends it again
-and a replacement worker does it. What a user sees afterwards: every run done or failed with its
-reason, the windows' spans and adapt.json records, no note that a worker is still preparing.
+as deployed. The first worker is killed in the middle of a preparation: the recovery leaves it alone
+while it beats, sends it again once it stopped, and a replacement worker does it. What a user sees
+afterwards: every run done or failed with its reason, the windows' spans and adapt.json records, no
+note that a worker is still preparing.
 (tests/test_web_submit_worker.py tests the same paths with the tasks run inline.)
 """
 
@@ -114,7 +115,7 @@ def recovered(tmp_path):
 def test_preparations_over_redis_complete_through_a_killed_worker_and_fail_runs_with_their_reasons(
     tmp_path, postgres_db
 ):
-    # A preparation seen "running" for 2 s is taken as lost with its worker and sent again.
+    # A preparation whose worker has not beaten (every 0.5 s) for 2 s is taken as lost and sent again.
     env = Env(tmp_path, postgres_db, "redis://127.0.0.1:6379/15", MLSCHED_REDISPATCH_AFTER="2")
     env.manage("migrate", "--noinput")
     folders = {name: tmp_path / name for name in ("worker-1", "worker-2")}
