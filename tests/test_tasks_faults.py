@@ -28,7 +28,8 @@ TESTS = Path(__file__).resolve().parent
 # A worker with the test algorithms registered (solo pool: the process is the one simulating).
 # MLSCHED_TEST_SLOW_STORE=<file>: storing a result takes MLSCHED_TEST_SLOW_STORE_SECONDS (60) more
 # (as a 200k-job result does on a busy machine), after its file is written; <file> is created when
-# it starts.
+# it starts. MLSCHED_TEST_SLOW_PREPARE=<file>: a submission's preparation (workers/submissions.py)
+# takes 60 s more before it starts cutting; <file> is created then.
 WORKER = """
 import os, sys, time
 import django
@@ -45,6 +46,14 @@ if os.environ.get("MLSCHED_TEST_SLOW_STORE"):
         time.sleep(float(os.environ.get("MLSCHED_TEST_SLOW_STORE_SECONDS", "60")))
         return index(result)
     runstore.gantt_index = slow_index
+if os.environ.get("MLSCHED_TEST_SLOW_PREPARE"):
+    from workers import submissions
+    prepare = submissions.prepare
+    def slow_prepare(data):
+        open(os.environ["MLSCHED_TEST_SLOW_PREPARE"], "w").close()
+        time.sleep(60)
+        return prepare(data)
+    submissions.prepare = slow_prepare
 from workers.celery import app
 app.worker_main(["worker", "--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
                  "--without-heartbeat", "--hostname=" + sys.argv[1]])
@@ -132,9 +141,9 @@ class Env:
         assert out.returncode == 0, out.stderr[-3000:]
         return out.stdout
 
-    def worker(self, name, **extra):
+    def worker(self, name, cwd=ROOT, **extra):
         log = open(self.tmp / f"{name}.log", "w")  # noqa: SIM115
-        proc = subprocess.Popen([sys.executable, "-c", WORKER, f"{name}-{os.getpid()}@%h"], cwd=ROOT,
+        proc = subprocess.Popen([sys.executable, "-c", WORKER, f"{name}-{os.getpid()}@%h"], cwd=cwd,
                                 env={**self.env, **extra}, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         self.workers.append((proc, log))
         return proc

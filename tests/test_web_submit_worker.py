@@ -157,3 +157,51 @@ def test_a_model_on_a_trace_whose_check_is_pending_waits_for_it_then_adapts(
     # zhou cannot run the rigid trace as given, but can its zhou-ps adaptation: not failed by the check
     assert {r.algorithm: r.status for r in exp.runs.all()} == {"zhou": "done", "fifo": "done"}
     assert len(exp.preset_options["adapt"]["records"]) == 1
+
+
+def test_a_preparation_lost_with_its_worker_on_its_last_attempt_fails_the_runs_with_the_reason(
+    client, library, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr(submissions, "send_preparation", sent.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(NEW, form(library, repeat="windows", repeat_windows="2"))
+    exp = Experiment.objects.get()
+    store = submit_worker.DjangoSubmissionStore()
+    settings.MLSCHED_REDISPATCH_AFTER = 0
+    settings.MLSCHED_MAX_ATTEMPTS = 2
+    assert store.claim(exp.pk) is not None  # attempt 1: its worker is killed (no beat, no finish)
+    assert services.recover_runs()["prepared"] == 1 and sent == [exp.pk, exp.pk]  # sent again
+    assert store.claim(exp.pk) is not None  # attempt 2: killed too
+    assert services.recover_runs()["prepared"] == 0 and len(sent) == 2  # not a third time
+    exp.refresh_from_db()
+    assert not submit_worker.pending(exp)
+    runs = list(exp.runs.all())
+    assert {r.status for r in runs} == {"failed"} and all(r.finished for r in runs)
+    assert all(r.error.startswith("lost: the worker stopped or was killed while it cut or adapted the trace")
+               and r.error.endswith("on attempt 2 of 2") for r in runs), runs[0].error  # fmt: skip
+    assert 'id="prepare-note"' not in client.get(exp.get_absolute_url()).content.decode()
+
+
+def test_a_preparation_whose_worker_beats_is_not_sent_again(client, library, settings, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    sent = []
+    monkeypatch.setattr(submissions, "send_preparation", sent.append)
+    client.post(NEW, form(library, repeat="windows", repeat_windows="2"))
+    exp = Experiment.objects.get()
+    store = submit_worker.DjangoSubmissionStore()
+    assert store.claim(exp.pk) is not None
+    exp.refresh_from_db()
+    settings.MLSCHED_REDISPATCH_AFTER = 60
+    exp.preset_options["prepare"]["at"] = (timezone.now() - timedelta(seconds=90)).isoformat()  # a long one
+    Experiment.objects.filter(pk=exp.pk).update(preset_options=exp.preset_options)
+    assert store.beat(exp.pk)  # its worker is alive
+    assert services.recover_runs()["prepared"] == 0 and sent == []
+    assert store.claim(exp.pk) is None  # nor taken by another worker
+    store.finish(exp.pk, submissions.Prepared(spans=[(0, 5), (5, 10)]))
+    assert not store.beat(exp.pk)  # done: the beats stop, and add no note back
+    exp.refresh_from_db()
+    assert not submit_worker.pending(exp)

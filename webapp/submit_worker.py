@@ -94,8 +94,12 @@ def defer(form: Any, data: dict[str, Any], instance: Any) -> bool:
     return True
 
 
-def _note(state: str) -> dict[str, str]:
-    return {"state": state, "at": timezone.now().isoformat()}
+def _note(state: str, attempts: int = 0) -> dict[str, Any]:
+    """``attempts``: the claims by workers so far (kept when it is sent again)."""
+    note: dict[str, Any] = {"state": state, "at": timezone.now().isoformat()}
+    if attempts:
+        note["attempts"] = attempts
+    return note
 
 
 def _model_choice(form: Any, data: dict[str, Any]) -> dict[str, Any] | None:
@@ -124,7 +128,7 @@ def send(experiment_id: int) -> bool:
         exp = Experiment.objects.select_for_update().filter(pk=experiment_id).first()
         if exp is None or not pending(exp) or exp.input_check_id is not None:
             return False
-        exp.preset_options[KEY] = _note("sent")
+        exp.preset_options[KEY] = _note("sent", exp.preset_options[KEY].get("attempts", 0))
         Experiment.objects.filter(pk=exp.pk).update(preset_options=exp.preset_options, pending_dispatch=False)
     try:
         submissions.send_preparation(experiment_id)
@@ -137,8 +141,10 @@ def send(experiment_id: int) -> bool:
 
 def recover() -> int:
     """Send again the preparations the broker could not take, and those whose message seems lost
-    (stored, sent or taken by a worker more than ``MLSCHED_REDISPATCH_AFTER`` seconds ago and still
-    not done); the number sent."""
+    (stored, sent, or taken by a worker whose heartbeat stopped, more than ``MLSCHED_REDISPATCH_AFTER``
+    seconds ago and still not done); the number sent. One lost with its worker on its
+    ``MLSCHED_MAX_ATTEMPTS``-th claim fails its runs with the reason instead (a trace whose cutting
+    or adapting kills every worker must not go round for ever)."""
     before = timezone.now() - timedelta(seconds=settings.MLSCHED_REDISPATCH_AFTER)
     sent = 0
     waiting = Experiment.objects.filter(input_check__isnull=True, preset_options__has_key=KEY)
@@ -148,10 +154,29 @@ def recover() -> int:
         unsent = note.get("state") == "waiting" and exp.pending_dispatch
         if not unsent and at and datetime.fromisoformat(at) > before:
             continue
+        if note.get("state") == "running" and note.get("attempts", 0) >= settings.MLSCHED_MAX_ATTEMPTS:
+            _give_up(exp.pk, note)
+            continue
         if not send(exp.pk):
             break
         sent += 1
     return sent
+
+
+def _give_up(experiment_id: int, note: dict[str, Any]) -> None:
+    """Fail the queued runs of a preparation lost on its last attempt, if ``note`` is still its state."""
+    with transaction.atomic():
+        exp = Experiment.objects.select_for_update().filter(pk=experiment_id).first()
+        if exp is None or (exp.preset_options or {}).get(KEY) != note:
+            return
+        options = {k: v for k, v in exp.preset_options.items() if k != KEY}
+        Experiment.objects.filter(pk=exp.pk).update(preset_options=options)
+        attempts = note["attempts"]
+        reason = (f"lost: the worker stopped or was killed while it cut or adapted the trace for the runs, on "
+                  f"attempt {attempts} of {settings.MLSCHED_MAX_ATTEMPTS}")  # fmt: skip
+        exp.runs.filter(status=Run.Status.QUEUED).update(status=Run.Status.FAILED, error=reason,
+                                                         finished=timezone.now())  # fmt: skip
+    logger.warning("experiment %s: %s", experiment_id, reason)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,7 +194,7 @@ class DjangoSubmissionStore:
             at = note.get("at")
             if note.get("state") == "running" and at and datetime.fromisoformat(at) > stale:
                 return None  # another worker prepares it
-            exp.preset_options[KEY] = _note("running")
+            exp.preset_options[KEY] = _note("running", note.get("attempts", 0) + 1)
             Experiment.objects.filter(pk=exp.pk).update(preset_options=exp.preset_options)
         runs = exp.runs.filter(status=Run.Status.QUEUED).order_by("pk").values_list("pk", "algorithm", "params")
         repetition = exp.repetition or {}
@@ -184,6 +209,15 @@ class DjangoSubmissionStore:
             adapt=None if not adapt else {k: adapt.get(k) for k in ("model", "seed", "history_fraction")},
             history=(exp.history_name, exp.history_text) if exp.history_text else None,
         )
+
+    def beat(self, experiment_id: int) -> bool:
+        with transaction.atomic():
+            exp = Experiment.objects.select_for_update().filter(pk=experiment_id).first()
+            if exp is None or not pending(exp) or exp.preset_options[KEY].get("state") != "running":
+                return False
+            exp.preset_options[KEY] = {**exp.preset_options[KEY], "at": timezone.now().isoformat()}
+            Experiment.objects.filter(pk=exp.pk).update(preset_options=exp.preset_options)
+        return True
 
     def finish(self, experiment_id: int, outcome: Prepared) -> None:
         from webapp.dispatch import dispatch

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
@@ -26,6 +26,9 @@ from scheduling.errors import InputError
 from scheduling.model import Instance
 from workers.celery import app
 from workers.runs import adapted, load_instance
+
+if TYPE_CHECKING:
+    from workers.tasks import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +62,10 @@ class Prepared:
 class SubmissionStore(Protocol):
     def claim(self, experiment_id: int) -> SubmissionInput | None:
         """The experiment's inputs if its preparation is still to be done (taken now); else None."""
+
+    def beat(self, experiment_id: int) -> bool:
+        """A sign that the preparation taken by ``claim`` goes on; False: it is no longer this
+        worker's (done, failed or deleted)."""
 
     def finish(self, experiment_id: int, outcome: Prepared) -> None:
         """Record the outcome, fail the refused runs (every run on ``outcome.error``), send the others."""
@@ -145,15 +152,30 @@ def prepare_submission(experiment_id: int) -> str:
     if data is None:
         logger.warning("experiment %s has no preparation waiting (done, or deleted): skipped", experiment_id)
         return "skipped"
+    from workers.tasks import Control, Heartbeat
+
+    # Beats while the trace is cut and adapted: the recovery tells a long preparation from a lost one.
+    beat = Heartbeat(f"preparation of experiment {experiment_id}",
+                     lambda: None if store.beat(experiment_id) else "gone", store.release, Control(),
+                     settings.MLSCHED_HEARTBEAT)  # fmt: skip
+    beat.start()
     try:
         with collector.fewer_collections():
             outcome = prepare(data)
     except Exception as exc:
         outcome = Prepared(error=f"internal error while preparing the runs: {type(exc).__name__}: {exc}")
+        _stop(beat)
         store.finish(experiment_id, outcome)
         raise
+    finally:
+        _stop(beat)  # (also on a BaseException: no beat outlives its preparation)
     store.finish(experiment_id, outcome)
     return "failed" if outcome.error else "done"
+
+
+def _stop(beat: Heartbeat) -> None:
+    beat.done.set()
+    beat.join(timeout=10)
 
 
 def send_preparation(experiment_id: int) -> None:
