@@ -119,14 +119,18 @@ def test_an_algorithm_the_adapted_instance_cannot_run_fails_with_the_reason(
     assert runs["asrpt"].status == "failed" and runs["asrpt"].error.startswith("as the model of oasis: ")
 
 
-def test_a_lost_preparation_is_sent_again_by_the_recovery(
-    client, library, settings, monkeypatch, django_capture_on_commit_callbacks
-):
+@pytest.fixture
+def windows_sent(client, library, monkeypatch, django_capture_on_commit_callbacks):
+    """A two-window repetition submitted on the large trace: (its experiment, the preparations sent)."""
     sent = []
     monkeypatch.setattr(submissions, "send_preparation", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(NEW, form(library, repeat="windows", repeat_windows="2"))
-    exp = Experiment.objects.get()
+    return Experiment.objects.get(), sent
+
+
+def test_a_lost_preparation_is_sent_again_by_the_recovery(windows_sent, settings, django_capture_on_commit_callbacks):
+    exp, sent = windows_sent
     assert sent == [exp.pk]
     settings.MLSCHED_REDISPATCH_AFTER = 0
     assert services.recover_runs()["prepared"] == 1 and sent == [exp.pk, exp.pk]
@@ -160,13 +164,9 @@ def test_a_model_on_a_trace_whose_check_is_pending_waits_for_it_then_adapts(
 
 
 def test_a_preparation_lost_with_its_worker_on_its_last_attempt_fails_the_runs_with_the_reason(
-    client, library, settings, monkeypatch, django_capture_on_commit_callbacks
+    client, windows_sent, settings
 ):
-    sent = []
-    monkeypatch.setattr(submissions, "send_preparation", sent.append)
-    with django_capture_on_commit_callbacks(execute=True):
-        client.post(NEW, form(library, repeat="windows", repeat_windows="2"))
-    exp = Experiment.objects.get()
+    exp, sent = windows_sent
     store = submit_worker.DjangoSubmissionStore()
     settings.MLSCHED_REDISPATCH_AFTER = 0
     settings.MLSCHED_MAX_ATTEMPTS = 2
