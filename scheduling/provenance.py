@@ -20,7 +20,7 @@ import math
 import os
 import time
 from _weakref import ref as _weakref  # weakref.ref, without weakref.py's import (start-up)
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 
 from scheduling import gitread
 from scheduling.model import Instance
@@ -172,36 +172,6 @@ def _git_commit() -> str | None:
 _BATCH = 4096  # strings hashed at once by inputs()
 
 
-def _repr_of(jobs: Sequence[Any]) -> Callable[[Any], str]:
-    """``repr`` for the jobs, by one ``%`` format per job when they are records of one class (the
-    records' repr, scheduling/records.py: ``Name(field=value!r, ...)``, each value's own repr):
-    about 3 x faster than the repr's per-field f-strings (inputs() of 300 jobs: 3.5 ms of a 70-ms
-    run). The format is checked against ``repr`` on the first job; anything else: ``repr``."""
-    from operator import attrgetter
-
-    from scheduling import records
-
-    if not jobs:
-        return repr
-    kind = type(jobs[0])
-    shown = getattr(kind, "__record_repr__", None)
-    if kind.__repr__ is not records._repr or not shown:  # type: ignore[comparison-overlap]
-        return repr
-    labels = [label for label, _ in shown]
-    if not all(label.endswith("=") and label[:-1].isidentifier() for label in labels):
-        return repr
-    fmt = kind.__qualname__.replace("%", "%%") + "(" + ", ".join(f"{label}%r" for label in labels) + ")"
-    get = attrgetter(*(label[:-1] for label in labels))
-    one = len(labels) == 1
-
-    def fast(job: Any) -> str:
-        if job.__class__ is not kind:  # another class: its own repr
-            return repr(job)
-        return fmt % ((get(job),) if one else get(job))
-
-    return fast if fast(jobs[0]) == repr(jobs[0]) else repr
-
-
 # id(instance) -> (weak reference, digests): the entry goes when the instance is freed, so the
 # cache never keeps an instance alive (a Celery worker returns to its idle size after a run).
 _DIGESTS: dict[int, tuple[weakref.ref[Instance], dict[str, str]]] = {}
@@ -214,10 +184,9 @@ def inputs(instance: Instance) -> dict[str, str]:
         sha256 = _sha256(len(instance.jobs))
         trace = sha256()
         replay = instance.cluster.replay_status
-        shown_job = _repr_of(instance.jobs)
         parts: list[str] = []
         for job in instance.jobs:  # a batch at a time: no string of the whole trace (150k jobs: ~100 MB)
-            parts.append(shown_job(job))
+            parts.append(repr(job))
             if job.restart_seconds is not None or job.gpu_speed or job.checkpoint_gb is not None:  # not in repr
                 parts.append(repr((job.restart_seconds, dict(job.gpu_speed), job.checkpoint_gb)))
             if job.outcome is not None and replay:  # read only by a status replay

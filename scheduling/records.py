@@ -128,7 +128,7 @@ def _make(cls: Any, frozen: bool, slots: bool = False) -> Any:
     cls.__record_fields__ = fields  # (name, ...) in declaration order
     cls.__match_args__ = fields  # type: ignore[misc]  # mypy: a special name, set here as dataclass does
     shown = tuple(n for n, s in specs.items() if s.repr)
-    cls.__record_repr__ = tuple((f"{n}=", attrgetter(n)) for n in shown)
+    cls.__record_repr__ = (", ".join(f"{n}=%r" for n in shown), _key(list(shown)))  # one format per class
     compared = [n for n, s in specs.items() if s.compare]
     cls.__record_key__ = _key(compared)
     cls.__repr__ = _repr
@@ -233,8 +233,9 @@ def _key(compared: list[str]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 def _repr(self: Any) -> str:
-    parts = [f"{label}{get(self)!r}" for label, get in type(self).__record_repr__]
-    return f"{type(self).__qualname__}({', '.join(parts)})"
+    """``Name(field=value!r, ...)`` as dataclass's, by one ``%`` format of the shown fields' tuple."""
+    fmt, shown = type(self).__record_repr__
+    return f"{type(self).__qualname__}({fmt % shown(self)})"
 
 
 def _eq(self: Any, other: Any) -> Any:

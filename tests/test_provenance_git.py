@@ -140,17 +140,13 @@ def test_the_commit_is_read_when_the_process_holds_over_a_thousand_descriptors(r
 
 @pytest.mark.parametrize("preset", ["asrpt", "oasis", "edge-cloud", "zhou-batch"])
 def test_the_trace_digest_reads_each_job_as_its_repr(preset: str):
-    """inputs() formats the jobs by one format per job (provenance._repr_of): the same strings as
-    repr, on presets' traces (utilities, per-type speeds, stages, demands) and the test traces."""
+    """inputs() digests each job's repr (a record's: one format per class, scheduling/records.py),
+    on presets' traces (utilities, per-type speeds, stages, demands) and the test traces."""
     import hashlib
 
-    from scheduling.model import Job
     from tests.scenarios import ELASTIC_TRACE, RIGID_TRACE, TINY_CLUSTER, instance, preset_instance
 
     for inst in (preset_instance(preset, 60, seed=3), instance(ELASTIC_TRACE), instance(RIGID_TRACE, TINY_CLUSTER)):
-        shown = provenance._repr_of(inst.jobs)
-        assert shown is not repr  # the fast format is taken
-        assert [shown(j) for j in inst.jobs] == [repr(j) for j in inst.jobs]
         provenance._DIGESTS.clear()
         trace = b"".join(
             repr(j).encode()
@@ -163,11 +159,3 @@ def test_the_trace_digest_reads_each_job_as_its_repr(preset: str):
             for j in inst.jobs
         )
         assert provenance.inputs(inst)["trace_sha256"] == hashlib.sha256(trace).hexdigest()
-
-    class Other(Job):  # another class among the jobs: its own repr
-        def __repr__(self) -> str:
-            return "other"
-
-    jobs = list(instance(RIGID_TRACE, TINY_CLUSTER).jobs)
-    odd = Other(**{name: getattr(jobs[1], name) for name in Job.__record_fields__})
-    assert provenance._repr_of([jobs[0], odd])(odd) == "other"
