@@ -64,20 +64,22 @@ def code() -> dict[str, str | None]:
 
 _GIT_COMMANDS = (("rev-parse", "HEAD"), ("status", "--porcelain", "--untracked-files=no"))
 GIT_TIMEOUT = 10.0  # seconds for both commands together; a git that takes longer is killed
-_STARTED: list[list[tuple[int, int]]] = []  # the git commands (pid, read end of the output pipe)
-_READ: list[str | None] = []  # the commit as scheduling/gitread.py read it (by prefetch)
+_STARTED: list[str | list[tuple[int, int]] | None] = []  # what _begin() gave prefetch()
 
 
 def prefetch() -> None:
     """Start the git commands behind ``code()`` now, in the background, so that they run while the
     caller does other work (the CLI calls this before loading its inputs); ``code()`` collects them.
     Nothing happens if the commit is already known or comes from ``MLSCHED_COMMIT``."""
-    if not _STARTED and not _READ and code.cache_info().currsize == 0 and not os.environ.get("MLSCHED_COMMIT"):
-        known = gitread.commit(_SOURCE)
-        if known is gitread.UNKNOWN:
-            _STARTED.append(_start_git())
-        else:
-            _READ.append(known)  # type: ignore[arg-type]
+    if not _STARTED and code.cache_info().currsize == 0 and not os.environ.get("MLSCHED_COMMIT"):
+        _STARTED.append(_begin())
+
+
+def _begin() -> str | list[tuple[int, int]] | None:
+    """The commit as scheduling/gitread.py reads it from ``.git``, or, in a state it does not
+    follow, the git commands started (``_start_git``)."""
+    known = gitread.commit(_SOURCE)
+    return _start_git() if known is gitread.UNKNOWN else known  # type: ignore[return-value]
 
 
 def _start_git() -> list[tuple[int, int]]:
@@ -150,15 +152,9 @@ def _git_commit() -> str | None:
     repository. ``git rev-parse HEAD`` and ``git status`` run side by side (started by prefetch()
     if it was called), unless scheduling/gitread.py reads the same answer from ``.git`` (it
     returns UNKNOWN on any state it does not follow)."""
-    if _READ:
-        return _READ.pop()
-    if _STARTED:
-        started = _STARTED.pop()
-    else:
-        known = gitread.commit(_SOURCE)
-        if known is not gitread.UNKNOWN:
-            return known  # type: ignore[return-value]
-        started = _start_git()
+    started = _STARTED.pop() if _STARTED else _begin()
+    if not isinstance(started, list):
+        return started  # read from .git
     if len(started) != len(_GIT_COMMANDS):
         return None
     deadline = time.monotonic() + GIT_TIMEOUT

@@ -229,7 +229,6 @@ def test_no_dot_git_is_left_to_git_and_no_git_gives_none(repo: Path, tmp_path: P
 def test_provenance_reads_the_commit_without_starting_git(repo: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(provenance, "_SOURCE", str(repo))
     monkeypatch.setattr(provenance, "_STARTED", [])
-    monkeypatch.setattr(provenance, "_READ", [])
     spawned: list[object] = []
     monkeypatch.setattr(provenance, "_start_git", lambda: spawned.append(1) or [])
     assert provenance._git_commit() == git(repo, "rev-parse", "HEAD")
@@ -241,7 +240,6 @@ def test_provenance_reads_the_commit_without_starting_git(repo: Path, monkeypatc
 def test_provenance_runs_git_when_the_reader_does_not_follow(repo: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(provenance, "_SOURCE", str(repo))
     monkeypatch.setattr(provenance, "_STARTED", [])
-    monkeypatch.setattr(provenance, "_READ", [])
     git(repo, "config", "core.autocrlf", "input")
     assert gitread.commit(str(repo)) is gitread.UNKNOWN
     assert provenance._git_commit() == git(repo, "rev-parse", "HEAD")
@@ -250,16 +248,14 @@ def test_provenance_runs_git_when_the_reader_does_not_follow(repo: Path, monkeyp
 def test_prefetch_reads_the_commit_and_starts_no_git(repo: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(provenance, "_SOURCE", str(repo))
     monkeypatch.setattr(provenance, "_STARTED", [])
-    monkeypatch.setattr(provenance, "_READ", [])
     monkeypatch.delenv("MLSCHED_COMMIT", raising=False)
     head = git(repo, "rev-parse", "HEAD")
     provenance.code.cache_clear()
     try:
         provenance.prefetch()
-        assert [head] == provenance._READ
-        assert not provenance._STARTED
+        assert [head] == provenance._STARTED  # the commit read, no git process started
         assert provenance._git_commit() == head
-        assert not provenance._READ
+        assert not provenance._STARTED
     finally:
         provenance.code.cache_clear()
 
