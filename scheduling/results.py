@@ -148,12 +148,14 @@ def compute_metrics(
     ``records``: the records ``doc["jobs"]`` was written from, when the caller has them (build)."""
     capacity = {r: cluster.total_capacity(r) for r in cluster.resource_names()}
     rows = doc["placements"]
-    used: Iterable[metrics.Usage] | metrics.Spans = usages(doc)
+    used: Iterable[metrics.Usage] | metrics.Spans
     if isinstance(rows, Rows):  # a compact document: its columns read as they are
         unlimited = {s["id"] for s in doc["servers"] if s["unlimited"]}
         cols = rows.columns
         limited = [server not in unlimited for server in cols["server"]] if unlimited else None
         used = metrics.Spans(cols["start"], cols["end"], cols["count"], cols["demand"], limited)
+    else:
+        used = usages(doc)
     out = metrics.compute(job_records(doc) if records is None else records, used, capacity, doc["horizon"])
     k = int(doc.get("restart_slots", 0) or 0)
     seconds = float(doc.get("restart_seconds", 0) or 0) if k else 0.0

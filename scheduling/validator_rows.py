@@ -132,20 +132,13 @@ def check_capacity(
     instance: Instance,
     doc: Mapping[str, Any],
     problems: list[str],
-    on_server: Mapping[str, Sequence[int]] | None = None,
+    on_server: Mapping[str, Sequence[int]],
 ) -> None:
     """Capacity per server, resource and slot, by a sweep over placement start/end events, one
     server at a time. ``on_server``: each limited server's placements (positions in the document),
-    servers in order of first use; found here if not given."""
+    servers in order of first use (the validator collects them in its pass over the placements)."""
     limited = {s.id: s for s in instance.cluster.servers if not s.unlimited}
-    placements = doc["placements"]
-    if on_server is None:
-        found: dict[str, list[int]] = {}
-        for x, p in enumerate(placements):
-            if p["server"] in limited:
-                found.setdefault(p["server"], []).append(x)
-        on_server = found
-    read = row_reader(placements)
+    read = row_reader(doc["placements"])
     by_slot = itemgetter(0, 1)  # ends (-1) before starts (+1) at the same slot; else in order
     for server_id, positions in on_server.items():
         evs: list[tuple[int, int, tuple[tuple[str, float], ...]]] = []

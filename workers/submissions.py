@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.utils.module_loading import import_string
@@ -26,9 +26,6 @@ from scheduling.errors import InputError
 from scheduling.model import Instance
 from workers.celery import app
 from workers.runs import adapted, load_instance
-
-if TYPE_CHECKING:
-    from workers.tasks import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -159,23 +156,19 @@ def prepare_submission(experiment_id: int) -> str:
                      lambda: None if store.beat(experiment_id) else "gone", store.release, Control(),
                      settings.MLSCHED_HEARTBEAT)  # fmt: skip
     beat.start()
+    error: Exception | None = None
     try:
         with collector.fewer_collections():
             outcome = prepare(data)
     except Exception as exc:
         outcome = Prepared(error=f"internal error while preparing the runs: {type(exc).__name__}: {exc}")
-        _stop(beat)
-        store.finish(experiment_id, outcome)
-        raise
+        error = exc
     finally:
-        _stop(beat)  # (also on a BaseException: no beat outlives its preparation)
+        beat.stop()  # before the outcome is recorded (also on a BaseException: no beat outlives its preparation)
     store.finish(experiment_id, outcome)
+    if error is not None:
+        raise error
     return "failed" if outcome.error else "done"
-
-
-def _stop(beat: Heartbeat) -> None:
-    beat.done.set()
-    beat.join(timeout=10)
 
 
 def send_preparation(experiment_id: int) -> None:

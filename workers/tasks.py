@@ -110,6 +110,11 @@ class Heartbeat(threading.Thread):
         self.label, self.beat, self.release, self.control, self.interval = name, beat, release, control, interval
         self.done = threading.Event()
 
+    def stop(self) -> None:
+        """End the beats and wait for the thread (its connection released)."""
+        self.done.set()
+        self.join(timeout=10)
+
     def run(self) -> None:
         try:
             while not self.done.wait(self.interval):
@@ -187,8 +192,7 @@ def simulate_run(self: Any, run_id: int) -> str:
         worker = None if self.request.is_eager else self.request.hostname  # eager: no worker to stop
         return _simulate_and_record(store, run_id, job, control, worker)
     finally:
-        beat.done.set()
-        beat.join(timeout=10)
+        beat.stop()
 
 
 def _simulate_and_record(store: RunStore, run_id: int, job: RunInput, control: Control, worker: str | None) -> str:
@@ -339,8 +343,7 @@ def check_trace(check_id: int) -> str:
         _fail_check(store, check_id, exc)
         raise
     finally:
-        beat.done.set()
-        beat.join(timeout=10)
+        beat.stop()
     store.finish(check_id, summary)
     return "done"
 
